@@ -1,0 +1,188 @@
+// swift-tools-version:6.3
+// The one package of the exposure-notification backend: shared libraries, seven services, the `cwa` client.
+
+import PackageDescription
+
+/// Settings every target of ours compiles with (Swift 6 language mode is the tools-version default).
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "exposure-notification-backend",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "test-result-service", targets: ["TestResultService"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.0.0"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(
+            url: "https://github.com/apple/swift-configuration.git",
+            from: "1.4.0",
+            traits: [.defaults, "CommandLineArguments"]
+        ),
+    ],
+    targets: [
+        // MARK: - Shared libraries
+        .target(
+            name: "ENModels",
+            dependencies: [
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Shared/Models",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ENCrypto",
+            dependencies: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
+            path: "Shared/Crypto",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ENPersistence",
+            dependencies: [
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            path: "Shared/Persistence",
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "ENServiceKit",
+            dependencies: [
+                "ENPersistence",
+                "ENCrypto",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Shared/ServiceKit",
+            swiftSettings: swiftSettings
+        ),
+
+        // MARK: - Services
+        service("TestResult", binary: "test-result-service"),
+
+        // MARK: - Tests
+        .target(
+            name: "ENTestSupport",
+            dependencies: [
+                "ENPersistence",
+                "ENServiceKit",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            path: "Tests/Support",
+            swiftSettings: swiftSettings
+        ),
+        libraryTests("ENModels"),
+        libraryTests("ENCrypto"),
+        libraryTests("ENPersistence"),
+        libraryTests("ENServiceKit"),
+        serviceTests("TestResult"),
+    ]
+)
+
+// MARK: - Target helpers
+
+/// An executable service at `Services/<name>`, module `<name>Service`, with the shared kit and common settings.
+func service(
+    _ name: String,
+    binary: String,
+    extra: [Target.Dependency] = [],
+    resources: [Resource] = [.copy("openapi.yaml")]
+) -> Target {
+    .executableTarget(
+        name: "\(name)Service",
+        dependencies: [
+            "ENModels",
+            "ENCrypto",
+            "ENPersistence",
+            "ENServiceKit",
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "HummingbirdCore", package: "hummingbird"),
+            .product(name: "HummingbirdTLS", package: "hummingbird"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+        ] + extra,
+        path: "Services/\(name)",
+        resources: resources,
+        swiftSettings: swiftSettings
+    )
+}
+
+/// The test target of a service: the service itself plus the test support kit.
+func serviceTests(_ name: String) -> Target {
+    .testTarget(
+        name: "\(name)ServiceTests",
+        dependencies: [
+            .byName(name: "\(name)Service"),
+            "ENTestSupport",
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
+            .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            .product(name: "InMemoryLogging", package: "swift-log"),
+            .product(name: "MetricsTestKit", package: "swift-metrics"),
+        ],
+        path: "Tests/\(name)ServiceTests",
+        swiftSettings: swiftSettings
+    )
+}
+
+/// The test target of a shared library.
+func libraryTests(_ module: String) -> Target {
+    .testTarget(
+        name: "\(module)Tests",
+        dependencies: [
+            .byName(name: module),
+            "ENTestSupport",
+            .product(name: "HummingbirdTesting", package: "hummingbird"),
+            .product(name: "InMemoryLogging", package: "swift-log"),
+            .product(name: "MetricsTestKit", package: "swift-metrics"),
+        ],
+        path: "Tests/\(module)Tests",
+        swiftSettings: swiftSettings
+    )
+}

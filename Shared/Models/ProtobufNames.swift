@@ -1,0 +1,38 @@
+// Short names for the generated protobuf types the services use. The generated names carry the full proto
+// package (so the wire stays identical to the reference); these aliases keep service code readable.
+
+// MARK: - Submission and export (cwa-server §2.1)
+package typealias SubmissionPayload = App_Coronawarn_Server_Common_Protocols_Internal_SubmissionPayload
+package typealias TemporaryExposureKey = App_Coronawarn_Server_Common_Protocols_External_Exposurenotification_TemporaryExposureKey
+package typealias TemporaryExposureKeyExport =
+    App_Coronawarn_Server_Common_Protocols_External_Exposurenotification_TemporaryExposureKeyExport
+package typealias SignatureInfo = App_Coronawarn_Server_Common_Protocols_External_Exposurenotification_SignatureInfo
+package typealias TEKSignatureList = App_Coronawarn_Server_Common_Protocols_External_Exposurenotification_TEKSignatureList
+package typealias TEKSignature = App_Coronawarn_Server_Common_Protocols_External_Exposurenotification_TEKSignature
+package typealias ReportType = App_Coronawarn_Server_Common_Protocols_External_Exposurenotification_ReportType
+
+// MARK: - EFGS federation (cwa-server §5, cwa-satellites §5.3)
+package typealias DiagnosisKeyBatch = App_Coronawarn_Server_Common_Protocols_External_Exposurenotification_DiagnosisKeyBatch
+package typealias FederationDiagnosisKey = App_Coronawarn_Server_Common_Protocols_External_Exposurenotification_DiagnosisKey
+
+// MARK: - Presence tracing (cwa-server §2.2)
+package typealias CheckIn = App_Coronawarn_Server_Common_Protocols_Internal_Pt_CheckIn
+package typealias CheckInRecord = App_Coronawarn_Server_Common_Protocols_Internal_Pt_CheckInRecord
+package typealias CheckInProtectedReport = App_Coronawarn_Server_Common_Protocols_Internal_Pt_CheckInProtectedReport
+package typealias TraceWarningPackage = App_Coronawarn_Server_Common_Protocols_Internal_Pt_TraceWarningPackage
+package typealias QRCodePayload = App_Coronawarn_Server_Common_Protocols_Internal_Pt_QRCodePayload
+package typealias TraceLocation = App_Coronawarn_Server_Common_Protocols_Internal_Pt_TraceLocation
+package typealias TraceLocationType = App_Coronawarn_Server_Common_Protocols_Internal_Pt_TraceLocationType
+package typealias CrowdNotifierData = App_Coronawarn_Server_Common_Protocols_Internal_Pt_CrowdNotifierData
+package typealias CWALocationData = App_Coronawarn_Server_Common_Protocols_Internal_Pt_CWALocationData
+
+// MARK: - App configuration v2 (cwa-server §2.3)
+package typealias ApplicationConfigurationIOS = App_Coronawarn_Server_Common_Protocols_Internal_V2_ApplicationConfigurationIOS
+package typealias ApplicationConfigurationAndroid = App_Coronawarn_Server_Common_Protocols_Internal_V2_ApplicationConfigurationAndroid
+package typealias RiskCalculationParameters = App_Coronawarn_Server_Common_Protocols_Internal_V2_RiskCalculationParameters
+
+// MARK: - Data donation (cwa-satellites §4)
+package typealias PPADataRequestAndroid = App_Coronawarn_Datadonation_Common_Protocols_Internal_Ppdd_PPADataRequestAndroid
+package typealias PPADataRequestIOS = App_Coronawarn_Datadonation_Common_Protocols_Internal_Ppdd_PPADataRequestIOS
+package typealias PPACAndroid = App_Coronawarn_Datadonation_Common_Protocols_Internal_Ppdd_PPACAndroid
+package typealias PPACIOS = App_Coronawarn_Datadonation_Common_Protocols_Internal_Ppdd_PPACIOS
