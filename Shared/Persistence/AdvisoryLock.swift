@@ -1,0 +1,41 @@
+// Cluster-wide mutual exclusion for periodic jobs, so replicas never run the same job at once.
+
+package import Logging
+package import PostgresNIO
+
+/// A PostgreSQL advisory lock identified by a 64-bit key.
+package struct AdvisoryLock: Sendable, Hashable {
+    package let key: Int64
+
+    package init(key: Int64) {
+        self.key = key
+    }
+
+    /// A lock whose key is derived from a name (FNV-1a, stable across processes and builds).
+    package init(name: String) {
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in name.utf8 {
+            hash ^= UInt64(byte)
+            hash &*= 0x0000_0100_0000_01B3
+        }
+        self.key = Int64(bitPattern: hash)
+    }
+
+    /// Runs `body` in a transaction holding the lock, or returns `nil` at once when another session holds it.
+    /// The lock is released with the transaction, also when `body` throws.
+    package func withTryLock<Result: Sendable>(
+        client: PostgresClient,
+        logger: Logger,
+        _ body: @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result? {
+        try await client.withTransaction(logger: logger) { connection in
+            let rows = try await connection.query("SELECT pg_try_advisory_xact_lock(\(self.key))", logger: logger)
+            var acquired = false
+            for try await locked in rows.decode(Bool.self) {
+                acquired = locked
+            }
+            guard acquired else { return nil }
+            return try await body(connection)
+        }
+    }
+}

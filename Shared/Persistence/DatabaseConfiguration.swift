@@ -1,0 +1,169 @@
+// Where a service's database is and how to connect to it, parsed from `DATABASE_URL`.
+
+import Foundation
+package import Logging
+package import PostgresNIO
+import NIOSSL
+
+/// Connection settings for one PostgreSQL database (ARCHITECTURE §4: one database per bounded context).
+package struct DatabaseConfiguration: Sendable, CustomStringConvertible {
+    /// Transport security towards the database, spelled as libpq's `sslmode`.
+    package enum TLSMode: String, Sendable, CaseIterable {
+        case disable
+        case prefer
+        case require
+        case verifyFull = "verify-full"
+    }
+
+    package var host: String
+    package var port: Int
+    package var username: String
+    /// Secret: never printed; `description` redacts it.
+    package var password: String?
+    package var database: String
+    package var tlsMode: TLSMode
+    /// Upper bound of the connection pool.
+    package var maxConnections: Int
+    /// Apply pending migrations at start-up (dev and tests); deployments run `--migrate-only` instead.
+    package var autoMigrate: Bool
+
+    package init(
+        host: String,
+        port: Int = 5432,
+        username: String,
+        password: String?,
+        database: String,
+        tlsMode: TLSMode = .disable,
+        maxConnections: Int = 10,
+        autoMigrate: Bool = true
+    ) {
+        self.host = host
+        self.port = port
+        self.username = username
+        self.password = password
+        self.database = database
+        self.tlsMode = tlsMode
+        self.maxConnections = maxConnections
+        self.autoMigrate = autoMigrate
+    }
+
+    /// Parses `postgres://user:password@host:port/database?sslmode=…` (also `postgresql://`); user, password and
+    /// database may be percent-encoded. Throws a message that never contains the password.
+    package init(url: String, maxConnections: Int = 10, autoMigrate: Bool = true) throws(DatabaseURLError) {
+        guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased() else {
+            throw DatabaseURLError("is not a URL (expected postgres://user:password@host:port/database)")
+        }
+        guard scheme == "postgres" || scheme == "postgresql" else {
+            throw DatabaseURLError("must use the postgres:// scheme")
+        }
+        guard let host = components.host, !host.isEmpty else { throw DatabaseURLError("has no host") }
+        guard let user = components.user, !user.isEmpty else { throw DatabaseURLError("has no user name") }
+        let database = String(components.path.drop(while: { $0 == "/" }))
+        guard !database.isEmpty, !database.contains("/") else { throw DatabaseURLError("has no database name") }
+        var tlsMode = TLSMode.prefer
+        for item in components.queryItems ?? [] {
+            switch item.name {
+            case "sslmode":
+                guard let mode = item.value.flatMap(TLSMode.init(rawValue:)) else {
+                    let allowed = TLSMode.allCases.map(\.rawValue).joined(separator: ", ")
+                    throw DatabaseURLError("has an unknown sslmode (allowed: \(allowed))")
+                }
+                tlsMode = mode
+            default:
+                throw DatabaseURLError("has an unsupported parameter '\(item.name)' (only sslmode is understood)")
+            }
+        }
+        self.init(
+            host: host,
+            port: components.port ?? 5432,
+            username: user.removingPercentEncoding ?? user,
+            password: components.password.map { $0.removingPercentEncoding ?? $0 },
+            database: database.removingPercentEncoding ?? database,
+            tlsMode: tlsMode,
+            maxConnections: maxConnections,
+            autoMigrate: autoMigrate
+        )
+    }
+
+    /// The URL with the password replaced by `***`, for logs and error messages.
+    package var description: String {
+        "postgres://\(self.username):***@\(self.host):\(self.port)/\(self.database)?sslmode=\(self.tlsMode.rawValue)"
+    }
+
+    /// A PostgresNIO client (a connection pool). It must run as a `Service` (or in a task) before queries can complete.
+    package func makeClient(logger: Logger) -> PostgresClient {
+        var configuration = PostgresClient.Configuration(
+            host: self.host,
+            port: self.port,
+            username: self.username,
+            password: self.password,
+            database: self.database,
+            tls: self.postgresTLS
+        )
+        configuration.options.maximumConnections = self.maxConnections
+        configuration.options.connectTimeout = .seconds(5)
+        return PostgresClient(configuration: configuration, backgroundLogger: logger)
+    }
+
+    /// Opens one connection outside any pool (for short jobs such as migrations); the caller closes it.
+    package func connect(logger: Logger) async throws -> PostgresConnection {
+        let tls: PostgresConnection.Configuration.TLS =
+            switch self.tlsMode.mode {
+            case .disable: .disable
+            case .prefer(let configuration): .prefer(try NIOSSLContext(configuration: configuration))
+            case .require(let configuration): .require(try NIOSSLContext(configuration: configuration))
+            }
+        var configuration = PostgresConnection.Configuration(
+            host: self.host,
+            port: self.port,
+            username: self.username,
+            password: self.password,
+            database: self.database,
+            tls: tls
+        )
+        configuration.options.connectTimeout = .seconds(5)
+        return try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+    }
+
+    /// Settings for a single connection to another database of the same server (used by the test support).
+    package func with(database: String) -> DatabaseConfiguration {
+        var copy = self
+        copy.database = database
+        return copy
+    }
+
+    private var postgresTLS: PostgresClient.Configuration.TLS {
+        switch self.tlsMode.mode {
+        case .disable: .disable
+        case .prefer(let tls): .prefer(tls)
+        case .require(let tls): .require(tls)
+        }
+    }
+}
+
+extension DatabaseConfiguration.TLSMode {
+    enum Mode {
+        case disable
+        case prefer(TLSConfiguration)
+        case require(TLSConfiguration)
+    }
+
+    /// The NIOSSL settings of the mode. prefer/require encrypt without authenticating the server, as libpq does.
+    var mode: Mode {
+        var unverified = TLSConfiguration.makeClientConfiguration()
+        unverified.certificateVerification = .none
+        switch self {
+        case .disable: return .disable
+        case .prefer: return .prefer(unverified)
+        case .require: return .require(unverified)
+        case .verifyFull: return .require(.makeClientConfiguration())
+        }
+    }
+}
+
+/// Why a `DATABASE_URL` was refused. The message names the problem, never the password.
+package struct DatabaseURLError: Error, Equatable, CustomStringConvertible {
+    package let reason: String
+    package init(_ reason: String) { self.reason = reason }
+    package var description: String { self.reason }
+}
