@@ -1,0 +1,28 @@
+// Reading the database settings every service shares.
+
+package import ENPersistence
+
+extension DatabaseConfiguration {
+    /// Reads `DATABASE_URL` (required, secret), `DATABASE_POOL_SIZE` and `DATABASE_AUTO_MIGRATE`.
+    package init(settings: SettingsReader) {
+        let url = settings.requiredString(
+            "DATABASE_URL",
+            secret: true,
+            help: "postgres://user:password@host:port/database[?sslmode=disable|prefer|require|verify-full]"
+        )
+        let poolSize = settings.int("DATABASE_POOL_SIZE", default: 10, range: 1...200, help: "Maximum open connections.")
+        let autoMigrate = settings.bool(
+            "DATABASE_AUTO_MIGRATE",
+            default: true,
+            help: "Apply pending migrations at start-up (deployments use --migrate-only instead)."
+        )
+        do {
+            try self.init(url: url, maxConnections: poolSize, autoMigrate: autoMigrate)
+        } catch {
+            if !url.isEmpty {
+                settings.report("DATABASE_URL", error.reason)
+            }
+            self.init(host: "", username: "", password: nil, database: "", maxConnections: poolSize, autoMigrate: autoMigrate)
+        }
+    }
+}

@@ -1,0 +1,221 @@
+// Reads typed settings from flags and environment variables, collecting every problem before failing.
+
+import Configuration
+import Foundation
+
+/// The one way services read configuration.
+///
+/// A setting is named by its environment variable (`HTTP_PORT`); the same setting is also a flag
+/// (`--http-port`), and a flag wins over the environment. Every value is read as text and parsed here, so a
+/// malformed value is reported instead of silently replaced by a default (what swift-configuration's
+/// defaulting getters do). Problems are collected; `finish()` throws them all at once. Values of secret
+/// settings never appear in messages or help output.
+package final class SettingsReader {
+    /// One documented setting, for `--help` and the unknown-flag check.
+    package struct Setting: Sendable, Equatable {
+        package let name: String
+        package let defaultValue: String?
+        package let help: String
+        package let isSecret: Bool
+
+        /// `--http-port` for `HTTP_PORT`.
+        package var flag: String { "--" + self.name.lowercased().replacingOccurrences(of: "_", with: "-") }
+    }
+
+    private let reader: ConfigReader
+    private let arguments: [String]
+    private(set) package var problems: [String] = []
+    private(set) package var settings: [Setting] = []
+
+    /// A reader over the process's flags (first) and environment.
+    package convenience init(arguments: [String], environment: [String: String]) {
+        let providers: [any ConfigProvider] = [
+            CommandLineArgumentsProvider(arguments: arguments),
+            EnvironmentVariablesProvider(environmentVariables: environment),
+        ]
+        self.init(reader: ConfigReader(providers: providers), arguments: arguments)
+    }
+
+    /// A reader over environment-style values only, for tests.
+    package convenience init(values: [String: String]) {
+        self.init(arguments: ["test"], environment: values)
+    }
+
+    private init(reader: ConfigReader, arguments: [String]) {
+        self.reader = reader
+        self.arguments = arguments
+    }
+
+    // MARK: - Typed getters
+
+    /// A text setting with a default.
+    package func string(_ name: String, default defaultValue: String, help: String) -> String {
+        self.document(name, defaultValue, help)
+        return self.raw(name) ?? defaultValue
+    }
+
+    /// A text setting that may be absent. Secret values are redacted everywhere.
+    package func optionalString(_ name: String, secret: Bool = false, help: String) -> String? {
+        self.document(name, nil, help, secret: secret)
+        return self.raw(name, secret: secret).flatMap { $0.isEmpty ? nil : $0 }
+    }
+
+    /// A text setting that must be present; a missing value is recorded as a problem and `""` returned.
+    package func requiredString(_ name: String, secret: Bool = false, help: String) -> String {
+        self.document(name, nil, help, secret: secret)
+        guard let value = self.raw(name, secret: secret), !value.isEmpty else {
+            self.report(name, "is required")
+            return ""
+        }
+        return value
+    }
+
+    /// An integer within `range`.
+    package func int(_ name: String, default defaultValue: Int, range: ClosedRange<Int>, help: String) -> Int {
+        self.document(name, "\(defaultValue)", help)
+        guard let text = self.raw(name) else { return defaultValue }
+        guard let value = Int(text.trimmingCharacters(in: .whitespaces)) else {
+            self.report(name, "must be an integer, got '\(text)'")
+            return defaultValue
+        }
+        guard range.contains(value) else {
+            self.report(name, "must be between \(range.lowerBound) and \(range.upperBound), got \(value)")
+            return defaultValue
+        }
+        return value
+    }
+
+    /// A boolean: `true`/`false`, `1`/`0`, `yes`/`no`, `on`/`off`; a bare flag means true.
+    package func bool(_ name: String, default defaultValue: Bool, help: String) -> Bool {
+        self.document(name, "\(defaultValue)", help)
+        if let text = self.raw(name) {
+            switch text.lowercased() {
+            case "true", "1", "yes", "on": return true
+            case "false", "0", "no", "off": return false
+            default:
+                self.report(name, "must be true or false, got '\(text)'")
+                return defaultValue
+            }
+        }
+        return self.reader.bool(forKey: Self.key(name)) ?? defaultValue
+    }
+
+    /// A duration written as a number with a unit (`500ms`, `30s`, `15m`, `1h`, `2d`) or as plain seconds.
+    package func duration(_ name: String, default defaultValue: Duration, help: String) -> Duration {
+        self.document(name, Self.format(defaultValue), help)
+        guard let text = self.raw(name) else { return defaultValue }
+        guard let value = Self.parseDuration(text), value > .zero else {
+            self.report(name, "must be a positive duration such as 30s, 15m, 1h or 2d, got '\(text)'")
+            return defaultValue
+        }
+        return value
+    }
+
+    /// A comma-separated list; empty entries are dropped.
+    package func list(_ name: String, help: String) -> [String] {
+        self.document(name, nil, help)
+        let values = self.reader.stringArray(forKey: Self.key(name)) ?? self.raw(name).map { [$0] } ?? []
+        return values.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+            !$0.isEmpty
+        }
+    }
+
+    /// A value of a closed set of choices.
+    package func choice<Choice: RawRepresentable & CaseIterable>(
+        _ name: String,
+        default defaultValue: Choice,
+        help: String
+    ) -> Choice where Choice.RawValue == String {
+        self.document(name, defaultValue.rawValue, help)
+        guard let text = self.raw(name) else { return defaultValue }
+        guard let value = Choice(rawValue: text.lowercased()) else {
+            let allowed = Choice.allCases.map(\.rawValue).joined(separator: ", ")
+            self.report(name, "must be one of \(allowed), got '\(text)'")
+            return defaultValue
+        }
+        return value
+    }
+
+    /// Records a problem found by cross-setting validation.
+    package func report(_ name: String, _ problem: String) {
+        let flag = Setting(name: name, defaultValue: nil, help: "", isSecret: false).flag
+        self.problems.append("\(name) (\(flag)) \(problem)")
+    }
+
+    /// Throws every recorded problem, plus flags no setting knows (typos would otherwise be ignored).
+    package func finish() throws(ConfigurationError) {
+        let known = Set(self.settings.map(\.flag) + ["--help"])
+        for argument in self.arguments.dropFirst() where argument.hasPrefix("--") {
+            let flag = String(argument.split(separator: "=", maxSplits: 1).first ?? "")
+            if !known.contains(flag) {
+                self.problems.append("unknown option \(flag)")
+            }
+        }
+        if !self.problems.isEmpty {
+            throw ConfigurationError(problems: self.problems)
+        }
+    }
+
+    /// Whether `--help` was given.
+    package var helpRequested: Bool { self.arguments.dropFirst().contains("--help") }
+
+    /// A table of every setting read so far: flag, environment variable, default, meaning.
+    package var helpText: String {
+        var lines = ["Settings (flag or environment variable; a flag wins):", ""]
+        for setting in self.settings {
+            let value = setting.isSecret ? " (secret)" : setting.defaultValue.map { " [default: \($0)]" } ?? ""
+            lines.append("  \(setting.flag), \(setting.name)\(value)")
+            lines.append("      \(setting.help)")
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    // MARK: - Internals
+
+    private func document(_ name: String, _ defaultValue: String?, _ help: String, secret: Bool = false) {
+        let setting = Setting(name: name, defaultValue: defaultValue, help: help, isSecret: secret)
+        if !self.settings.contains(where: { $0.name == name }) {
+            self.settings.append(setting)
+        }
+    }
+
+    private func raw(_ name: String, secret: Bool = false) -> String? {
+        let key = Self.key(name)
+        // The flag parser splits values at commas; join them back so `--x a,b` reads as the text "a,b".
+        return self.reader.string(forKey: key, isSecret: secret)
+            ?? self.reader.stringArray(forKey: key, isSecret: secret).map { $0.joined(separator: ",") }
+    }
+
+    /// `HTTP_PORT` → key `http.port` (environment `HTTP_PORT`, flag `--http-port`).
+    private static func key(_ name: String) -> ConfigKey {
+        ConfigKey(name.lowercased().split(separator: "_").map(String.init))
+    }
+
+    static func parseDuration(_ text: String) -> Duration? {
+        let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let units: [(suffix: String, seconds: Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
+        for unit in units where trimmed.hasSuffix(unit.suffix) {
+            guard let number = Double(trimmed.dropLast(unit.suffix.count)), number.isFinite, number >= 0 else { return nil }
+            return .milliseconds(Int64((number * unit.seconds * 1000).rounded()))
+        }
+        guard let seconds = Double(trimmed), seconds.isFinite, seconds >= 0 else { return nil }
+        return .milliseconds(Int64((seconds * 1000).rounded()))
+    }
+
+    static func format(_ duration: Duration) -> String {
+        let seconds = duration.components.seconds
+        if seconds > 0, seconds % 86400 == 0 { return "\(seconds / 86400)d" }
+        if seconds > 0, seconds % 3600 == 0 { return "\(seconds / 3600)h" }
+        if seconds > 0, seconds % 60 == 0 { return "\(seconds / 60)m" }
+        return "\(seconds)s"
+    }
+}
+
+/// Every problem in a service's configuration; start-up stops and prints them all.
+package struct ConfigurationError: Error, Equatable, CustomStringConvertible {
+    package let problems: [String]
+
+    package var description: String {
+        (["invalid configuration:"] + self.problems.map { "  - \($0)" }).joined(separator: "\n")
+    }
+}

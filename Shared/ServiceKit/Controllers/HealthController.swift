@@ -1,0 +1,64 @@
+// `/health/live` and `/health/ready`, for orchestrators and `make run`.
+
+import Foundation
+package import Hummingbird
+import Logging
+
+/// Liveness says the process serves HTTP; readiness also checks every dependency within `timeout`.
+package struct HealthController<Context: RequestContext>: Sendable {
+    private let checks: [any ReadinessCheck]
+    private let timeout: Duration
+
+    package init(checks: [any ReadinessCheck], timeout: Duration = .seconds(2)) {
+        self.checks = checks
+        self.timeout = timeout
+    }
+
+    package func addRoutes(to router: Router<Context>) {
+        router.get("/health/live") { _, _ in Self.json(.ok, ["status": "up"]) }
+        router.get("/health/ready") { _, context in await self.ready(logger: context.logger) }
+    }
+
+    /// GET /health/ready — 200 when every check passes, else 503; the body names each check's state.
+    private func ready(logger: Logger) async -> Response {
+        var states: [String: String] = [:]
+        for check in self.checks {
+            states[check.name] = await self.run(check, logger: logger) ? "up" : "down"
+        }
+        let up = states.values.allSatisfy { $0 == "up" }
+        var body: [String: String] = ["status": up ? "up" : "down"]
+        for (name, state) in states { body["check.\(name)"] = state }
+        return Self.json(up ? .ok : .serviceUnavailable, body)
+    }
+
+    private func run(_ check: any ReadinessCheck, logger: Logger) async -> Bool {
+        let timeout = self.timeout
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                do {
+                    try await check.check(logger: logger)
+                    return true
+                } catch {
+                    logger.warning("Readiness check failed", metadata: ["check": "\(check.name)", "error.type": "\(type(of: error))"])
+                    return false
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return false
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            return first
+        }
+    }
+
+    private static func json(_ status: HTTPResponse.Status, _ body: [String: String]) -> Response {
+        let data = (try? JSONSerialization.data(withJSONObject: body, options: [.sortedKeys])) ?? Data()
+        return Response(
+            status: status,
+            headers: [.contentType: "application/json", .cacheControl: "no-store"],
+            body: .init(byteBuffer: ByteBuffer(bytes: data))
+        )
+    }
+}

@@ -1,0 +1,66 @@
+// Decoding JSON request bodies with messages that say what is wrong, never what was sent.
+
+import Foundation
+package import Hummingbird
+
+extension Request {
+    /// Decodes the body as JSON into `type`.
+    ///
+    /// 415 unless the `Content-Type` is `application/json` (parameters such as `charset` allowed); 400 with the
+    /// failing field path (`testResults[3].result: expected an integer`) for malformed JSON or wrong types.
+    /// Messages never contain submitted values.
+    package func decodeJSON<Value: Decodable>(as type: Value.Type, context: some RequestContext) async throws -> Value {
+        let mediaType = self.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+        guard mediaType == "application/json" else {
+            throw APIError(.unsupportedMediaType, "Content-Type must be application/json")
+        }
+        let buffer = try await self.body.collect(upTo: context.maxUploadSize)
+        do {
+            return try JSONDecoder().decode(Value.self, from: Data(buffer.readableBytesView))
+        } catch let error as DecodingError {
+            throw APIError(.badRequest, JSONProblem.describe(error))
+        }
+    }
+}
+
+/// Human-readable descriptions of JSON decoding failures.
+package enum JSONProblem {
+    package static func describe(_ error: DecodingError) -> String {
+        switch error {
+        case .typeMismatch(let type, let context):
+            return "\(self.path(context.codingPath)): expected \(self.name(of: type))"
+        case .valueNotFound(let type, let context):
+            return "\(self.path(context.codingPath)): expected \(self.name(of: type)), got null"
+        case .keyNotFound(let key, let context):
+            return "\(self.path(context.codingPath + [key])) is required"
+        case .dataCorrupted(let context):
+            return context.codingPath.isEmpty ? "body is not valid JSON" : "\(self.path(context.codingPath)): invalid value"
+        @unknown default:
+            return "body could not be decoded"
+        }
+    }
+
+    /// `testResults[3].result` for a coding path; `body` for the root.
+    package static func path(_ codingPath: [any CodingKey]) -> String {
+        var text = ""
+        for key in codingPath {
+            if let index = key.intValue {
+                text += "[\(index)]"
+            } else {
+                text += text.isEmpty ? key.stringValue : ".\(key.stringValue)"
+            }
+        }
+        return text.isEmpty ? "body" : text
+    }
+
+    private static func name(of type: Any.Type) -> String {
+        switch type {
+        case is any BinaryInteger.Type: "an integer"
+        case is any FloatingPoint.Type: "a number"
+        case is String.Type: "a string"
+        case is Bool.Type: "true or false"
+        case is [Any].Type: "an array"
+        default: String(describing: type).hasPrefix("Array") ? "an array" : "an object"
+        }
+    }
+}

@@ -1,0 +1,35 @@
+// The error every service answers a client mistake with: a status and `{"error": "..."}`.
+
+import Foundation
+package import HTTPTypes
+package import Hummingbird
+
+/// A client-facing error (ARCHITECTURE §5): the status and a short message, rendered as `{"error": "<message>"}`.
+/// Messages describe the rule that was broken and never echo secrets or payload bytes.
+package struct APIError: HTTPResponseError, Equatable, CustomStringConvertible {
+    package let status: HTTPResponse.Status
+    package let message: String
+    package let headers: HTTPFields
+
+    package init(_ status: HTTPResponse.Status, _ message: String, headers: HTTPFields = [:]) {
+        self.status = status
+        self.message = message
+        self.headers = headers
+    }
+
+    package func response(from request: Request, context: some RequestContext) throws -> Response {
+        var headers = self.headers
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: self.status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: Self.body(self.message))))
+    }
+
+    package var description: String { "\(self.status.code) \(self.message)" }
+
+    /// `{"error":"<message>"}` with proper JSON escaping.
+    static func body(_ message: String) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        let data = (try? encoder.encode(["error": message])) ?? Data(#"{"error":"error"}"#.utf8)
+        return Array(data)
+    }
+}

@@ -1,0 +1,30 @@
+// What may be logged about an unexpected error.
+
+package import Logging
+import PostgresNIO
+
+/// Log metadata for an error that is not a client mistake: its type and, for PostgreSQL, the error code,
+/// SQLSTATE and server message. Never `String(reflecting:)` of arbitrary errors: PostgresNIO's includes the
+/// query's bind values, which may be hashes of secrets.
+package enum ErrorMetadata {
+    package static func of(_ error: any Error) -> Logger.Metadata {
+        // A failed transaction wraps the error that broke it; report that one.
+        if let error = error as? PostgresTransactionError,
+            let cause = error.beginError ?? error.closureError ?? error.commitError
+        {
+            return self.of(cause).merging(["error.wrapper": "PostgresTransactionError"]) { a, _ in a }
+        }
+        var metadata: Logger.Metadata = ["error.type": "\(String(reflecting: type(of: error)))"]
+        if let error = error as? PSQLError {
+            metadata["error.code"] = "\(error.code)"
+            if let state = error.serverInfo?[.sqlState] { metadata["db.sqlstate"] = "\(state)" }
+            if let message = error.serverInfo?[.message] { metadata["db.message"] = "\(message)" }
+        }
+        // The simple-query protocol (migrations) reports server errors with the older error type.
+        if case .server(let server) = error as? PostgresError {
+            if let state = server.fields[.sqlState] { metadata["db.sqlstate"] = "\(state)" }
+            if let message = server.fields[.message] { metadata["db.message"] = "\(message)" }
+        }
+        return metadata
+    }
+}

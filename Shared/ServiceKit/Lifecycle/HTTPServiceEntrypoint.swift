@@ -1,0 +1,103 @@
+// The shared `main` of every HTTP service binary.
+
+import Foundation
+package import ENPersistence
+package import Hummingbird
+import Logging
+import Metrics
+import Prometheus
+import ServiceLifecycle
+import UnixSignals
+
+/// What a service's `@main` type provides; `main()` comes from the extension below, so the binaries share all
+/// bootstrap code.
+package protocol HTTPServiceEntrypoint {
+    associatedtype Configuration: ServiceConfiguration
+    associatedtype App: ApplicationProtocol
+
+    /// The binary's name, also the logger label (`test-result-service`).
+    static var serviceName: String { get }
+    /// The schema groups the service owns, applied by `--migrate-only` and by auto-migration.
+    static var migrationGroups: [MigrationGroup] { get }
+    /// Pure assembly of the running application from configuration and the process environment.
+    static func buildApplication(configuration: Configuration, environment: ServiceEnvironment) async throws -> App
+}
+
+extension HTTPServiceEntrypoint {
+    /// Parses the configuration (every problem printed, exit 2), bootstraps logging and metrics, applies pending
+    /// migrations (with `--migrate-only` or `DATABASE_AUTO_MIGRATE`; `--migrate-only` then exits), then runs the
+    /// application until SIGTERM/SIGINT, draining in-flight requests for at most 8 seconds, and exits 0.
+    package static func main() async {
+        let code = await self.run(arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment)
+        exit(code)
+    }
+
+    static func run(arguments: [String], environment: [String: String]) async -> Int32 {
+        let settings = SettingsReader(arguments: arguments, environment: environment)
+        let migrateOnly = settings.bool("MIGRATE_ONLY", default: false, help: "Apply pending database migrations, then exit.")
+        let configuration = Configuration(settings: settings)
+        if settings.helpRequested {
+            print("\(self.serviceName)\n\n\(settings.helpText)")
+            return 0
+        }
+        do {
+            try settings.finish()
+        } catch {
+            FileHandle.standardError.write(Data("\(self.serviceName): \(error.description)\n".utf8))
+            return 2
+        }
+
+        LoggingBootstrap.bootstrap(configuration.logging)
+        let registry = PrometheusCollectorRegistry()
+        let factory = PrometheusMetricsFactory(registry: registry)
+        MetricsSystem.bootstrap(factory)
+        let logger = Logger(label: self.serviceName)
+        let environment = ServiceEnvironment(logger: logger, metricsRegistry: registry, metricsFactory: factory)
+
+        if migrateOnly || configuration.database.autoMigrate {
+            let code = await self.migrate(configuration: configuration, logger: logger)
+            if migrateOnly || code != 0 { return code }
+        }
+        do {
+            let app = try await self.buildApplication(configuration: configuration, environment: environment)
+            var groupConfiguration = ServiceGroupConfiguration(
+                services: [.init(service: app)],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+            // Below the 10 s that ARCHITECTURE §5 allows and an orchestrator's usual kill timeout.
+            groupConfiguration.maximumGracefulShutdownDuration = .seconds(8)
+            logger.info("Starting", metadata: ["service": "\(self.serviceName)", "database": "\(configuration.database)"])
+            try await ServiceGroup(configuration: groupConfiguration).run()
+            logger.info("Stopped")
+            return 0
+        } catch {
+            logger.critical("Service failed", metadata: ErrorMetadata.of(error).merging(["error.description": "\(Self.safeDescription(error))"]) { a, _ in a })
+            return 1
+        }
+    }
+
+    /// Applies pending migrations before the application is built. Not in `beforeServerStarts`: Hummingbird starts
+    /// the application's services (internal listener, background jobs) alongside that prelude, so they could
+    /// touch the schema before it exists.
+    private static func migrate(configuration: Configuration, logger: Logger) async -> Int32 {
+        do {
+            let applied = try await MigrationRunner.run(groups: self.migrationGroups, database: configuration.database, logger: logger)
+            logger.info("Migrations complete", metadata: ["migration.applied": "\(applied.count)"])
+            return 0
+        } catch {
+            logger.critical("Migration failed", metadata: ErrorMetadata.of(error).merging(["error.description": "\(Self.safeDescription(error))"]) { a, _ in a })
+            return 1
+        }
+    }
+
+    /// Our own error types describe themselves without secrets; others are named by type only.
+    private static func safeDescription(_ error: any Error) -> String {
+        switch error {
+        case let error as MigrationError: error.description
+        case let error as ConfigurationError: error.description
+        case let error as DocumentError: error.description
+        default: String(reflecting: type(of: error))
+        }
+    }
+}

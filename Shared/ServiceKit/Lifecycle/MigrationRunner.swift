@@ -1,0 +1,24 @@
+// Applying a service's migrations on a connection of their own (start-up and `--migrate-only`).
+
+package import ENPersistence
+package import Logging
+import PostgresNIO
+
+/// Runs the migrations of some groups over one short-lived connection (no pool to start and stop).
+package enum MigrationRunner {
+    /// Applies pending migrations of every group in order; returns the names applied.
+    package static func run(groups: [MigrationGroup], database: DatabaseConfiguration, logger: Logger) async throws -> [String] {
+        let connection = try await database.connect(logger: logger)
+        do {
+            var applied: [String] = []
+            for group in groups {
+                applied += try await DatabaseMigrator(group: group).migrate(connection: connection, logger: logger)
+            }
+            try await connection.close()
+            return applied
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+}

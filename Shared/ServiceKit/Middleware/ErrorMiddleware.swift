@@ -1,0 +1,42 @@
+// Turns every error into a response: client errors as `{"error": …}`, anything else as a bare, logged 500.
+
+package import Hummingbird
+import Logging
+package import HummingbirdCore
+
+/// Outermost error boundary of a router.
+///
+/// - `APIError` renders itself.
+/// - Hummingbird's own `HTTPError`s (unknown route, body too large, malformed JSON, …) become `APIError`s with
+///   the same status, so every client error has the same shape.
+/// - Anything else is a bug or an outage: logged at `error` with its type (PostgreSQL errors with their SQLSTATE),
+///   never with request content, and answered with an empty 500.
+package struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    package init() {}
+
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do {
+            return try await next(request, context)
+        } catch let error as APIError {
+            return try self.clientError(error, request: request, context: context)
+        } catch let error as HTTPError {
+            let message = error.body ?? error.status.reasonPhrase
+            return try self.clientError(APIError(error.status, message, headers: error.headers), request: request, context: context)
+        } catch let error as any HTTPResponseError where error.status.code < 500 {
+            context.logger.debug("Client error", metadata: ["http.response.status_code": "\(error.status.code)"])
+            return try error.response(from: request, context: context)
+        } catch {
+            context.logger.error("Request failed", metadata: ErrorMetadata.of(error))
+            return Response(status: .internalServerError)
+        }
+    }
+
+    private func clientError(_ error: APIError, request: Request, context: Context) throws -> Response {
+        if error.status.code >= 500 {
+            context.logger.error("Request failed", metadata: ["http.response.status_code": "\(error.status.code)", "error.message": "\(error.message)"])
+        } else {
+            context.logger.debug("Client error", metadata: ["http.response.status_code": "\(error.status.code)", "error.message": "\(error.message)"])
+        }
+        return try error.response(from: request, context: context)
+    }
+}

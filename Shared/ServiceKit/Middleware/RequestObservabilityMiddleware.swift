@@ -1,0 +1,55 @@
+// One log line and RED metrics per request, without headers, bodies, query strings or client addresses.
+
+package import Hummingbird
+import Logging
+package import Metrics
+
+/// Logs `method`, the matched route template (never the raw path), status and duration, and records
+/// `http_server_requests_total` and `http_server_request_duration_seconds` with the injected metrics factory.
+/// Probe and scrape routes (`/health/*`, `/metrics`) log at debug so they do not drown the log.
+package struct RequestObservabilityMiddleware<Context: RequestContext>: RouterMiddleware {
+    private let factory: any MetricsFactory
+
+    package init(factory: any MetricsFactory) {
+        self.factory = factory
+    }
+
+    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let start = ContinuousClock.now
+        var status = 500
+        defer {
+            let elapsed = ContinuousClock.now - start
+            let route = context.endpointPath ?? "unmatched"
+            self.record(method: request.method.rawValue, route: route, status: status, elapsed: elapsed, logger: context.logger)
+        }
+        let response = try await next(request, context)
+        status = response.status.code
+        return response
+    }
+
+    private func record(method: String, route: String, status: Int, elapsed: Duration, logger: Logger) {
+        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        let quiet = route.hasPrefix("/health") || route == "/metrics"
+        logger.log(
+            level: quiet ? .debug : .info,
+            "Request",
+            metadata: [
+                "http.request.method": "\(method)",
+                "http.route": "\(route)",
+                "http.response.status_code": "\(status)",
+                "duration_ms": "\((milliseconds * 10).rounded() / 10)",
+            ]
+        )
+        Counter(
+            label: "http_server_requests_total",
+            dimensions: [("method", method), ("route", route), ("status", "\(status)")],
+            factory: self.factory
+        ).increment()
+        Metrics.Timer(
+            label: "http_server_request_duration_seconds",
+            dimensions: [("method", method), ("route", route)],
+            preferredDisplayUnit: .seconds,
+            factory: self.factory
+        ).recordNanoseconds(Int64(milliseconds * 1_000_000))
+    }
+}
