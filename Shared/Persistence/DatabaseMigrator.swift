@@ -22,17 +22,31 @@ package struct DatabaseMigrator: Sendable {
     @discardableResult
     package func migrate(client: PostgresClient, logger: Logger) async throws -> [String] {
         let group = self.group
-        return try await client.withTransaction(logger: logger) { connection in
-            try await Self.migrate(group: group, connection: connection, logger: logger)
+        return try await Self.unwrappingTransactionError {
+            try await client.withTransaction(logger: logger) { connection in
+                try await Self.migrate(group: group, connection: connection, logger: logger)
+            }
         }
     }
 
-    /// The same, on a connection the caller manages (used by the test support for template databases).
+    /// The same, on a connection the caller manages (start-up migrations, test templates).
     @discardableResult
     package func migrate(connection: PostgresConnection, logger: Logger) async throws -> [String] {
         let group = self.group
-        return try await connection.withTransaction(logger: logger) { connection in
-            try await Self.migrate(group: group, connection: connection, logger: logger)
+        return try await Self.unwrappingTransactionError {
+            try await connection.withTransaction(logger: logger) { connection in
+                try await Self.migrate(group: group, connection: connection, logger: logger)
+            }
+        }
+    }
+
+    /// A transaction that rolled back cleanly after its body failed reports the body's error (a `MigrationError`
+    /// names the problem; the wrapper would hide it). Anything else is passed on as it is.
+    private static func unwrappingTransactionError<Result>(_ body: () async throws -> Result) async throws -> Result {
+        do {
+            return try await body()
+        } catch let error as PostgresTransactionError where error.rollbackError == nil && error.closureError != nil {
+            throw error.closureError!
         }
     }
 

@@ -182,8 +182,9 @@ package final class SettingsReader {
     private func raw(_ name: String, secret: Bool = false) -> String? {
         let key = Self.key(name)
         // The flag parser splits values at commas; join them back so `--x a,b` reads as the text "a,b".
+        // A bare flag (`--migrate-only`) has no values: no text, so `bool` reads it as a flag.
         return self.reader.string(forKey: key, isSecret: secret)
-            ?? self.reader.stringArray(forKey: key, isSecret: secret).map { $0.joined(separator: ",") }
+            ?? self.reader.stringArray(forKey: key, isSecret: secret).flatMap { $0.isEmpty ? nil : $0.joined(separator: ",") }
     }
 
     /// `HTTP_PORT` → key `http.port` (environment `HTTP_PORT`, flag `--http-port`).
@@ -214,6 +215,10 @@ package final class SettingsReader {
 /// Every problem in a service's configuration; start-up stops and prints them all.
 package struct ConfigurationError: Error, Equatable, CustomStringConvertible {
     package let problems: [String]
+
+    package init(problems: [String]) {
+        self.problems = problems
+    }
 
     package var description: String {
         (["invalid configuration:"] + self.problems.map { "  - \($0)" }).joined(separator: "\n")

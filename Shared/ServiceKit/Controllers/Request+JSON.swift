@@ -1,6 +1,6 @@
 // Decoding JSON request bodies with messages that say what is wrong, never what was sent.
 
-import Foundation
+package import Foundation
 package import Hummingbird
 
 extension Request {
@@ -15,17 +15,18 @@ extension Request {
             throw APIError(.unsupportedMediaType, "Content-Type must be application/json")
         }
         let buffer = try await self.body.collect(upTo: context.maxUploadSize)
+        let data = Data(buffer.readableBytesView)
         do {
-            return try JSONDecoder().decode(Value.self, from: Data(buffer.readableBytesView))
+            return try JSONDecoder().decode(Value.self, from: data)
         } catch let error as DecodingError {
-            throw APIError(.badRequest, JSONProblem.describe(error))
+            throw APIError(.badRequest, JSONProblem.describe(error, body: data))
         }
     }
 }
 
 /// Human-readable descriptions of JSON decoding failures.
 package enum JSONProblem {
-    package static func describe(_ error: DecodingError) -> String {
+    package static func describe(_ error: DecodingError, body: Data) -> String {
         switch error {
         case .typeMismatch(let type, let context):
             return "\(self.path(context.codingPath)): expected \(self.name(of: type))"
@@ -33,8 +34,13 @@ package enum JSONProblem {
             return "\(self.path(context.codingPath)): expected \(self.name(of: type)), got null"
         case .keyNotFound(let key, let context):
             return "\(self.path(context.codingPath + [key])) is required"
-        case .dataCorrupted(let context):
-            return context.codingPath.isEmpty ? "body is not valid JSON" : "\(self.path(context.codingPath)): invalid value"
+        case .dataCorrupted(let context) where !context.codingPath.isEmpty:
+            return "\(self.path(context.codingPath)): invalid value"
+        case .dataCorrupted:
+            // Foundation reports a number that does not fit the field's integer type without a coding path.
+            // Telling that apart from broken syntax keeps the message honest.
+            let parses = (try? JSONSerialization.jsonObject(with: body, options: [.fragmentsAllowed])) != nil
+            return parses ? "body: a number is not an integer or is out of range" : "body is not valid JSON"
         @unknown default:
             return "body could not be decoded"
         }

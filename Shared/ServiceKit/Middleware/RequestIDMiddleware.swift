@@ -5,7 +5,8 @@ package import Hummingbird
 import Logging
 
 /// Uses the gateway's `X-Request-ID` when it is a plain token (letters, digits, `-`, `_`, `.`; at most 64),
-/// otherwise Hummingbird's own id, and echoes it in the response. Log lines carry it as `request.id`.
+/// otherwise a new random id, and echoes it in the response. Log lines carry it as `request.id`.
+/// (Not Hummingbird's `context.id`: it force-unwraps logger metadata, which a discarding log handler never keeps.)
 package struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
     package static var headerName: HTTPField.Name { HTTPField.Name("X-Request-ID")! }
 
@@ -13,7 +14,7 @@ package struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
 
     package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         var context = context
-        let id = request.headers[Self.headerName].flatMap { Self.isAcceptable($0) ? $0 : nil } ?? context.id
+        let id = request.headers[Self.headerName].flatMap { Self.isAcceptable($0) ? $0 : nil } ?? Self.newID()
         context.logger[metadataKey: "hb.request.id"] = nil
         context.logger[metadataKey: "request.id"] = "\(id)"
         do {
@@ -25,6 +26,12 @@ package struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
             response.headers[Self.headerName] = id
             return response
         }
+    }
+
+    /// Two random 64-bit values in hex, from the system's random generator.
+    static func newID() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return String(generator.next() as UInt64, radix: 16) + "-" + String(generator.next() as UInt64, radix: 16)
     }
 
     static func isAcceptable(_ id: String) -> Bool {
