@@ -103,6 +103,8 @@ let package = Package(
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -114,7 +116,7 @@ let package = Package(
             path: "Tests/Support",
             swiftSettings: swiftSettings
         ),
-        libraryTests("ENModels"),
+        libraryTests("ENModels", resources: [.copy("Vectors")]),
         libraryTests("ENCrypto"),
         libraryTests("ENPersistence"),
         libraryTests("ENServiceKit"),
@@ -165,6 +167,11 @@ func serviceTests(_ name: String) -> Target {
             .product(name: "AsyncHTTPClient", package: "async-http-client"),
             .product(name: "InMemoryLogging", package: "swift-log"),
             .product(name: "MetricsTestKit", package: "swift-metrics"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "NIOHTTP1", package: "swift-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
+            .product(name: "PostgresNIO", package: "postgres-nio"),
         ],
         path: "Tests/\(name)ServiceTests",
         swiftSettings: swiftSettings
@@ -172,17 +179,25 @@ func serviceTests(_ name: String) -> Target {
 }
 
 /// The test target of a shared library.
-func libraryTests(_ module: String) -> Target {
+func libraryTests(_ module: String, resources: [Resource] = []) -> Target {
     .testTarget(
         name: "\(module)Tests",
         dependencies: [
             .byName(name: module),
             "ENTestSupport",
             .product(name: "HummingbirdTesting", package: "hummingbird"),
+            .product(name: "Hummingbird", package: "hummingbird"),
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "NIOCore", package: "swift-nio"),
+            .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "InMemoryLogging", package: "swift-log"),
             .product(name: "MetricsTestKit", package: "swift-metrics"),
         ],
         path: "Tests/\(module)Tests",
+        resources: resources,
         swiftSettings: swiftSettings
     )
 }

@@ -1,0 +1,119 @@
+// The event QR code vectors: decoding the payload and reproducing the location id.
+
+import ENModels
+import Foundation
+import SwiftProtobuf
+import Testing
+
+@Suite("Event QR code vectors")
+struct EventQRCodeVectorTests {
+    struct Vector: Decodable, Sendable, CustomTestStringConvertible {
+        struct Decoded: Decodable, Sendable {
+            struct Location: Decodable, Sendable {
+                let version: UInt32
+                let description: String
+                let address: String
+                let start_timestamp: UInt64
+                let end_timestamp: UInt64
+            }
+            struct CrowdNotifier: Decodable, Sendable {
+                let version: UInt32
+                let public_key_base64: String
+                let cryptographic_seed_hex: String
+            }
+            struct CWALocation: Decodable, Sendable {
+                let version: UInt32
+                let type: Int
+                let type_name: String
+                let default_check_in_length_in_minutes: UInt32?
+            }
+            let version: UInt32
+            let trace_location: Location
+            let crowd_notifier: CrowdNotifier
+            let cwa_location_data: CWALocation
+        }
+        let name: String
+        let url: String
+        let payload_hex: String
+        let location_id_hex: String
+        let location_id_hash_hex: String
+        let decoded: Decoded
+        var testDescription: String { self.name }
+    }
+
+    static let vectors: [Vector] = {
+        struct File: Decodable { let vectors: [Vector] }
+        guard let url = Bundle.module.url(forResource: "event-qr-codes", withExtension: "json", subdirectory: "Vectors"),
+            let data = try? Data(contentsOf: url), let file = try? JSONDecoder().decode(File.self, from: data)
+        else { return [] }
+        return file.vectors
+    }()
+
+    @Test("the vector file is present and holds vectors")
+    func vectorsLoaded() {
+        #expect(Self.vectors.count >= 3)
+    }
+
+    @Test("the URL fragment decodes to the payload bytes", arguments: Self.vectors)
+    func urlFragment(_ vector: Vector) throws {
+        let payload = try #require(QRCodePayload.payloadBytes(fromURL: vector.url))
+
+        #expect(Self.hex(payload) == vector.payload_hex)
+    }
+
+    @Test("the payload decodes to the vector's fields, vendor data included", arguments: Self.vectors)
+    func decodesPayload(_ vector: Vector) throws {
+        let bytes = try #require(Self.bytes(vector.payload_hex))
+
+        let payload = try QRCodePayload(serializedBytes: bytes)
+        let vendor = try CWALocationData(serializedBytes: payload.vendorData)
+
+        #expect(payload.version == vector.decoded.version)
+        #expect(payload.locationData.version == vector.decoded.trace_location.version)
+        #expect(payload.locationData.description_p == vector.decoded.trace_location.description)
+        #expect(payload.locationData.address == vector.decoded.trace_location.address)
+        #expect(payload.locationData.startTimestamp == vector.decoded.trace_location.start_timestamp)
+        #expect(payload.locationData.endTimestamp == vector.decoded.trace_location.end_timestamp)
+        #expect(payload.crowdNotifierData.version == vector.decoded.crowd_notifier.version)
+        #expect(payload.crowdNotifierData.publicKey.base64EncodedString() == vector.decoded.crowd_notifier.public_key_base64)
+        #expect(Self.hex(payload.crowdNotifierData.cryptographicSeed) == vector.decoded.crowd_notifier.cryptographic_seed_hex)
+        #expect(vendor.version == vector.decoded.cwa_location_data.version)
+        #expect(vendor.type.rawValue == vector.decoded.cwa_location_data.type)
+        #expect(vendor.defaultCheckInLengthInMinutes == vector.decoded.cwa_location_data.default_check_in_length_in_minutes ?? 0)
+    }
+
+    @Test("the location id is SHA-256(\"CWA-GUID\" ‖ payload) and its hash matches", arguments: Self.vectors)
+    func locationID(_ vector: Vector) throws {
+        let bytes = try #require(Self.bytes(vector.payload_hex))
+
+        let locationID = QRCodePayload.locationID(ofSerializedPayload: bytes)
+
+        #expect(Self.hex(locationID) == vector.location_id_hex)
+        #expect(Self.hex(QRCodePayload.locationIDHash(ofLocationID: locationID)) == vector.location_id_hash_hex)
+    }
+
+    @Test("re-encoding the decoded payload gives the same bytes (field numbers and types match the reference)", arguments: Self.vectors)
+    func roundTrip(_ vector: Vector) throws {
+        let bytes = try #require(Self.bytes(vector.payload_hex))
+
+        let reencoded: [UInt8] = try QRCodePayload(serializedBytes: bytes).serializedBytes()
+
+        #expect(reencoded == bytes)
+    }
+
+    static func hex(_ data: some Sequence<UInt8>) -> String {
+        data.map { String(format: "%02x", $0) }.joined()
+    }
+
+    static func bytes(_ hex: String) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        var index = hex.startIndex
+        while index < hex.endIndex {
+            let next = hex.index(index, offsetBy: 2)
+            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
+            bytes.append(byte)
+            index = next
+        }
+        return bytes
+    }
+}

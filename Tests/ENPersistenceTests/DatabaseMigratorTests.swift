@@ -1,0 +1,148 @@
+// The migration runner against a real PostgreSQL database.
+
+import ENPersistence
+import ENTestSupport
+import Foundation
+import Logging
+import PostgresNIO
+import Testing
+
+@Suite("Database migrator (PostgreSQL)", .postgres())
+struct DatabaseMigratorTests {
+    struct Migration: DatabaseMigration {
+        let name: String
+        let statements: [String]
+    }
+
+    static let first = Migration(name: "0001_create_widget", statements: ["CREATE TABLE widget (id int PRIMARY KEY)", "CREATE INDEX widget_id ON widget (id)"])
+    static let second = Migration(name: "0002_add_colour", statements: ["ALTER TABLE widget ADD COLUMN colour text"])
+    static let group = MigrationGroup(name: "widgets", migrations: [first, second])
+
+    @Test("applies every migration once and records it; running again is a no-op")
+    func appliesOnce() async throws {
+        let database = try PostgresTestDatabase.require()
+        let migrator = DatabaseMigrator(group: Self.group)
+
+        let firstRun = try await migrator.migrate(client: database.client, logger: database.logger)
+        let secondRun = try await migrator.migrate(client: database.client, logger: database.logger)
+
+        #expect(firstRun == ["0001_create_widget", "0002_add_colour"])
+        #expect(secondRun == [])
+        #expect(try await self.history(database) == ["0001_create_widget", "0002_add_colour"])
+        try await database.client.query("INSERT INTO widget (id, colour) VALUES (1, 'red')")
+    }
+
+    @Test("a new migration appended later is the only one applied")
+    func appliesOnlyPending() async throws {
+        let database = try PostgresTestDatabase.require()
+        try await DatabaseMigrator(group: MigrationGroup(name: "widgets", migrations: [Self.first])).migrate(client: database.client, logger: database.logger)
+
+        let applied = try await DatabaseMigrator(group: Self.group).migrate(client: database.client, logger: database.logger)
+
+        #expect(applied == ["0002_add_colour"])
+    }
+
+    @Test("eight migrators started at once apply each migration exactly once")
+    func concurrentStarters() async throws {
+        let database = try PostgresTestDatabase.require()
+        let migrator = DatabaseMigrator(group: Self.group)
+
+        let applied = try await withThrowingTaskGroup(of: [String].self) { group in
+            for _ in 0..<8 {
+                group.addTask { try await migrator.migrate(client: database.client, logger: database.logger) }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+
+        #expect(applied.sorted() == ["0001_create_widget", "0002_add_colour"])
+        #expect(try await self.history(database).count == 2)
+    }
+
+    @Test("a migration edited after it was applied is refused")
+    func editedMigration() async throws {
+        let database = try PostgresTestDatabase.require()
+        try await DatabaseMigrator(group: Self.group).migrate(client: database.client, logger: database.logger)
+        let edited = Migration(name: "0001_create_widget", statements: ["CREATE TABLE widget (id bigint PRIMARY KEY)"])
+
+        await #expect(throws: MigrationError.editedMigration(group: "widgets", name: "0001_create_widget")) {
+            try await DatabaseMigrator(group: MigrationGroup(name: "widgets", migrations: [edited, Self.second]))
+                .migrate(client: database.client, logger: database.logger)
+        }
+    }
+
+    @Test("a history that differs from the code, or is ahead of it, is refused")
+    func divergentHistory() async throws {
+        let database = try PostgresTestDatabase.require()
+        try await DatabaseMigrator(group: Self.group).migrate(client: database.client, logger: database.logger)
+        let renamed = Migration(name: "0001_create_gadget", statements: Self.first.statements)
+
+        await #expect(throws: MigrationError.divergentHistory(group: "widgets", recorded: "0001_create_widget", expected: "0001_create_gadget")) {
+            try await DatabaseMigrator(group: MigrationGroup(name: "widgets", migrations: [renamed, Self.second]))
+                .migrate(client: database.client, logger: database.logger)
+        }
+        await #expect(throws: MigrationError.unknownMigrations(group: "widgets", names: ["0002_add_colour"])) {
+            try await DatabaseMigrator(group: MigrationGroup(name: "widgets", migrations: [Self.first]))
+                .migrate(client: database.client, logger: database.logger)
+        }
+    }
+
+    @Test("a failing migration leaves nothing behind: no table, no history row")
+    func failureRollsBack() async throws {
+        let database = try PostgresTestDatabase.require()
+        let broken = Migration(name: "0002_broken", statements: ["CREATE TABLE gadget (id int)", "ALTER TABLE nowhere ADD COLUMN x int"])
+        let group = MigrationGroup(name: "widgets", migrations: [Self.first, broken])
+
+        await #expect(throws: (any Error).self) {
+            try await DatabaseMigrator(group: group).migrate(client: database.client, logger: database.logger)
+        }
+
+        let tables = try await database.client.query("SELECT count(*) FROM pg_tables WHERE tablename IN ('widget', 'gadget', 'schema_migrations')")
+        var count = -1
+        for try await value in tables.decode(Int.self) { count = value }
+        #expect(count == 0)
+    }
+
+    @Test("groups keep separate histories in one database")
+    func separateGroups() async throws {
+        let database = try PostgresTestDatabase.require()
+        let other = MigrationGroup(name: "gadgets", migrations: [Migration(name: "0001_create_gadget", statements: ["CREATE TABLE gadget (id int)"])])
+
+        try await DatabaseMigrator(group: Self.group).migrate(client: database.client, logger: database.logger)
+        let applied = try await DatabaseMigrator(group: other).migrate(client: database.client, logger: database.logger)
+
+        #expect(applied == ["0001_create_gadget"])
+        #expect(try await self.history(database) == ["0001_create_widget", "0002_add_colour"])
+    }
+
+    @Test("an advisory try-lock admits one holder at a time")
+    func advisoryLock() async throws {
+        let database = try PostgresTestDatabase.require()
+        let lock = AdvisoryLock(name: "test.lock")
+        let inside = OneShot<Void>()
+        let release = OneShot<Void>()
+
+        async let first: Int? = lock.withTryLock(client: database.client, logger: database.logger) { _ in
+            inside.fulfil(())
+            await release.wait()
+            return 1
+        }
+        await inside.wait()
+        let second = try await lock.withTryLock(client: database.client, logger: database.logger) { _ in 2 }
+        release.fulfil(())
+        let firstResult = try await first
+        let third = try await lock.withTryLock(client: database.client, logger: database.logger) { _ in 3 }
+
+        #expect(firstResult == 1)
+        #expect(second == nil)
+        #expect(third == 3)
+        #expect(AdvisoryLock(name: "a").key == AdvisoryLock(name: "a").key)
+        #expect(AdvisoryLock(name: "a").key != AdvisoryLock(name: "b").key)
+    }
+
+    private func history(_ database: PostgresTestDatabase) async throws -> [String] {
+        let rows = try await database.client.query("SELECT name FROM schema_migrations WHERE migration_group = 'widgets' ORDER BY position")
+        var names: [String] = []
+        for try await name in rows.decode(String.self) { names.append(name) }
+        return names
+    }
+}

@@ -1,0 +1,79 @@
+// Readiness, liveness and the JSON log format.
+
+import ENServiceKit
+import ENTestSupport
+import Foundation
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import Testing
+
+@Suite("Health and logging")
+struct HealthAndLoggingTests {
+    struct Check: ReadinessCheck {
+        let name: String
+        let behaviour: Behaviour
+        enum Behaviour: Sendable { case pass, fail, hang }
+
+        func check(logger: Logger) async throws {
+            switch self.behaviour {
+            case .pass: return
+            case .fail: throw CancellationError()
+            case .hang: try await Task.sleep(for: .seconds(3600))
+            }
+        }
+    }
+
+    static func app(_ checks: [any ReadinessCheck]) -> some ApplicationProtocol {
+        let router = Router(context: ServiceRequestContext.self)
+        HealthController(checks: checks, timeout: .milliseconds(200)).addRoutes(to: router)
+        return Application(router: router)
+    }
+
+    @Test("ready when every check passes; 503 naming the failing check otherwise; live regardless")
+    func readiness() async throws {
+        let up = Self.app([Check(name: "database", behaviour: .pass)])
+        let down = Self.app([Check(name: "database", behaviour: .pass), Check(name: "peer", behaviour: .fail)])
+
+        try await up.test(.router) { client in
+            let ready = try await client.execute(uri: "/health/ready", method: .get)
+            #expect(ready.status == .ok)
+            #expect(ready.body.text == #"{"check.database":"up","status":"up"}"#)
+        }
+        try await down.test(.router) { client in
+            let ready = try await client.execute(uri: "/health/ready", method: .get)
+            let live = try await client.execute(uri: "/health/live", method: .get)
+            #expect(ready.status == .serviceUnavailable)
+            #expect(ready.body.text == #"{"check.database":"up","check.peer":"down","status":"down"}"#)
+            #expect(live.status == .ok)
+        }
+    }
+
+    @Test("a check that never answers counts as down instead of hanging the probe")
+    func hangingCheck() async throws {
+        try await Self.app([Check(name: "database", behaviour: .hang)]).test(.router) { client in
+            let ready = try await client.execute(uri: "/health/ready", method: .get)
+            #expect(ready.status == .serviceUnavailable)
+        }
+    }
+
+    @Test("JSON log lines are one object each with level, label, message and dotted metadata")
+    func jsonLines() throws {
+        let lines = Mutexed<[String]>([])
+        var logger = Logger(label: "svc") { label in JSONLogHandler(label: label, level: .debug, write: { line in lines.withLock { $0.append(line) } }) }
+        logger[metadataKey: "request.id"] = "r-1"
+
+        logger.info("Results stored", metadata: ["results.inserted": "3"])
+        logger.trace("not written")
+
+        #expect(lines.value.count == 1)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(lines.value[0].utf8)) as? [String: String])
+        #expect(object["level"] == "info")
+        #expect(object["label"] == "svc")
+        #expect(object["message"] == "Results stored")
+        #expect(object["request.id"] == "r-1")
+        #expect(object["results.inserted"] == "3")
+        #expect(object["time"]?.hasSuffix("Z") == true)
+        #expect(!lines.value[0].contains("\n"))
+    }
+}
