@@ -1,0 +1,114 @@
+// The rules a lab or portal batch must satisfy before anything is stored (cwa-satellites §2.1).
+
+import ENModels
+import Foundation
+
+/// Validates batch uploads. Pure: no I/O, time passed in.
+struct LabUploadValidator: Sendable {
+    /// Earliest plausible sample collection: 2020-01-01T00:00:00Z.
+    static let earliestSampleTime: Int64 = 1_577_836_800
+    /// A lab clock may run this far ahead of ours.
+    static let allowedClockSkew: Int64 = 3600
+
+    let maxResults: Int
+
+    /// The results of `batch` for tests of `kind`, in upload order with later duplicates of an id replacing earlier
+    /// ones (a batch is applied as if its entries were processed in order). Any invalid field rejects the batch.
+    func validate(_ batch: LabResultBatch, kind: TestKind, now: Date) throws(LabUploadError) -> [ResultUpload] {
+        let labID = try Self.validateLabID(batch.labId)
+        guard let entries = batch.testResults else { throw .missing("testResults") }
+        guard !entries.isEmpty else { throw .noResults }
+        guard entries.count <= self.maxResults else { throw .tooManyResults(max: self.maxResults) }
+
+        var uploads: [ResultUpload] = []
+        var positionByKey: [String: Int] = [:]
+        for (index, entry) in entries.enumerated() {
+            let upload = try Self.validate(entry, index: index, kind: kind, labID: labID, now: now)
+            if let position = positionByKey[upload.key] {
+                uploads[position] = upload
+            } else {
+                positionByKey[upload.key] = uploads.count
+                uploads.append(upload)
+            }
+        }
+        return uploads
+    }
+
+    /// The id of a single-result lookup.
+    static func validateLookup(_ request: ResultLookupRequest) throws(LabUploadError) -> TestID {
+        guard let text = request.id else { throw .missing("id") }
+        guard let id = TestID(text) else { throw .invalidID(path: "id") }
+        return id
+    }
+
+    private static func validate(_ entry: LabResultEntry, index: Int, kind: TestKind, labID: String?, now: Date) throws(LabUploadError) -> ResultUpload {
+        let path = "testResults[\(index)]"
+        guard let idText = entry.id else { throw .missing("\(path).id") }
+        guard let id = TestID(idText) else { throw .invalidID(path: "\(path).id") }
+        guard let code = entry.result else { throw .missing("\(path).result") }
+        let allowed = Self.allowedCodes(kind)
+        guard allowed.contains(code), let result = LabTestResult(code: code) else {
+            throw .resultNotAllowed(path: "\(path).result", allowed: allowed)
+        }
+        let sampleTime = try Self.validateSampleTime(entry.sc, path: "\(path).sc", now: now)
+        return ResultUpload(key: id.storageKey(for: kind), result: result, sampleCollectedAt: sampleTime, labID: labID)
+    }
+
+    /// Codes a batch of each kind may carry (cwa-satellites §2.1): labs report PCR outcomes 1–3 only (pending and
+    /// redeemed are server states); rapid and PoC-NAT portals may send their whole block.
+    static func allowedCodes(_ kind: TestKind) -> ClosedRange<Int> {
+        switch kind {
+        case .pcr: 1...3
+        case .rapidAntigen: 5...9
+        case .pointOfCareNAT: 10...14
+        }
+    }
+
+    private static func validateSampleTime(_ seconds: Int64?, path: String, now: Date) throws(LabUploadError) -> Date {
+        guard let seconds else { return now }
+        let latest = Int64(now.timeIntervalSince1970) + Self.allowedClockSkew
+        guard seconds >= Self.earliestSampleTime, seconds <= latest else { throw .sampleTimeOutOfRange(path: path) }
+        return Date(timeIntervalSince1970: TimeInterval(seconds))
+    }
+
+    private static func validateLabID(_ labID: String?) throws(LabUploadError) -> String? {
+        guard let labID else { return nil }
+        // The reference bounds labId at 64 characters; the column is varchar(64), which counts code points.
+        let scalars = labID.unicodeScalars
+        guard (1...64).contains(scalars.count), scalars.allSatisfy(Self.isPrintable) else { throw .invalidLabID }
+        return labID
+    }
+
+    /// Letters, marks, numbers, punctuation, symbols and spaces; no control, format (bidi overrides, zero-width),
+    /// private-use, unassigned or separator-line characters.
+    private static func isPrintable(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.properties.generalCategory {
+        case .control, .format, .surrogate, .privateUse, .unassigned, .lineSeparator, .paragraphSeparator: false
+        default: true
+        }
+    }
+}
+
+/// Why a batch or lookup was refused; each case names the field and the rule, never the value.
+enum LabUploadError: Error, Equatable {
+    case missing(String)
+    case noResults
+    case tooManyResults(max: Int)
+    case invalidID(path: String)
+    case resultNotAllowed(path: String, allowed: ClosedRange<Int>)
+    case sampleTimeOutOfRange(path: String)
+    case invalidLabID
+
+    var message: String {
+        switch self {
+        case .missing(let path): "\(path) is required"
+        case .noResults: "testResults must not be empty"
+        case .tooManyResults(let max): "testResults has more than \(max) entries"
+        case .invalidID(let path): "\(path) must be 64 hex characters (a SHA-256 hash; the first may be x)"
+        case .resultNotAllowed(let path, let allowed): "\(path) must be between \(allowed.lowerBound) and \(allowed.upperBound) for this test type"
+        case .sampleTimeOutOfRange(let path):
+            "\(path) must be Unix epoch seconds between 2020-01-01 and one hour from now"
+        case .invalidLabID: "labId must be 1 to 64 printable characters"
+        }
+    }
+}

@@ -1,0 +1,41 @@
+// The service's own metrics, prefixed `en_testresult_`.
+
+import ENModels
+import Metrics
+
+/// Counters of what the service did; labels are low-cardinality (test kind, outcome).
+struct TestResultMetrics: Sendable {
+    private let factory: any MetricsFactory
+
+    init(factory: any MetricsFactory) {
+        self.factory = factory
+    }
+
+    /// Results received in batch uploads, by kind and whether they were inserted, updated or left (redeemed).
+    func recordStore(_ outcome: StoreOutcome, kind: TestKind) {
+        let kindLabel = Self.label(kind)
+        for (name, count) in [("inserted", outcome.inserted), ("updated", outcome.updated), ("unchanged", outcome.unchanged)] where count > 0 {
+            Counter(label: "en_testresult_results_stored_total", dimensions: [("kind", kindLabel), ("outcome", name)], factory: self.factory)
+                .increment(by: count)
+        }
+    }
+
+    /// A lookup by verification or a portal.
+    func recordLookup(caller: String) {
+        Counter(label: "en_testresult_lookups_total", dimensions: [("caller", caller)], factory: self.factory).increment()
+    }
+
+    /// Rows masked and deleted by retention.
+    func recordRetention(_ outcome: RetentionOutcome) {
+        Counter(label: "en_testresult_retention_masked_total", factory: self.factory).increment(by: outcome.masked)
+        Counter(label: "en_testresult_retention_deleted_total", factory: self.factory).increment(by: outcome.deleted)
+    }
+
+    private static func label(_ kind: TestKind) -> String {
+        switch kind {
+        case .pcr: "pcr"
+        case .rapidAntigen: "rapid_antigen"
+        case .pointOfCareNAT: "pocnat"
+        }
+    }
+}

@@ -1,0 +1,32 @@
+// Storage of test results, independent of the database behind it.
+
+import ENModels
+import Foundation
+
+/// Where results live. Implementations must make every method atomic with respect to concurrent calls.
+protocol TestResultRepository: Sendable {
+    /// Inserts new results and overwrites existing ones, except rows that are redeemed: those never change.
+    func store(_ uploads: [ResultUpload], now: Date) async throws -> StoreOutcome
+
+    /// The result stored under `key`, creating a pending placeholder of `kind` when there is none (cwa-satellites
+    /// §2.2: polling an unknown id yields "pending" and creates the row).
+    func findOrCreatePending(key: String, kind: TestKind, now: Date) async throws -> StoredResult
+
+    /// Masks rows created before `maskBefore` as redeemed and deletes rows created before `deleteBefore`.
+    /// Returns `nil` when another replica is running retention right now.
+    func applyRetention(maskBefore: Date, deleteBefore: Date, now: Date) async throws -> RetentionOutcome?
+}
+
+/// What a batch store did.
+struct StoreOutcome: Sendable, Equatable {
+    var inserted = 0
+    var updated = 0
+    /// Rows left alone because they are redeemed.
+    var unchanged = 0
+}
+
+/// What a retention run did.
+struct RetentionOutcome: Sendable, Equatable {
+    var masked = 0
+    var deleted = 0
+}

@@ -1,0 +1,114 @@
+// Assembly of test-result-service: two listeners, their routers, and the retention job.
+
+import ENServiceKit
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
+import Logging
+import ServiceLifecycle
+
+extension TestResult {
+    typealias App = Application<RouterResponder<ServiceRequestContext>>
+
+    static func buildApplication(configuration: TestResultConfiguration, environment: ServiceEnvironment) async throws -> App {
+        let dependencies = TestResultDependencies.live(configuration: configuration, logger: environment.logger)
+        return try self.buildApplication(configuration: configuration, dependencies: dependencies, environment: environment)
+    }
+
+    /// The lab-facing application; the internal listener and the retention job run as its services, after the
+    /// database pool and before the lab server, so shutdown stops the lab server first and the pool last.
+    static func buildApplication(
+        configuration: TestResultConfiguration,
+        dependencies: TestResultDependencies,
+        environment: ServiceEnvironment
+    ) throws -> App {
+        let metrics = TestResultMetrics(factory: environment.metricsFactory)
+        let internalApp = Application(
+            router: self.buildInternalRouter(configuration: configuration, dependencies: dependencies, environment: environment, metrics: metrics),
+            configuration: .init(address: .hostname(configuration.internalHTTP.host, port: configuration.internalHTTP.port), serverName: nil),
+            logger: Self.logger(environment.logger, listener: "internal")
+        )
+        let retention = PeriodicTask(name: "testresult.retention", interval: configuration.retention.interval, logger: environment.logger) {
+            try await self.runRetention(policy: configuration.retention, dependencies: dependencies, metrics: metrics, logger: environment.logger)
+        }
+        let server: HTTPServerBuilder =
+            if let tls = configuration.tls { try .tls(.http1(), tlsConfiguration: tls.nioConfiguration) } else { .http1() }
+        return Application(
+            router: try self.buildPublicRouter(configuration: configuration, dependencies: dependencies, environment: environment, metrics: metrics),
+            server: server,
+            configuration: .init(address: .hostname(configuration.http.host, port: configuration.http.port), serverName: nil),
+            services: dependencies.services + [retention, internalApp],
+            logger: Self.logger(environment.logger, listener: "lab")
+        )
+    }
+
+    /// Lab and portal routes under `/api/v1`, plus health, metrics and the OpenAPI document.
+    static func buildPublicRouter(
+        configuration: TestResultConfiguration,
+        dependencies: TestResultDependencies,
+        environment: ServiceEnvironment,
+        metrics: TestResultMetrics
+    ) throws -> Router<ServiceRequestContext> {
+        let router = self.baseRouter(configuration: configuration, dependencies: dependencies, environment: environment)
+        try DocumentController.openAPI(resource: Bundle.module.url(forResource: "openapi", withExtension: "yaml")).addRoutes(to: router)
+        let api = router.group("api/v1")
+        if configuration.tls != nil {
+            api.add(middleware: ClientCertificateMiddleware(allowlist: configuration.labCertificateAllowlist))
+        }
+        LabController(
+            repository: dependencies.repository,
+            validator: LabUploadValidator(maxResults: configuration.maxResultsPerUpload),
+            clock: dependencies.clock,
+            metrics: metrics
+        ).addRoutes(to: api)
+        return router
+    }
+
+    /// The lookup verification-service uses, plus health and metrics.
+    static func buildInternalRouter(
+        configuration: TestResultConfiguration,
+        dependencies: TestResultDependencies,
+        environment: ServiceEnvironment,
+        metrics: TestResultMetrics
+    ) -> Router<ServiceRequestContext> {
+        let router = self.baseRouter(configuration: configuration, dependencies: dependencies, environment: environment)
+        InternalController(repository: dependencies.repository, clock: dependencies.clock, metrics: metrics).addRoutes(to: router.group("api/v1"))
+        return router
+    }
+
+    /// One masking and deletion pass (cwa-satellites §2.4); skipped when another replica holds the lock.
+    static func runRetention(policy: RetentionPolicy, dependencies: TestResultDependencies, metrics: TestResultMetrics, logger: Logger) async throws {
+        let now = dependencies.clock.now
+        guard
+            let outcome = try await dependencies.repository.applyRetention(
+                maskBefore: policy.maskCutoff(now: now),
+                deleteBefore: policy.deleteCutoff(now: now),
+                now: now
+            )
+        else {
+            logger.debug("Retention skipped: another replica is running it")
+            return
+        }
+        metrics.recordRetention(outcome)
+        logger.info("Retention applied", metadata: ["results.masked": "\(outcome.masked)", "results.deleted": "\(outcome.deleted)"])
+    }
+
+    private static func logger(_ base: Logger, listener: String) -> Logger {
+        var logger = base
+        logger[metadataKey: "listener"] = "\(listener)"
+        return logger
+    }
+
+    private static func baseRouter(
+        configuration: TestResultConfiguration,
+        dependencies: TestResultDependencies,
+        environment: ServiceEnvironment
+    ) -> Router<ServiceRequestContext> {
+        let router = Router(context: ServiceRequestContext.self)
+        router.addStandardMiddleware(maxBodyBytes: configuration.maxBodyBytes, metricsFactory: environment.metricsFactory)
+        HealthController(checks: dependencies.readinessChecks).addRoutes(to: router)
+        MetricsController(registry: environment.metricsRegistry).addRoutes(to: router)
+        return router
+    }
+}

@@ -1,0 +1,11 @@
+// test-result-service: labs post PCR, rapid-antigen and PoC-NAT results; verification-service polls them.
+
+import ENPersistence
+import ENServiceKit
+
+/// The binary's entry point; `main()` comes from `HTTPServiceEntrypoint`.
+@main
+enum TestResult: HTTPServiceEntrypoint {
+    static let serviceName = "test-result-service"
+    static let migrationGroups = [TestResultMigrations.group]
+}

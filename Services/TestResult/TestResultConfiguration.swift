@@ -1,0 +1,76 @@
+// Every setting of test-result-service, read and validated once.
+
+import ENCrypto
+import ENPersistence
+import ENServiceKit
+import Foundation
+
+/// The configuration of test-result-service.
+struct TestResultConfiguration: ServiceConfiguration {
+    /// Lab-facing port (behind the gateway's mTLS, or with TLS terminated here).
+    var http: ListenAddress
+    /// Port for verification-service's lookups; never routed by the gateway.
+    var internalHTTP: ListenAddress
+    var database: DatabaseConfiguration
+    var logging: LoggingConfiguration
+    /// Largest accepted request body.
+    var maxBodyBytes: Int
+    /// Most results in one batch upload.
+    var maxResultsPerUpload: Int
+    /// TLS terminated by the service itself; lab routes then require an allowlisted client certificate.
+    var tls: ServerTLSConfiguration?
+    var labCertificateAllowlist: Set<CertificateThumbprint>
+    var retention: RetentionPolicy
+
+    /// Reads:
+    /// - `HTTP_HOST` (127.0.0.1), `HTTP_PORT` (8003), `INTERNAL_HTTP_HOST` (127.0.0.1), `INTERNAL_HTTP_PORT` (8013)
+    /// - `DATABASE_URL` (required, secret), `DATABASE_POOL_SIZE` (10), `DATABASE_AUTO_MIGRATE` (true)
+    /// - `LOG_LEVEL` (info), `LOG_FORMAT` (text)
+    /// - `HTTP_MAX_BODY_SIZE` (1048576 bytes), `LAB_MAX_RESULTS_PER_UPLOAD` (5000)
+    /// - `TLS_CERT_FILE`, `TLS_KEY_FILE`, `TLS_CLIENT_CA_FILE`, `LAB_CERT_SHA256_ALLOWLIST` (comma-separated)
+    /// - `RESULT_MASK_AFTER` (21d), `RESULT_DELETE_AFTER` (60d), `RETENTION_INTERVAL` (1h)
+    ///
+    /// Without TLS the lab port must be a loopback address: then only the gateway on the same host can reach it.
+    init(settings: SettingsReader) {
+        self.http = ListenAddress(settings: settings, prefix: "HTTP", defaultPort: 8003, purpose: "lab API")
+        self.internalHTTP = ListenAddress(settings: settings, prefix: "INTERNAL_HTTP", defaultPort: 8013, purpose: "internal API")
+        self.database = DatabaseConfiguration(settings: settings)
+        self.logging = LoggingConfiguration(settings: settings)
+        self.maxBodyBytes = settings.int(
+            "HTTP_MAX_BODY_SIZE",
+            default: 1_048_576,
+            range: 1024...16_777_216,
+            help: "Largest request body in bytes; larger ones get 413 before they are read."
+        )
+        self.maxResultsPerUpload = settings.int(
+            "LAB_MAX_RESULTS_PER_UPLOAD",
+            default: 5000,
+            range: 1...100_000,
+            help: "Most results a lab may send in one batch."
+        )
+        self.tls = ServerTLSConfiguration.read(settings: settings, requireClientCA: true)
+        let allowlist = settings.list(
+            "LAB_CERT_SHA256_ALLOWLIST",
+            help: "SHA-256 thumbprints (hex, of the DER) of lab client certificates admitted when TLS is on."
+        )
+        self.labCertificateAllowlist = []
+        for entry in allowlist {
+            if let thumbprint = CertificateThumbprint(parsing: entry) {
+                self.labCertificateAllowlist.insert(thumbprint)
+            } else {
+                settings.report("LAB_CERT_SHA256_ALLOWLIST", "contains an entry that is not a SHA-256 thumbprint (64 hex characters)")
+            }
+        }
+        self.retention = RetentionPolicy(settings: settings)
+
+        if self.tls == nil && !self.http.isLoopback {
+            settings.report("HTTP_HOST", "must be a loopback address unless TLS_CERT_FILE/TLS_KEY_FILE/TLS_CLIENT_CA_FILE are set")
+        }
+        if self.tls != nil && self.labCertificateAllowlist.isEmpty {
+            settings.report("LAB_CERT_SHA256_ALLOWLIST", "must name at least one certificate when TLS is on")
+        }
+        if self.http.port != 0 && self.http.port == self.internalHTTP.port {
+            settings.report("INTERNAL_HTTP_PORT", "must differ from HTTP_PORT")
+        }
+    }
+}

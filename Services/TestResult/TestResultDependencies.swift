@@ -1,0 +1,40 @@
+// What test-result-service needs from the outside world, as replaceable values.
+
+import ENPersistence
+import ENServiceKit
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+
+/// The service's dependencies. `live` connects to PostgreSQL; tests use `postgres(client:)` with a test database
+/// or `inMemory` for route tests.
+struct TestResultDependencies: Sendable {
+    var repository: any TestResultRepository
+    var clock: WallClock
+    /// Long-lived clients to run before the servers (the database pool).
+    var services: [any Service]
+    var readinessChecks: [any ReadinessCheck]
+
+    /// A connection pool from the configuration; the pool runs as a service of the application.
+    static func live(configuration: TestResultConfiguration, logger: Logger) -> TestResultDependencies {
+        let client = configuration.database.makeClient(logger: logger)
+        var dependencies = self.postgres(client: client, logger: logger)
+        dependencies.services = [client]
+        return dependencies
+    }
+
+    /// A repository on a client someone else runs (the test support does).
+    static func postgres(client: PostgresClient, logger: Logger, clock: WallClock = .system) -> TestResultDependencies {
+        TestResultDependencies(
+            repository: PostgresTestResultRepository(client: client, logger: logger),
+            clock: clock,
+            services: [],
+            readinessChecks: [PostgresReadinessCheck(client: client)]
+        )
+    }
+
+    /// Everything in memory.
+    static func inMemory(clock: WallClock = .system) -> TestResultDependencies {
+        TestResultDependencies(repository: InMemoryTestResultRepository(), clock: clock, services: [], readinessChecks: [])
+    }
+}

@@ -1,0 +1,101 @@
+// The real binary: SIGTERM drains and exits 0, --migrate-only is idempotent, bad configuration lists every problem.
+
+import ENPersistence
+import ENTestSupport
+import Foundation
+import PostgresNIO
+import Testing
+@testable import TestResultService
+
+@Suite("test-result-service process", .postgres())
+struct ProcessLifecycleTests {
+    @Test("SIGTERM while serving: exits 0 after draining")
+    func sigtermExitsZero() async throws {
+        let database = try PostgresTestDatabase.require()
+        let service = try ServiceProcess.start(BuiltProduct.url("test-result-service"), environment: self.environment(database))
+        defer { service.kill() }
+
+        let labPort = try await service.waitForPort(listener: "lab")
+        let internalPort = try await service.waitForPort(listener: "internal")
+        let ready = try await HTTP.get("http://127.0.0.1:\(labPort)/health/ready")
+        let lookup = try await HTTP.post(
+            "http://127.0.0.1:\(internalPort)/api/v1/app/result",
+            json: #"{"id":"\#(TestResultFixture.hashedGUID())"}"#
+        )
+        service.signal(SIGTERM)
+        let status = try await service.waitForExit()
+
+        #expect(ready.status == 200)
+        #expect(lookup.status == 200)
+        #expect(status == 0)
+        #expect(service.output.contains("Stopped"))
+    }
+
+    @Test("--migrate-only applies the migrations once; a second run applies none and changes nothing")
+    func migrateOnlyTwice() async throws {
+        let database = try PostgresTestDatabase.require()
+        let binary = try BuiltProduct.url("test-result-service")
+
+        let first = try ServiceProcess.start(binary, arguments: ["--migrate-only"], environment: self.environment(database))
+        let firstStatus = try await first.waitForExit()
+        let historyAfterFirst = try await self.history(database)
+        let second = try ServiceProcess.start(binary, arguments: ["--migrate-only"], environment: self.environment(database))
+        let secondStatus = try await second.waitForExit()
+        let historyAfterSecond = try await self.history(database)
+
+        #expect(firstStatus == 0)
+        #expect(first.output.contains("migration.applied=1"))
+        #expect(secondStatus == 0)
+        #expect(second.output.contains("migration.applied=0"))
+        #expect(historyAfterFirst == ["0001_create_test_result"])
+        #expect(historyAfterSecond == historyAfterFirst)
+    }
+
+    @Test("bad configuration: exit 2, every problem listed, the database password never printed")
+    func badConfiguration() async throws {
+        let environment = [
+            "DATABASE_URL": "postgres://user:hunter2-secret@127.0.0.1:5432/db?sslmode=sometimes",
+            "HTTP_PORT": "http",
+            "LOG_LEVEL": "loud",
+            "RESULT_DELETE_AFTER": "7d",
+        ]
+
+        let service = try ServiceProcess.start(BuiltProduct.url("test-result-service"), arguments: ["--http-prot", "1"], environment: environment)
+        let status = try await service.waitForExit()
+
+        #expect(status == 2)
+        for expected in ["HTTP_PORT", "LOG_LEVEL", "sslmode", "RESULT_DELETE_AFTER", "unknown option --http-prot"] {
+            #expect(service.output.contains(expected), "missing \(expected) in \(service.output)")
+        }
+        #expect(!service.output.contains("hunter2"))
+    }
+
+    @Test("--help lists every setting and exits 0")
+    func help() async throws {
+        let service = try ServiceProcess.start(BuiltProduct.url("test-result-service"), arguments: ["--help"], environment: [:])
+        let status = try await service.waitForExit()
+
+        #expect(status == 0)
+        for setting in ["DATABASE_URL", "--http-port", "LAB_CERT_SHA256_ALLOWLIST", "RESULT_MASK_AFTER", "MIGRATE_ONLY"] {
+            #expect(service.output.contains(setting))
+        }
+    }
+
+    private func environment(_ database: PostgresTestDatabase) -> [String: String] {
+        let configuration = database.configuration
+        return [
+            "DATABASE_URL":
+                "postgres://\(configuration.username):\(configuration.password ?? "")@\(configuration.host):\(configuration.port)/\(configuration.database)?sslmode=disable",
+            "HTTP_PORT": "0",
+            "INTERNAL_HTTP_PORT": "0",
+            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+        ]
+    }
+
+    private func history(_ database: PostgresTestDatabase) async throws -> [String] {
+        let rows = try await database.client.query("SELECT name FROM schema_migrations WHERE migration_group = 'testresult' ORDER BY position")
+        var names: [String] = []
+        for try await name in rows.decode(String.self) { names.append(name) }
+        return names
+    }
+}

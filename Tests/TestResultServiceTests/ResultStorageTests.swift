@@ -1,0 +1,223 @@
+// Update rules, pending-on-first-lookup and concurrency against a real PostgreSQL database.
+
+import ENCrypto
+import ENModels
+import ENServiceKit
+import ENTestSupport
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import PostgresNIO
+import Testing
+@testable import TestResultService
+
+@Suite("Result storage (PostgreSQL)", .postgres(TestResultMigrations.group))
+struct ResultStorageTests {
+    let clock = ManualClock(Date(timeIntervalSince1970: 1_700_000_000))
+
+    @Test("a lab upload is read back by verification with its sc and labId")
+    func uploadThenLookup() async throws {
+        let (lab, internalAPI, _) = try self.apps()
+        let id = TestResultFixture.hashedGUID()
+
+        try await lab.test(.router) { client in
+            let response = try await client.execute(
+                uri: "/api/v1/lab/results",
+                method: .post,
+                headers: .json,
+                body: TestResultFixture.batch(labID: "lab-7", [(id.uppercased(), 2, 1_699_990_000)])
+            )
+            #expect(response.status == .noContent)
+        }
+        let result = try await self.verificationLookup(internalAPI, id)
+
+        #expect(result == VerificationResultResponse(testResult: 2, sc: 1_699_990_000, labId: "lab-7"))
+    }
+
+    @Test("an unknown id read by verification creates a pending PCR row dated now")
+    func pendingOnFirstLookup() async throws {
+        let (_, internalAPI, _) = try self.apps()
+        let id = TestResultFixture.hashedGUID()
+
+        let first = try await self.verificationLookup(internalAPI, id)
+        let rows = try await self.rows()
+
+        #expect(first == VerificationResultResponse(testResult: 0, sc: 1_700_000_000, labId: nil))
+        #expect(rows.count == 1)
+        #expect(rows.first?.key == id)
+        #expect(rows.first?.code == 0)
+    }
+
+    @Test("a lab may correct a result; the correction replaces result, sc and labId")
+    func labCorrectsResult() async throws {
+        let (lab, internalAPI, _) = try self.apps()
+        let id = TestResultFixture.hashedGUID()
+
+        try await self.upload(lab, "/api/v1/lab/results", TestResultFixture.batch(labID: "lab-1", [(id, 2, 1_699_900_000)]))
+        try await self.upload(lab, "/api/v1/lab/results", TestResultFixture.batch(labID: "lab-2", [(id, 1, 1_699_950_000)]))
+
+        #expect(try await self.verificationLookup(internalAPI, id) == VerificationResultResponse(testResult: 1, sc: 1_699_950_000, labId: "lab-2"))
+        #expect(try await self.rows().count == 1)
+    }
+
+    @Test("a pending row created by a lookup is filled by the later upload")
+    func uploadFillsPendingRow() async throws {
+        let (lab, internalAPI, _) = try self.apps()
+        let id = TestResultFixture.hashedGUID()
+
+        _ = try await self.verificationLookup(internalAPI, id)
+        try await self.upload(lab, "/api/v1/lab/results", TestResultFixture.batch([(id, 2, nil)]))
+
+        #expect(try await self.verificationLookup(internalAPI, id).testResult == 2)
+    }
+
+    @Test("a redeemed row never changes, whatever a lab sends")
+    func redeemedRowNeverChanges() async throws {
+        let (lab, internalAPI, database) = try self.apps()
+        let id = TestResultFixture.hashedGUID()
+        try await self.upload(lab, "/api/v1/lab/results", TestResultFixture.batch(labID: "lab-1", [(id, 2, 1_699_900_000)]))
+        try await database.client.query("UPDATE test_result SET result = 4 WHERE result_id = \(id)")
+
+        try await self.upload(lab, "/api/v1/lab/results", TestResultFixture.batch(labID: "lab-2", [(id, 1, 1_699_950_000)]))
+
+        #expect(try await self.verificationLookup(internalAPI, id) == VerificationResultResponse(testResult: 4, sc: 1_699_900_000, labId: "lab-1"))
+    }
+
+    @Test("a rapid-test portal reads back what it uploaded; the app finds it under SHA-256 of the portal's id")
+    func rapidTestSameKeyForUploadAndLookup() async throws {
+        let (lab, internalAPI, _) = try self.apps()
+        let portalID = TestResultFixture.hashedGUID()
+
+        let before = try await self.portalLookup(lab, "/api/v1/quicktest/result", portalID)
+        try await self.upload(lab, "/api/v1/quicktest/results", TestResultFixture.batch(labID: "rat-1", [(portalID, 7, nil)]))
+        let after = try await self.portalLookup(lab, "/api/v1/quicktest/result", portalID)
+        let app = try await self.verificationLookup(internalAPI, SecretHash.sha256Hex(portalID))
+
+        #expect(before == PortalResultResponse(testResult: 5, labId: nil))
+        #expect(after == PortalResultResponse(testResult: 7, labId: "rat-1"))
+        #expect(app.testResult == 7)
+        #expect(try await self.rows().map(\.key) == [SecretHash.sha256Hex(portalID)])
+    }
+
+    @Test("PoC-NAT results: the portal sees 10–14, verification sees them as PCR codes 0–4")
+    func pointOfCareCodesConvertedForVerification() async throws {
+        let (lab, internalAPI, _) = try self.apps()
+        let portalID = TestResultFixture.hashedGUID()
+
+        try await self.upload(lab, "/api/v1/pocnat/results", TestResultFixture.batch([(portalID, 12, nil)]))
+
+        #expect(try await self.portalLookup(lab, "/api/v1/pocnat/result", portalID).testResult == 12)
+        #expect(try await self.verificationLookup(internalAPI, SecretHash.sha256Hex(portalID)).testResult == 2)
+    }
+
+    @Test("an invalid batch stores nothing, even when its first entries are valid")
+    func invalidBatchStoresNothing() async throws {
+        let (lab, _, _) = try self.apps()
+        let body = ByteBuffer(string: #"{"testResults":[{"id":"\#(TestResultFixture.hashedGUID())","result":2},{"id":"nope","result":2}]}"#)
+
+        try await lab.test(.router) { client in
+            let response = try await client.execute(uri: "/api/v1/lab/results", method: .post, headers: .json, body: body)
+            #expect(response.status == .badRequest)
+        }
+        #expect(try await self.rows().isEmpty)
+    }
+
+    @Test("50 parallel uploads of one id leave exactly one row, equal to one of the uploads")
+    func parallelUploadsOfOneID() async throws {
+        let database = try PostgresTestDatabase.require()
+        let repository = PostgresTestResultRepository(client: database.client, logger: database.logger)
+        let id = TestResultFixture.hashedGUID()
+        let uploads = (0..<50).map { index in
+            ResultUpload(
+                key: id,
+                result: LabTestResult(code: 1 + index % 3)!,
+                sampleCollectedAt: Date(timeIntervalSince1970: TimeInterval(1_699_000_000 + index)),
+                labID: "lab-\(index)"
+            )
+        }
+
+        let outcomes = try await withThrowingTaskGroup(of: StoreOutcome.self) { group in
+            for upload in uploads {
+                group.addTask { try await repository.store([upload], now: self.clock.now) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+        let rows = try await self.rows()
+
+        #expect(outcomes.map(\.inserted).reduce(0, +) == 1)
+        #expect(outcomes.map(\.updated).reduce(0, +) == 49)
+        #expect(rows.count == 1)
+        let row = try #require(rows.first)
+        let source = try #require(uploads.first { $0.labID == row.labID })
+        #expect(row.code == source.result.code)
+        #expect(row.sampleCollectedAt == source.sampleCollectedAt)
+    }
+
+    @Test("50 parallel first lookups of one id create one pending row and all read pending")
+    func parallelFirstLookups() async throws {
+        let database = try PostgresTestDatabase.require()
+        let repository = PostgresTestResultRepository(client: database.client, logger: database.logger)
+        let key = TestResultFixture.hashedGUID()
+
+        let results = try await withThrowingTaskGroup(of: StoredResult.self) { group in
+            for _ in 0..<50 {
+                group.addTask { try await repository.findOrCreatePending(key: key, kind: .pcr, now: self.clock.now) }
+            }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+
+        #expect(results.count == 50)
+        #expect(results.allSatisfy { $0.result == .pending(.pcr) })
+        #expect(try await self.rows().count == 1)
+    }
+
+    // MARK: - Helpers
+
+    private func apps() throws -> (lab: some ApplicationProtocol, internalAPI: some ApplicationProtocol, database: PostgresTestDatabase) {
+        let database = try PostgresTestDatabase.require()
+        let dependencies = TestResultDependencies.postgres(client: database.client, logger: database.logger, clock: self.clock.wallClock)
+        return (try TestResultFixture.labApp(dependencies: dependencies), try TestResultFixture.internalApp(dependencies: dependencies), database)
+    }
+
+    private func upload(_ app: some ApplicationProtocol, _ path: String, _ body: ByteBuffer) async throws {
+        try await app.test(.router) { client in
+            let response = try await client.execute(uri: path, method: .post, headers: .json, body: body)
+            #expect(response.status == .noContent, "\(response.body.text)")
+        }
+    }
+
+    private func verificationLookup(_ app: some ApplicationProtocol, _ id: String) async throws -> VerificationResultResponse {
+        try await app.test(.router) { client in
+            let response = try await client.execute(uri: "/api/v1/app/result", method: .post, headers: .json, body: TestResultFixture.lookup(id))
+            try #require(response.status == .ok, "\(response.body.text)")
+            return try JSONDecoder().decode(VerificationResultResponse.self, from: response.body.data)
+        }
+    }
+
+    private func portalLookup(_ app: some ApplicationProtocol, _ path: String, _ id: String) async throws -> PortalResultResponse {
+        try await app.test(.router) { client in
+            let response = try await client.execute(uri: path, method: .post, headers: .json, body: TestResultFixture.lookup(id))
+            try #require(response.status == .ok, "\(response.body.text)")
+            return try JSONDecoder().decode(PortalResultResponse.self, from: response.body.data)
+        }
+    }
+
+    struct Row: Equatable {
+        let key: String
+        let code: Int
+        let sampleCollectedAt: Date
+        let labID: String?
+    }
+
+    private func rows() async throws -> [Row] {
+        let database = try PostgresTestDatabase.require()
+        let rows = try await database.client.query("SELECT result_id, result, result_date, lab_id FROM test_result ORDER BY id")
+        var result: [Row] = []
+        for try await (key, code, date, labID) in rows.decode((String, Int16, Date, String?).self) {
+            result.append(Row(key: key, code: Int(code), sampleCollectedAt: date, labID: labID))
+        }
+        return result
+    }
+}

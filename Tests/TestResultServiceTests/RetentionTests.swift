@@ -1,0 +1,99 @@
+// Masking after 21 days and deletion after 60 days under an injected clock, and the cross-replica lock.
+
+import ENModels
+import ENPersistence
+import ENServiceKit
+import ENTestSupport
+import Foundation
+import PostgresNIO
+import Testing
+@testable import TestResultService
+
+@Suite("Retention (PostgreSQL)", .postgres(TestResultMigrations.group))
+struct RetentionTests {
+    static let day: TimeInterval = 86400
+
+    @Test("after 21 days results read as redeemed of their own kind; after 60 days they are gone")
+    func masksThenDeletes() async throws {
+        let database = try PostgresTestDatabase.require()
+        let clock = ManualClock()
+        let dependencies = TestResultDependencies.postgres(client: database.client, logger: database.logger, clock: clock.wallClock)
+        let repository = dependencies.repository
+        let policy = RetentionPolicy()
+        let metrics = TestResultMetrics(factory: ServiceEnvironment.testing().metricsFactory)
+        let pcr = TestResultFixture.hashedGUID(), rapid = TestResultFixture.hashedGUID(), pocnat = TestResultFixture.hashedGUID()
+        let young = TestResultFixture.hashedGUID()
+        _ = try await repository.store(
+            [
+                ResultUpload(key: pcr, result: LabTestResult(code: 2)!, sampleCollectedAt: clock.now, labID: nil),
+                ResultUpload(key: rapid, result: LabTestResult(code: 7)!, sampleCollectedAt: clock.now, labID: nil),
+                ResultUpload(key: pocnat, result: LabTestResult(code: 11)!, sampleCollectedAt: clock.now, labID: nil),
+            ],
+            now: clock.now
+        )
+        clock.advance(by: 20 * Self.day)
+        _ = try await repository.store([ResultUpload(key: young, result: LabTestResult(code: 1)!, sampleCollectedAt: clock.now, labID: nil)], now: clock.now)
+
+        try await TestResult.runRetention(policy: policy, dependencies: dependencies, metrics: metrics, logger: database.logger)
+        let atDay20 = try await self.codes(database)
+        clock.advance(by: 1 * Self.day + 1)
+        try await TestResult.runRetention(policy: policy, dependencies: dependencies, metrics: metrics, logger: database.logger)
+        let atDay21 = try await self.codes(database)
+        clock.advance(by: 39 * Self.day)
+        try await TestResult.runRetention(policy: policy, dependencies: dependencies, metrics: metrics, logger: database.logger)
+        let atDay60 = try await self.codes(database)
+
+        #expect(atDay20 == [pcr: 2, rapid: 7, pocnat: 11, young: 1])
+        #expect(atDay21 == [pcr: 4, rapid: 9, pocnat: 14, young: 1])
+        #expect(atDay60 == [young: 4])
+    }
+
+    @Test("a masked result stays masked when a lab uploads it again")
+    func maskedStaysMasked() async throws {
+        let database = try PostgresTestDatabase.require()
+        let clock = ManualClock()
+        let repository = PostgresTestResultRepository(client: database.client, logger: database.logger)
+        let id = TestResultFixture.hashedGUID()
+        _ = try await repository.store([ResultUpload(key: id, result: LabTestResult(code: 2)!, sampleCollectedAt: clock.now, labID: nil)], now: clock.now)
+        clock.advance(by: 22 * Self.day)
+        _ = try await repository.applyRetention(maskBefore: RetentionPolicy().maskCutoff(now: clock.now), deleteBefore: .distantPast, now: clock.now)
+
+        let outcome = try await repository.store([ResultUpload(key: id, result: LabTestResult(code: 2)!, sampleCollectedAt: clock.now, labID: nil)], now: clock.now)
+
+        #expect(outcome == StoreOutcome(inserted: 0, updated: 0, unchanged: 1))
+        #expect(try await self.codes(database) == [id: 4])
+    }
+
+    @Test("retention is skipped while another replica holds its lock")
+    func skippedWhileLocked() async throws {
+        let database = try PostgresTestDatabase.require()
+        let repository = PostgresTestResultRepository(client: database.client, logger: database.logger)
+        let id = TestResultFixture.hashedGUID()
+        _ = try await repository.store([ResultUpload(key: id, result: LabTestResult(code: 2)!, sampleCollectedAt: Date(), labID: nil)], now: .distantPast)
+        let holding = OneShot<Void>()
+        let release = OneShot<Void>()
+
+        async let holder: Void = database.client.withTransaction(logger: database.logger) { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresTestResultRepository.retentionLock.key))", logger: database.logger)
+            holding.fulfil(())
+            await release.wait()
+        }
+        await holding.wait()
+        let whileHeld = try await repository.applyRetention(maskBefore: Date(), deleteBefore: .distantPast, now: Date())
+        release.fulfil(())
+        try await holder
+        let afterwards = try await repository.applyRetention(maskBefore: Date(), deleteBefore: .distantPast, now: Date())
+
+        #expect(whileHeld == nil)
+        #expect(afterwards == RetentionOutcome(masked: 1, deleted: 0))
+    }
+
+    private func codes(_ database: PostgresTestDatabase) async throws -> [String: Int] {
+        let rows = try await database.client.query("SELECT result_id, result FROM test_result")
+        var codes: [String: Int] = [:]
+        for try await (key, code) in rows.decode((String, Int16).self) {
+            codes[key] = Int(code)
+        }
+        return codes
+    }
+}
