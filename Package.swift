@@ -60,6 +60,7 @@ let package = Package(
         .target(
             name: "ENPersistence",
             dependencies: [
+                "ENCrypto",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -97,6 +98,7 @@ let package = Package(
         .target(
             name: "ENTestSupport",
             dependencies: [
+                "ENCrypto",
                 "ENPersistence",
                 "ENServiceKit",
                 .product(name: "Hummingbird", package: "hummingbird"),

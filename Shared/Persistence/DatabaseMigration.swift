@@ -1,6 +1,6 @@
 // One numbered schema change, compiled into the binary.
 
-import Crypto
+import ENCrypto
 
 /// A schema change: a stable name and the SQL that applies it. Applied migrations are never edited;
 /// the migrator records a checksum of the SQL and refuses to run when it changed.
@@ -15,10 +15,7 @@ package protocol DatabaseMigration: Sendable {
 extension DatabaseMigration {
     /// Lowercase hex SHA-256 of the statements (each followed by a NUL byte, so splitting them differently changes it).
     package var checksum: String {
-        SHA256.hash(data: Array(self.statements.map { $0 + "\u{0}" }.joined().utf8)).map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
+        SecretHash.sha256Hex(self.statements.map { $0 + "\u{0}" }.joined())
     }
 }
 

@@ -51,6 +51,9 @@ package struct DatabaseMigrator: Sendable {
     }
 
     private static func migrate(group: MigrationGroup, connection: PostgresConnection, logger: Logger) async throws -> [String] {
+        // Waiting for another migrator is the point of the lock, but not forever: a stuck one fails this start
+        // (the orchestrator retries) instead of hanging it. Applies to every lock the migration waits for.
+        try await connection.query("SET LOCAL lock_timeout = '120s'", logger: logger)
         try await connection.query("SELECT pg_advisory_xact_lock(\(Self.lockKey))", logger: logger)
         try await connection.query(
             """

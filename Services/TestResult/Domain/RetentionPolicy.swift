@@ -21,7 +21,12 @@ struct RetentionPolicy: Sendable, Equatable {
         // The reference configures 60 days for deletion; its docs say 90 (cwa-satellites §2.4, §7). We keep 60.
         self.maskAfter = settings.duration("RESULT_MASK_AFTER", default: defaults.maskAfter, help: "Age after which a result reads as redeemed.")
         self.deleteAfter = settings.duration("RESULT_DELETE_AFTER", default: defaults.deleteAfter, help: "Age after which a result is deleted.")
-        self.interval = settings.duration("RETENTION_INTERVAL", default: defaults.interval, help: "How often masking and deletion run.")
+        self.interval = settings.duration(
+            "RETENTION_INTERVAL",
+            default: defaults.interval,
+            minimum: .seconds(1),
+            help: "How often masking and deletion run."
+        )
         if self.deleteAfter <= self.maskAfter {
             settings.report("RESULT_DELETE_AFTER", "must be longer than RESULT_MASK_AFTER")
         }

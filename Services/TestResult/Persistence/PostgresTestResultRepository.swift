@@ -16,6 +16,20 @@ struct PostgresTestResultRepository: TestResultRepository {
 
     func store(_ uploads: [ResultUpload], now: Date) async throws -> StoreOutcome {
         guard !uploads.isEmpty else { return StoreOutcome() }
+        // Rows are locked in key order, so two batches sharing ids in different orders cannot deadlock each
+        // other. Retention locks in its own order; the rare deadlock with it is retried.
+        let sorted = uploads.sorted { $0.key < $1.key }
+        var attempt = 1
+        while true {
+            do {
+                return try await self.upsert(sorted, now: now)
+            } catch let error as PSQLError where error.isTransactionConflict && attempt < 3 {
+                attempt += 1
+            }
+        }
+    }
+
+    private func upsert(_ uploads: [ResultUpload], now: Date) async throws -> StoreOutcome {
         // One statement for the whole batch: it is atomic, and concurrent uploads of the same id serialise on the
         // unique index. The validator has removed duplicate keys, which ON CONFLICT could not update twice.
         // A redeemed row (code 4, 9 or 14: code % 5 = 4) is never updated.
@@ -27,6 +41,7 @@ struct PostgresTestResultRepository: TestResultRepository {
             FROM unnest(\(uploads.map(\.key))::text[], \(uploads.map { Int16($0.result.code) })::smallint[],
                         \(uploads.map(\.sampleCollectedAt))::timestamptz[], \(labIDs)::text[])
                 AS upload(result_id, result, result_date, lab_id)
+            ORDER BY upload.result_id
             ON CONFLICT (result_id) DO UPDATE
                 SET result = excluded.result, result_date = excluded.result_date,
                     lab_id = excluded.lab_id, updated_at = excluded.updated_at
@@ -46,9 +61,11 @@ struct PostgresTestResultRepository: TestResultRepository {
     func findOrCreatePending(key: String, kind: TestKind, now: Date) async throws -> StoredResult {
         let pending = Int16(LabTestResult.pending(kind).code)
         return try await self.client.withConnection { connection in
-            // Two statements, not one CTE: a CTE's SELECT would not see a row that a concurrent transaction
-            // committed while our INSERT waited on it.
+            // Most lookups are polls of a known id: read first, insert only when missing. Separate statements,
+            // not one CTE: a CTE's SELECT would not see a row a concurrent transaction committed while our INSERT
+            // waited on it.
             for _ in 0..<3 {
+                if let stored = try await self.read(key: key, connection: connection) { return stored }
                 try await connection.query(
                     """
                     INSERT INTO test_result (result_id, result, result_date, created_at, updated_at)
@@ -57,18 +74,20 @@ struct PostgresTestResultRepository: TestResultRepository {
                     """,
                     logger: self.logger
                 )
-                let rows = try await connection.query(
-                    "SELECT result, result_date, lab_id FROM test_result WHERE result_id = \(key)",
-                    logger: self.logger
-                )
-                for try await (code, date, labID) in rows.decode((Int16, Date, String?).self) {
-                    guard let result = LabTestResult(code: Int(code)) else { throw StoredResultError.invalidCode }
-                    return StoredResult(result: result, sampleCollectedAt: date, labID: labID)
-                }
-                // Deleted by retention between the two statements: insert again.
+                if let stored = try await self.read(key: key, connection: connection) { return stored }
+                // Deleted by retention between the statements: try again.
             }
             throw StoredResultError.vanished
         }
+    }
+
+    private func read(key: String, connection: PostgresConnection) async throws -> StoredResult? {
+        let rows = try await connection.query("SELECT result, result_date, lab_id FROM test_result WHERE result_id = \(key)", logger: self.logger)
+        for try await (code, date, labID) in rows.decode((Int16, Date, String?).self) {
+            guard let result = LabTestResult(code: Int(code)) else { throw StoredResultError.invalidCode }
+            return StoredResult(result: result, sampleCollectedAt: date, labID: labID)
+        }
+        return nil
     }
 
     func applyRetention(maskBefore: Date, deleteBefore: Date, now: Date) async throws -> RetentionOutcome? {

@@ -17,9 +17,11 @@ package struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
         self.port = settings.int("\(prefix)_PORT", default: defaultPort, range: 0...65535, help: "Port of the \(purpose).")
     }
 
-    /// Whether only this machine can connect (127.0.0.0/8, ::1 or `localhost`).
+    /// Whether only this machine can connect: an IPv4 address in 127.0.0.0/8, `::1`, or `localhost`.
     package var isLoopback: Bool {
-        self.host == "localhost" || self.host == "::1" || self.host.hasPrefix("127.")
+        if self.host == "localhost" || self.host == "::1" { return true }
+        let octets = self.host.split(separator: ".", omittingEmptySubsequences: false)
+        return octets.count == 4 && octets.first == "127" && octets.allSatisfy { UInt8($0) != nil && $0.count <= 3 }
     }
 
     package var description: String { self.host.contains(":") ? "[\(self.host)]:\(self.port)" : "\(self.host):\(self.port)" }

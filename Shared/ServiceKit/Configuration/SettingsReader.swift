@@ -100,12 +100,17 @@ package final class SettingsReader {
         return self.reader.bool(forKey: Self.key(name)) ?? defaultValue
     }
 
-    /// A duration written as a number with a unit (`500ms`, `30s`, `15m`, `1h`, `2d`) or as plain seconds.
-    package func duration(_ name: String, default defaultValue: Duration, help: String) -> Duration {
+    /// A duration written as a number with a unit (`500ms`, `30s`, `15m`, `1h`, `2d`) or as plain seconds, at least
+    /// `minimum` and at most ten years.
+    package func duration(_ name: String, default defaultValue: Duration, minimum: Duration = .milliseconds(1), help: String) -> Duration {
         self.document(name, Self.format(defaultValue), help)
         guard let text = self.raw(name) else { return defaultValue }
         guard let value = Self.parseDuration(text), value > .zero else {
             self.report(name, "must be a positive duration such as 30s, 15m, 1h or 2d, got '\(text)'")
+            return defaultValue
+        }
+        guard value >= minimum else {
+            self.report(name, "must be at least \(Self.format(minimum)), got '\(text)'")
             return defaultValue
         }
         return value
@@ -195,11 +200,15 @@ package final class SettingsReader {
     static func parseDuration(_ text: String) -> Duration? {
         let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
         let units: [(suffix: String, seconds: Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
+        // At most ten years, so the conversion to whole milliseconds cannot overflow.
+        let limit = 10.0 * 365 * 86400
         for unit in units where trimmed.hasSuffix(unit.suffix) {
-            guard let number = Double(trimmed.dropLast(unit.suffix.count)), number.isFinite, number >= 0 else { return nil }
+            guard let number = Double(trimmed.dropLast(unit.suffix.count)), number.isFinite, number >= 0,
+                number * unit.seconds <= limit
+            else { return nil }
             return .milliseconds(Int64((number * unit.seconds * 1000).rounded()))
         }
-        guard let seconds = Double(trimmed), seconds.isFinite, seconds >= 0 else { return nil }
+        guard let seconds = Double(trimmed), seconds.isFinite, seconds >= 0, seconds <= limit else { return nil }
         return .milliseconds(Int64((seconds * 1000).rounded()))
     }
 

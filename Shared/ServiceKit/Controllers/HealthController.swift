@@ -3,6 +3,7 @@
 import Foundation
 package import Hummingbird
 import Logging
+import Synchronization
 
 /// Liveness says the process serves HTTP; readiness also checks every dependency within `timeout`.
 package struct HealthController<Context: RequestContext>: Sendable {
@@ -31,25 +32,29 @@ package struct HealthController<Context: RequestContext>: Sendable {
         return Self.json(up ? .ok : .serviceUnavailable, body)
     }
 
+    /// The check's verdict, or `false` after `timeout`. The check runs in its own task, which is cancelled but
+    /// not awaited on timeout: a query stuck on a dead connection must not hold the probe (a task group would
+    /// wait for it).
     private func run(_ check: any ReadinessCheck, logger: Logger) async -> Bool {
         let timeout = self.timeout
-        return await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
+        let verdict = FirstAnswer()
+        return await withCheckedContinuation { continuation in
+            let work = Task {
                 do {
                     try await check.check(logger: logger)
-                    return true
+                    verdict.answer(true, continuation)
                 } catch {
                     logger.warning("Readiness check failed", metadata: ["check": "\(check.name)", "error.type": "\(type(of: error))"])
-                    return false
+                    verdict.answer(false, continuation)
                 }
             }
-            group.addTask {
+            Task {
                 try? await Task.sleep(for: timeout)
-                return false
+                if verdict.answer(false, continuation) {
+                    logger.warning("Readiness check timed out", metadata: ["check": "\(check.name)"])
+                    work.cancel()
+                }
             }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            return first
         }
     }
 
@@ -60,5 +65,21 @@ package struct HealthController<Context: RequestContext>: Sendable {
             headers: [.contentType: "application/json", .cacheControl: "no-store"],
             body: .init(byteBuffer: ByteBuffer(bytes: data))
         )
+    }
+}
+
+/// Resumes a continuation with the first answer only.
+private final class FirstAnswer: Sendable {
+    private let answered = Mutex(false)
+
+    /// Resumes with `value` if nobody answered yet; returns whether this call did.
+    @discardableResult
+    func answer(_ value: Bool, _ continuation: CheckedContinuation<Bool, Never>) -> Bool {
+        let first = self.answered.withLock { answered in
+            defer { answered = true }
+            return !answered
+        }
+        if first { continuation.resume(returning: value) }
+        return first
     }
 }

@@ -4,7 +4,7 @@ package import Logging
 import PostgresNIO
 
 /// Log metadata for an error that is not a client mistake: its type and, for PostgreSQL, the error code,
-/// SQLSTATE and server message. Never `String(reflecting:)` of arbitrary errors: PostgresNIO's includes the
+/// SQLSTATE and (except for data exceptions) the server message. Never `String(reflecting:)` of arbitrary errors: PostgresNIO's includes the
 /// query's bind values, which may be hashes of secrets.
 package enum ErrorMetadata {
     package static func of(_ error: any Error) -> Logger.Metadata {
@@ -17,14 +17,22 @@ package enum ErrorMetadata {
         var metadata: Logger.Metadata = ["error.type": "\(String(reflecting: type(of: error)))"]
         if let error = error as? PSQLError {
             metadata["error.code"] = "\(error.code)"
-            if let state = error.serverInfo?[.sqlState] { metadata["db.sqlstate"] = "\(state)" }
-            if let message = error.serverInfo?[.message] { metadata["db.message"] = "\(message)" }
+            let state = error.serverInfo?[.sqlState]
+            if let state { metadata["db.sqlstate"] = "\(state)" }
+            if let message = error.serverInfo?[.message], Self.messageIsSafe(sqlState: state) { metadata["db.message"] = "\(message)" }
         }
         // The simple-query protocol (migrations) reports server errors with the older error type.
         if case .server(let server) = error as? PostgresError {
-            if let state = server.fields[.sqlState] { metadata["db.sqlstate"] = "\(state)" }
-            if let message = server.fields[.message] { metadata["db.message"] = "\(message)" }
+            let state = server.fields[.sqlState]
+            if let state { metadata["db.sqlstate"] = "\(state)" }
+            if let message = server.fields[.message], Self.messageIsSafe(sqlState: state) { metadata["db.message"] = "\(message)" }
         }
         return metadata
+    }
+
+    /// Data exceptions (class 22) quote the offending value ("invalid input syntax for type …: \"…\""), which may be a
+    /// hash of a secret; their message is left out.
+    static func messageIsSafe(sqlState: String?) -> Bool {
+        !(sqlState ?? "22").hasPrefix("22")
     }
 }

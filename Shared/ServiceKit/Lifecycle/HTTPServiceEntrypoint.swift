@@ -26,7 +26,7 @@ package protocol HTTPServiceEntrypoint {
 extension HTTPServiceEntrypoint {
     /// Parses the configuration (every problem printed, exit 2), bootstraps logging and metrics, applies pending
     /// migrations (with `--migrate-only` or `DATABASE_AUTO_MIGRATE`; `--migrate-only` then exits), then runs the
-    /// application until SIGTERM/SIGINT, draining in-flight requests for at most 8 seconds, and exits 0.
+    /// application until SIGTERM/SIGINT, draining in-flight requests for at most 7 seconds, and exits 0.
     package static func main() async {
         let code = await self.run(arguments: CommandLine.arguments, environment: ProcessInfo.processInfo.environment)
         exit(code)
@@ -65,8 +65,9 @@ extension HTTPServiceEntrypoint {
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: logger
             )
-            // Below the 10 s that ARCHITECTURE §5 allows and an orchestrator's usual kill timeout.
-            groupConfiguration.maximumGracefulShutdownDuration = .seconds(8)
+            // Together below the 10 s that ARCHITECTURE §5 allows: 7 s to drain, then 2 s for cancelled work to end.
+            groupConfiguration.maximumGracefulShutdownDuration = .seconds(7)
+            groupConfiguration.maximumCancellationDuration = .seconds(2)
             logger.info("Starting", metadata: ["service": "\(self.serviceName)", "database": "\(configuration.database)"])
             try await ServiceGroup(configuration: groupConfiguration).run()
             logger.info("Stopped")

@@ -23,9 +23,9 @@ package struct PeriodicTask: Service {
             while !Task.isCancelled {
                 do {
                     try await self.work()
-                } catch is CancellationError {
-                    return
                 } catch {
+                    // Shutdown cancels the running work; whatever it throws then is not a failure.
+                    if Task.isCancelled { return }
                     self.logger.error("Periodic task failed", metadata: ErrorMetadata.of(error).merging(["task": "\(self.name)"]) { _, new in new })
                 }
                 try? await Task.sleep(for: self.interval)
