@@ -1,25 +1,43 @@
-// Plain HTTP requests to a running process.
+// One-off HTTP requests to a running server, optionally over TLS with a client certificate.
 
-import AsyncHTTPClient
+package import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
+package import NIOSSL
 
-/// One-off requests with AsyncHTTPClient's shared client.
+/// Requests with a short-lived AsyncHTTPClient (the shared one for plain HTTP).
 package enum HTTP {
-    package static func get(_ url: String) async throws -> (status: UInt, body: String) {
-        try await self.send(HTTPClientRequest(url: url))
+    /// A response's status code and body text.
+    package typealias Reply = (status: UInt, body: String)
+
+    package static func get(_ url: String, tls: TLSConfiguration? = nil) async throws -> Reply {
+        try await self.send(HTTPClientRequest(url: url), tls: tls)
     }
 
-    package static func post(_ url: String, json: String) async throws -> (status: UInt, body: String) {
+    package static func post(_ url: String, json: String, tls: TLSConfiguration? = nil) async throws -> Reply {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         request.body = .bytes(ByteBuffer(string: json))
-        return try await self.send(request)
+        return try await self.send(request, tls: tls)
     }
 
-    private static func send(_ request: HTTPClientRequest) async throws -> (status: UInt, body: String) {
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
+    /// Sends `request`; with `tls`, on a client of its own that is shut down afterwards.
+    package static func send(_ request: HTTPClientRequest, tls: TLSConfiguration? = nil) async throws -> Reply {
+        guard let tls else { return try await self.execute(request, on: HTTPClient.shared) }
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
+        do {
+            let reply = try await self.execute(request, on: client)
+            try await client.shutdown()
+            return reply
+        } catch {
+            try? await client.shutdown()
+            throw error
+        }
+    }
+
+    private static func execute(_ request: HTTPClientRequest, on client: HTTPClient) async throws -> Reply {
+        let response = try await client.execute(request, timeout: .seconds(30))
         let body = try await response.body.collect(upTo: 1 << 20)
         return (response.status.code, String(buffer: body))
     }

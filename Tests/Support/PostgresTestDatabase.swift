@@ -1,6 +1,6 @@
 // A fresh PostgreSQL database per test, cloned from a migrated template, so database tests run in parallel.
 
-import Crypto
+import ENCrypto
 package import ENPersistence
 import Foundation
 package import Logging
@@ -113,7 +113,7 @@ actor PostgresTestServer {
     /// A new database with the given migrations applied.
     func createDatabase(migrating groups: [MigrationGroup]) async throws -> (configuration: DatabaseConfiguration, logger: Logger) {
         let template = try await self.template(for: groups)
-        let name = "en_t_" + Self.randomHex(8)
+        let name = "en_t_\(getpid())_" + Self.randomHex(6)
         try await self.retryingWhileInUse {
             try await self.adminClient.query(PostgresQuery(unsafeSQL: #"CREATE DATABASE "\#(name)" TEMPLATE "\#(template)""#), logger: self.logger)
         }
@@ -131,6 +131,7 @@ actor PostgresTestServer {
     private func template(for groups: [MigrationGroup]) async throws -> String {
         let name = "en_tpl_" + Self.fingerprint(groups)
         if let task = self.templates[name] { return try await task.value }
+        if self.templates.isEmpty { try await self.dropDatabasesOfDeadProcesses() }
         let task = Task { try await self.buildTemplate(name: name, groups: groups) }
         self.templates[name] = task
         return try await task.value
@@ -158,6 +159,21 @@ actor PostgresTestServer {
                 _ = try? await connection.query("SELECT pg_advisory_unlock(\(lock.key))", logger: self.logger)
                 throw error
             }
+        }
+    }
+
+    /// Test databases are named `en_t_<pid>_<random>`; those of test processes that no longer run (a crash, a
+    /// killed run) are dropped, so the cluster does not fill up.
+    private func dropDatabasesOfDeadProcesses() async throws {
+        let rows = try await self.adminClient.query("SELECT datname FROM pg_database WHERE datname LIKE 'en\\_t\\_%'", logger: self.logger)
+        var stale: [String] = []
+        for try await name in rows.decode(String.self) {
+            let parts = name.split(separator: "_")
+            guard parts.count == 4, let pid = Int32(parts[2]) else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { stale.append(name) }
+        }
+        for name in stale {
+            try? await self.dropDatabase(name)
         }
     }
 
@@ -208,10 +224,10 @@ actor PostgresTestServer {
     private static func fingerprint(_ groups: [MigrationGroup]) -> String {
         let text = groups.map { group in ([group.name] + group.migrations.map { "\($0.name):\($0.checksum)" }).joined(separator: "|") }
             .joined(separator: "/")
-        return String(SHA256.hash(data: Array(text.utf8)).map { String(format: "%02x", $0) }.joined().prefix(16))
+        return String(SecretHash.sha256Hex(text).prefix(16))
     }
 
     private static func randomHex(_ bytes: Int) -> String {
-        (0..<bytes).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+        Hex.encode((0..<bytes).map { _ in UInt8.random(in: 0...255) })
     }
 }

@@ -1,7 +1,9 @@
 // A throw-away certificate authority with server and client certificates, for real TLS tests on loopback.
 
 import Crypto
+import ENCrypto
 package import Foundation
+package import NIOSSL
 import SwiftASN1
 import X509
 
@@ -74,6 +76,17 @@ package struct TestPKI: Sendable {
         return Client(certificateFile: certificateFile, keyFile: keyFile, thumbprint: issued.thumbprint)
     }
 
+    /// Client TLS settings trusting this CA, presenting `client`'s certificate when given.
+    package func clientTLS(presenting client: Client?) throws -> TLSConfiguration {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .file(self.caCertificateFile.path)
+        if let client {
+            tls.certificateChain = try NIOSSLCertificate.fromPEMFile(client.certificateFile.path).map { .certificate($0) }
+            tls.privateKey = .privateKey(try NIOSSLPrivateKey(file: client.keyFile.path, format: .pem))
+        }
+        return tls
+    }
+
     /// Removes the directory with every key in it.
     package func remove() {
         try? FileManager.default.removeItem(at: self.directory)
@@ -108,7 +121,7 @@ package struct TestPKI: Sendable {
         )
         var serializer = DER.Serializer()
         try serializer.serialize(certificate)
-        let thumbprint = SHA256.hash(data: serializer.serializedBytes).map { String(format: "%02x", $0) }.joined()
+        let thumbprint = CertificateThumbprint(derEncodedCertificate: serializer.serializedBytes).hex
         return (try certificate.serializeAsPEM().pemString, key.pemRepresentation, thumbprint)
     }
 }

@@ -1,12 +1,9 @@
 // The lab-certificate allowlist over real TLS on loopback.
 
-import AsyncHTTPClient
 import ENServiceKit
 import ENTestSupport
 import Foundation
 import NIOCore
-import NIOHTTP1
-import NIOSSL
 import Testing
 @testable import TestResultService
 
@@ -74,34 +71,11 @@ struct ClientCertificateTests {
         return try TestResult.buildApplication(configuration: configuration, dependencies: dependencies, environment: .testing())
     }
 
-    private func post(port: Int, pki: TestPKI, client: TestPKI.Client?, path: String, body: String) async throws -> (status: UInt, body: String) {
-        var request = HTTPClientRequest(url: "https://127.0.0.1:\(port)\(path)")
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
-        request.body = .bytes(ByteBuffer(string: body))
-        return try await self.send(request, pki: pki, client: client)
+    private func post(port: Int, pki: TestPKI, client: TestPKI.Client?, path: String, body: String) async throws -> HTTP.Reply {
+        try await HTTP.post("https://127.0.0.1:\(port)\(path)", json: body, tls: try pki.clientTLS(presenting: client))
     }
 
-    private func get(port: Int, pki: TestPKI, path: String) async throws -> (status: UInt, body: String) {
-        try await self.send(HTTPClientRequest(url: "https://127.0.0.1:\(port)\(path)"), pki: pki, client: nil)
-    }
-
-    private func send(_ request: HTTPClientRequest, pki: TestPKI, client: TestPKI.Client?) async throws -> (status: UInt, body: String) {
-        var tls = TLSConfiguration.makeClientConfiguration()
-        tls.trustRoots = .file(pki.caCertificateFile.path)
-        if let client {
-            tls.certificateChain = try NIOSSLCertificate.fromPEMFile(client.certificateFile.path).map { .certificate($0) }
-            tls.privateKey = .privateKey(try NIOSSLPrivateKey(file: client.keyFile.path, format: .pem))
-        }
-        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
-        do {
-            let response = try await http.execute(request, timeout: .seconds(30))
-            let body = try await response.body.collect(upTo: 1 << 20)
-            try await http.shutdown()
-            return (response.status.code, String(buffer: body))
-        } catch {
-            try? await http.shutdown()
-            throw error
-        }
+    private func get(port: Int, pki: TestPKI, path: String) async throws -> HTTP.Reply {
+        try await HTTP.get("https://127.0.0.1:\(port)\(path)", tls: try pki.clientTLS(presenting: nil))
     }
 }

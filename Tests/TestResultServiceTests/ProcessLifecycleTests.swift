@@ -3,6 +3,9 @@
 import ENPersistence
 import ENTestSupport
 import Foundation
+import AsyncHTTPClient
+import NIOCore
+import NIOHTTP1
 import PostgresNIO
 import Testing
 @testable import TestResultService
@@ -31,15 +34,49 @@ struct ProcessLifecycleTests {
         #expect(service.output.contains("Stopped"))
     }
 
+    @Test("SIGTERM during an upload: the request in flight completes, then the process exits 0")
+    func sigtermDrainsInFlightRequest() async throws {
+        let database = try PostgresTestDatabase.require()
+        let service = try ServiceProcess.start(BuiltProduct.url("test-result-service"), environment: self.environment(database))
+        defer { service.kill() }
+        let labPort = try await service.waitForPort(listener: "lab")
+        let id = TestResultFixture.hashedGUID()
+        let body = Array(TestResultFixture.batch([(id, 2, nil)]).readableBytesView)
+        let (stream, continuation) = AsyncStream.makeStream(of: ByteBuffer.self)
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(labPort)/api/v1/lab/results")
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .stream(stream, length: .unknown)
+
+        async let reply = HTTPClient.shared.execute(request, timeout: .seconds(30))
+        continuation.yield(ByteBuffer(bytes: body.prefix(20)))
+        try await Task.sleep(for: .milliseconds(300))  // let the request reach the handler before the signal
+        service.signal(SIGTERM)
+        try await Task.sleep(for: .milliseconds(300))
+        continuation.yield(ByteBuffer(bytes: body.dropFirst(20)))
+        continuation.finish()
+        let status = try await reply.status
+        let exit = try await service.waitForExit()
+        let rows = try await database.client.query("SELECT count(*) FROM test_result WHERE result_id = \(id)")
+        var stored = 0
+        for try await count in rows.decode(Int.self) { stored = count }
+
+        #expect(status == .noContent)
+        #expect(exit == 0)
+        #expect(stored == 1)
+    }
+
     @Test("--migrate-only applies the migrations once; a second run applies none and changes nothing")
     func migrateOnlyTwice() async throws {
         let database = try PostgresTestDatabase.require()
         let binary = try BuiltProduct.url("test-result-service")
 
         let first = try ServiceProcess.start(binary, arguments: ["--migrate-only"], environment: self.environment(database))
+        defer { first.kill() }
         let firstStatus = try await first.waitForExit()
         let historyAfterFirst = try await self.history(database)
         let second = try ServiceProcess.start(binary, arguments: ["--migrate-only"], environment: self.environment(database))
+        defer { second.kill() }
         let secondStatus = try await second.waitForExit()
         let historyAfterSecond = try await self.history(database)
 
@@ -51,6 +88,27 @@ struct ProcessLifecycleTests {
         #expect(historyAfterSecond == historyAfterFirst)
     }
 
+    private func environment(_ database: PostgresTestDatabase) -> [String: String] {
+        let configuration = database.configuration
+        return [
+            "DATABASE_URL":
+                "postgres://\(configuration.username):\(configuration.password ?? "")@\(configuration.host):\(configuration.port)/\(configuration.database)?sslmode=disable",
+            "HTTP_PORT": "0",
+            "INTERNAL_HTTP_PORT": "0",
+            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+        ]
+    }
+
+    private func history(_ database: PostgresTestDatabase) async throws -> [String] {
+        let rows = try await database.client.query("SELECT name FROM schema_migrations WHERE migration_group = 'testresult' ORDER BY position")
+        var names: [String] = []
+        for try await name in rows.decode(String.self) { names.append(name) }
+        return names
+    }
+}
+
+@Suite("test-result-service process without a database")
+struct ProcessConfigurationTests {
     @Test("bad configuration: exit 2, every problem listed, the database password never printed")
     func badConfiguration() async throws {
         let environment = [
@@ -79,23 +137,5 @@ struct ProcessLifecycleTests {
         for setting in ["DATABASE_URL", "--http-port", "LAB_CERT_SHA256_ALLOWLIST", "RESULT_MASK_AFTER", "MIGRATE_ONLY"] {
             #expect(service.output.contains(setting))
         }
-    }
-
-    private func environment(_ database: PostgresTestDatabase) -> [String: String] {
-        let configuration = database.configuration
-        return [
-            "DATABASE_URL":
-                "postgres://\(configuration.username):\(configuration.password ?? "")@\(configuration.host):\(configuration.port)/\(configuration.database)?sslmode=disable",
-            "HTTP_PORT": "0",
-            "INTERNAL_HTTP_PORT": "0",
-            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
-        ]
-    }
-
-    private func history(_ database: PostgresTestDatabase) async throws -> [String] {
-        let rows = try await database.client.query("SELECT name FROM schema_migrations WHERE migration_group = 'testresult' ORDER BY position")
-        var names: [String] = []
-        for try await name in rows.decode(String.self) { names.append(name) }
-        return names
     }
 }

@@ -73,16 +73,69 @@ struct ResultStorageTests {
         #expect(try await self.verificationLookup(internalAPI, id).testResult == 2)
     }
 
-    @Test("a redeemed row never changes, whatever a lab sends")
-    func redeemedRowNeverChanges() async throws {
-        let (lab, internalAPI, database) = try self.apps()
+    @Test("a redeemed row never changes, whatever a lab sends", arguments: [
+        (redeemed: 4, path: "/api/v1/lab/results", upload: 1),
+        (redeemed: 9, path: "/api/v1/quicktest/results", upload: 6),
+        (redeemed: 14, path: "/api/v1/pocnat/results", upload: 11),
+    ])
+    func redeemedRowNeverChanges(_ redeemed: Int, _ path: String, _ upload: Int) async throws {
+        let (lab, _, database) = try self.apps()
         let id = TestResultFixture.hashedGUID()
-        try await self.upload(lab, "/api/v1/lab/results", TestResultFixture.batch(labID: "lab-1", [(id, 2, 1_699_900_000)]))
-        try await database.client.query("UPDATE test_result SET result = 4 WHERE result_id = \(id)")
+        let key = path.contains("/lab/") ? id : SecretHash.sha256Hex(id)
+        try await database.client.query(
+            """
+            INSERT INTO test_result (result_id, result, result_date, lab_id, created_at, updated_at)
+            VALUES (\(key), \(Int16(redeemed)), '2023-11-01T00:00:00Z', 'lab-1', now(), now())
+            """
+        )
 
-        try await self.upload(lab, "/api/v1/lab/results", TestResultFixture.batch(labID: "lab-2", [(id, 1, 1_699_950_000)]))
+        try await self.upload(lab, path, TestResultFixture.batch(labID: "lab-2", [(id, upload, 1_699_950_000)]))
 
-        #expect(try await self.verificationLookup(internalAPI, id) == VerificationResultResponse(testResult: 4, sc: 1_699_900_000, labId: "lab-1"))
+        let rows = try await self.rows()
+        #expect(rows.map(\.code) == [redeemed])
+        #expect(rows.map(\.labID) == ["lab-1"])
+    }
+
+    @Test("20 parallel batches over HTTP with the same 50 ids in different orders: all 204, one row per id")
+    func parallelOverlappingBatches() async throws {
+        let (lab, _, _) = try self.apps()
+        let ids = (0..<50).map { TestResultFixture.hashedGUID("overlap-\($0)") }
+
+        let statuses = try await lab.test(.router) { client in
+            try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for batch in 0..<20 {
+                    var generator = SeededGenerator(seed: UInt64(batch + 1))
+                    let order = ids.shuffled(using: &generator)
+                    group.addTask {
+                        let body = TestResultFixture.batch(labID: "lab-\(batch)", order.map { ($0, 1 + batch % 3, nil) })
+                        return try await client.execute(uri: "/api/v1/lab/results", method: .post, headers: .json, body: body).status
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        let rows = try await self.rows()
+
+        #expect(statuses.count == 20)
+        #expect(statuses.allSatisfy { $0 == .noContent })
+        #expect(Set(rows.map(\.key)) == Set(ids))
+        #expect(rows.count == 50)
+        // Each row is one batch's: its lab and its result agree.
+        #expect(rows.allSatisfy { row in row.labID.flatMap { Int($0.dropFirst(4)) }.map { 1 + $0 % 3 == row.code } ?? false })
+    }
+
+    @Test("malformed JSON, wrong types and oversized bodies store nothing in PostgreSQL", arguments: [
+        "{\"testResults\":[{\"id\":", "{\"testResults\":[{\"id\":\"abc\",\"result\":2}]}", "{\"testResults\":\"many\"}",
+        "{\"testResults\":[" + String(repeating: "{\"id\":\"" + String(repeating: "a", count: 64) + "\",\"result\":2},", count: 13_000) + "{}]}",
+    ])
+    func badBodiesStoreNothing(_ body: String) async throws {
+        let (lab, _, _) = try self.apps()
+
+        try await lab.test(.router) { client in
+            let response = try await client.execute(uri: "/api/v1/lab/results", method: .post, headers: .json, body: ByteBuffer(string: body))
+            #expect([.badRequest, .contentTooLarge].contains(response.status))
+        }
+        #expect(try await self.rows().isEmpty)
     }
 
     @Test("a rapid-test portal reads back what it uploaded; the app finds it under SHA-256 of the portal's id")

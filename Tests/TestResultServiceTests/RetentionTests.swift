@@ -74,6 +74,8 @@ struct RetentionTests {
         let release = OneShot<Void>()
 
         async let holder: Void = database.client.withTransaction(logger: database.logger) { connection in
+            // Signal even when taking the lock fails, so the test fails instead of waiting forever.
+            defer { holding.fulfil(()) }
             try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresTestResultRepository.retentionLock.key))", logger: database.logger)
             holding.fulfil(())
             await release.wait()
@@ -86,6 +88,32 @@ struct RetentionTests {
 
         #expect(whileHeld == nil)
         #expect(afterwards == RetentionOutcome(masked: 1, deleted: 0))
+    }
+
+    @Test("the application runs retention by itself every RETENTION_INTERVAL")
+    func periodicTaskRunsRetention() async throws {
+        let database = try PostgresTestDatabase.require()
+        let clock = ManualClock()
+        let dependencies = TestResultDependencies.postgres(client: database.client, logger: database.logger, clock: clock.wallClock)
+        let id = TestResultFixture.hashedGUID()
+        _ = try await dependencies.repository.store([ResultUpload(key: id, result: LabTestResult(code: 7)!, sampleCollectedAt: clock.now, labID: nil)], now: clock.now)
+        clock.advance(by: 22 * Self.day)
+        let configuration = try TestResultFixture.configuration(["RETENTION_INTERVAL": "1s"])
+        let app = try TestResult.buildApplication(configuration: configuration, dependencies: dependencies, environment: .testing())
+
+        let masked = Mutexed(false)
+        try await LiveServer.run(app) { _ in
+            // The first pass runs when the application starts; wait for it (the bound only guards against a hang).
+            for _ in 0..<100 {
+                if try await self.codes(database) == [id: 9] {
+                    masked.value = true
+                    return
+                }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+
+        #expect(masked.value)
     }
 
     private func codes(_ database: PostgresTestDatabase) async throws -> [String: Int] {
