@@ -1,0 +1,73 @@
+# The two commands of the README are `make run` and `make test`; everything else supports them.
+# Every swift invocation runs with deterministic hashing (see shared/design/BUILD-NOTES.md, pitfall 1).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+export SWIFT_DETERMINISTIC_HASHING := 1
+
+SWIFT ?= swift
+CONFIG ?= debug
+PG := deploy/local/postgres.sh
+# protoc-gen-swift is built in its own scratch folder: building it in .build would make the next normal build
+# compile every executable of every dependency (BUILD-NOTES pitfall 2).
+PROTOC_GEN_SWIFT := .build-protoc/release/protoc-gen-swift
+PROTO_OUT := Shared/Models/Generated
+PROTO_OPTS := Visibility=Package,FileNaming=PathToUnderscores,UseAccessLevelOnImports=true
+
+.PHONY: help build test test-unit run stop db-start db-stop db-status protos protos-check protoc-tools bench clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
+
+build: ## Build every product (debug; CONFIG=release for release)
+	$(SWIFT) build -c $(CONFIG)
+
+test: db-start ## Start PostgreSQL if needed, build, run the whole suite (database tests required)
+	database_env="$$($(PG) env)"; eval "$$database_env"; \
+	export EN_REQUIRE_DB=1; \
+	$(SWIFT) build --build-tests; \
+	$(SWIFT) test --skip-build
+
+test-unit: ## Run the suite without a database (database tests are skipped, visibly)
+	$(SWIFT) test
+
+run: ## Start PostgreSQL and every service on loopback, print the URLs; Ctrl-C stops everything
+	$(SWIFT) build -c $(CONFIG)
+	CONFIG=$(CONFIG) deploy/local/run.sh
+
+stop: ## Stop what `make run` started (services and PostgreSQL)
+	deploy/local/run.sh stop
+
+db-start: ## Start the local PostgreSQL cluster (.data/postgres, 127.0.0.1:54329), creating it if needed
+	@$(PG) start >/dev/null
+
+db-stop: ## Stop the local PostgreSQL cluster
+	@$(PG) stop
+
+db-status: ## Is the local PostgreSQL cluster running?
+	@$(PG) status
+
+protoc-tools:
+	@command -v protoc >/dev/null || { echo "installing protobuf-compiler"; \
+		$$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get update -qq; \
+		$$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get install -y -qq --no-install-recommends protobuf-compiler; }
+	$(SWIFT) build -c release --scratch-path .build-protoc --product protoc-gen-swift
+
+protos: protoc-tools ## Regenerate Shared/Models/Generated from protos/
+	rm -f $(PROTO_OUT)/*.pb.swift
+	cd protos && protoc --plugin=protoc-gen-swift=../$(PROTOC_GEN_SWIFT) --swift_out=../$(PROTO_OUT) \
+		--swift_opt=$(PROTO_OPTS) $$(find . -name '*.proto' | LC_ALL=C sort)
+	@echo "generated $$(ls $(PROTO_OUT)/*.pb.swift | wc -l) files into $(PROTO_OUT)"
+
+protos-check: protos ## Fail when the committed generated code differs from what protos/ generates
+	@if [ -n "$$(git status --porcelain -- $(PROTO_OUT))" ]; then \
+		git status --short -- $(PROTO_OUT); \
+		echo "protos-check: generated code is out of date; run 'make protos' and commit the result"; exit 1; fi
+	@echo "protos-check: generated code matches protos/"
+
+bench: ## Measure test-result-service throughput against the local database (see README)
+	$(SWIFT) build -c release --product test-result-service
+	deploy/local/bench.sh
+
+clean: ## Remove build folders (keeps .data/)
+	rm -rf .build .build-protoc

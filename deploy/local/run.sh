@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# Runs the suite on loopback for development: PostgreSQL (deploy/local/postgres.sh) and every service built so far.
+#
+#   deploy/local/run.sh          start everything, print the URLs, follow the logs; Ctrl-C stops everything
+#   deploy/local/run.sh stop     stop what a previous run left running (services, then PostgreSQL)
+#
+# Binaries come from .build/<CONFIG> (make run builds them first). State lives under .data/: the database
+# cluster, logs in .data/logs, process ids in .data/run. A second run reuses .data/.
+set -euo pipefail
+shopt -s nullglob
+
+root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
+data="${EN_DATA_DIR:-$root/.data}"
+pg="$root/deploy/local/postgres.sh"
+config="${CONFIG:-debug}"
+bin="$root/.build/$config"
+logs="$data/logs"
+pids="$data/run"
+
+# name | binary | environment (space-separated KEY=VALUE; @db:<role> is replaced by that role's database URL)
+services=(
+  "test-result|test-result-service|HTTP_PORT=8003 INTERNAL_HTTP_PORT=8013 DATABASE_URL=@db:testresult"
+)
+
+say() { printf '%s\n' "$*"; }
+fail() { printf 'run.sh: %s\n' "$*" >&2; exit 1; }
+
+# Whether pid runs one of our binaries: after a reboot a stale pidfile may name an unrelated process.
+is_ours() {
+  local exe
+  exe="$(readlink "/proc/$1/exe" 2>/dev/null)" || return 1
+  case "$exe" in "$root"/.build/*) return 0 ;; *) return 1 ;; esac
+}
+
+stop_services() {
+  local pidfile pid name
+  for pidfile in "$pids"/*.pid; do
+    name="$(basename "$pidfile" .pid)"
+    pid="$(cat "$pidfile")"
+    if is_ours "$pid"; then
+      kill -TERM "$pid" 2>/dev/null || true
+      # The services drain for at most 8 s; give them 12 before insisting.
+      for _ in $(seq 1 120); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+      kill -0 "$pid" 2>/dev/null && { say "  $name did not stop in time; killing it"; kill -KILL "$pid" 2>/dev/null || true; }
+      say "  stopped $name"
+    fi
+    rm -f "$pidfile"
+  done
+}
+
+stop_all() {
+  say "stopping…"
+  if [ -n "${tail_pid:-}" ]; then kill "$tail_pid" 2>/dev/null || true; fi
+  stop_services
+  "$pg" stop >/dev/null 2>&1 || true
+  say "  stopped PostgreSQL"
+}
+
+port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
+
+start_service() {
+  local name="$1" binary="$2" settings="$3" env=() item role
+  [ -x "$bin/$binary" ] || fail "$bin/$binary is missing: run 'make run' (it builds first)"
+  for item in $settings; do
+    case "$item" in
+      *=@db:*) role="${item#*=@db:}"; env+=("${item%%=*}=$("$pg" url "$role")") ;;
+      *) env+=("$item") ;;
+    esac
+  done
+  for item in "${env[@]}"; do
+    case "$item" in *_PORT=*) port_in_use "${item#*=}" && fail "port ${item#*=} (for $name) is already in use; is another run active? ('make stop')" ;; esac
+  done
+  env "${env[@]}" LOG_LEVEL="${LOG_LEVEL:-info}" "$bin/$binary" >>"$logs/$name.log" 2>&1 &
+  echo $! >"$pids/$name.pid"
+}
+
+wait_ready() {
+  local name="$1" port="$2"
+  for _ in $(seq 1 300); do
+    if curl -fsS "http://127.0.0.1:$port/health/ready" >/dev/null 2>&1; then return 0; fi
+    kill -0 "$(cat "$pids/$name.pid")" 2>/dev/null || { tail -n 20 "$logs/$name.log" >&2; fail "$name exited during start-up (log: $logs/$name.log)"; }
+    sleep 0.1
+  done
+  tail -n 20 "$logs/$name.log" >&2
+  fail "$name did not become ready within 30 s (log: $logs/$name.log)"
+}
+
+case "${1:-run}" in
+  stop) stop_all; exit 0 ;;
+  run) ;;
+  -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+  *) fail "unknown command '$1' (run or stop)" ;;
+esac
+
+command -v curl >/dev/null || fail "curl is required"
+mkdir -p "$logs" "$pids"
+stop_services >/dev/null   # leftovers of a run that was killed
+"$pg" start >/dev/null
+trap 'stop_all; exit 0' INT TERM
+
+for entry in "${services[@]}"; do
+  IFS='|' read -r name binary settings <<<"$entry"
+  start_service "$name" "$binary" "$settings"
+done
+for entry in "${services[@]}"; do
+  IFS='|' read -r name binary settings <<<"$entry"
+  port="$(tr ' ' '\n' <<<"$settings" | sed -n 's/^HTTP_PORT=//p')"
+  wait_ready "$name" "$port"
+done
+
+guid_hash="$(printf 'example-guid' | sha256sum | cut -d' ' -f1)"
+cat <<INFO
+
+The suite is running on loopback (Ctrl-C stops everything; 'make stop' from another terminal does the same).
+
+  PostgreSQL            127.0.0.1:${EN_PG_PORT:-54329}   (URLs: deploy/local/postgres.sh url <service>)
+  test-result-service   http://127.0.0.1:8003   lab API (POST /api/v1/lab/results …), /openapi.yaml, /metrics
+                        http://127.0.0.1:8013   internal API for verification (POST /api/v1/app/result)
+
+Try it:
+  curl -i -X POST http://127.0.0.1:8003/api/v1/lab/results -H 'Content-Type: application/json' \\
+       -d '{"labId":"lab-1","testResults":[{"id":"$guid_hash","result":2}]}'
+  curl -s -X POST http://127.0.0.1:8013/api/v1/app/result -H 'Content-Type: application/json' \\
+       -d '{"id":"$guid_hash"}'
+
+Logs: $logs (following them below)
+INFO
+
+tail -n 0 -F "$logs"/*.log &
+tail_pid=$!
+# Wait until a service dies, `make stop` runs elsewhere (it removes the pidfiles), or the user presses Ctrl-C.
+while true; do
+  remaining=("$pids"/*.pid)
+  if [ ${#remaining[@]} -eq 0 ]; then
+    kill "$tail_pid" 2>/dev/null || true
+    say "stopped by 'make stop'"
+    exit 0
+  fi
+  for pidfile in "${remaining[@]}"; do
+    if [ -f "$pidfile" ] && ! kill -0 "$(cat "$pidfile" 2>/dev/null || echo 0)" 2>/dev/null; then
+      say "run.sh: $(basename "$pidfile" .pid) stopped unexpectedly (log in $logs)" >&2
+      stop_all
+      exit 1
+    fi
+  done
+  sleep 1
+done
