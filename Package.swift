@@ -118,7 +118,7 @@ let package = Package(
             path: "Tests/Support",
             swiftSettings: swiftSettings
         ),
-        libraryTests("ENModels", resources: [.copy("Vectors")]),
+        libraryTests("ENModels", extra: ["ENCrypto"], resources: [.copy("Vectors")]),
         libraryTests("ENCrypto"),
         libraryTests("ENPersistence"),
         libraryTests("ENServiceKit"),
@@ -181,7 +181,7 @@ func serviceTests(_ name: String) -> Target {
 }
 
 /// The test target of a shared library.
-func libraryTests(_ module: String, resources: [Resource] = []) -> Target {
+func libraryTests(_ module: String, extra: [Target.Dependency] = [], resources: [Resource] = []) -> Target {
     .testTarget(
         name: "\(module)Tests",
         dependencies: [

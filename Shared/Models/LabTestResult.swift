@@ -55,8 +55,5 @@ package struct LabTestResult: Hashable, Sendable, CustomStringConvertible {
     /// The pending placeholder of a kind, which a lookup of an unknown id creates.
     package static func pending(_ kind: TestKind) -> LabTestResult { LabTestResult(kind: kind, outcome: .pending) }
 
-    /// Every redeemed code (4, 9, 14).
-    package static var redeemedCodes: [Int] { TestKind.allCases.map { LabTestResult(kind: $0, outcome: .redeemed).code } }
-
     package var description: String { "\(self.code)" }
 }

@@ -21,11 +21,8 @@ package struct DatabaseMigrator: Sendable {
     /// Applies what is pending and returns the names applied now (empty when up to date).
     @discardableResult
     package func migrate(client: PostgresClient, logger: Logger) async throws -> [String] {
-        let group = self.group
-        return try await Self.unwrappingTransactionError {
-            try await client.withTransaction(logger: logger) { connection in
-                try await Self.migrate(group: group, connection: connection, logger: logger)
-            }
+        try await client.withConnection { connection in
+            try await self.migrate(connection: connection, logger: logger)
         }
     }
 

@@ -1,5 +1,6 @@
 // The event QR code vectors: decoding the payload and reproducing the location id.
 
+import ENCrypto
 import ENModels
 import Foundation
 import SwiftProtobuf
@@ -58,12 +59,12 @@ struct EventQRCodeVectorTests {
     func urlFragment(_ vector: Vector) throws {
         let payload = try #require(QRCodePayload.payloadBytes(fromURL: vector.url))
 
-        #expect(Self.hex(payload) == vector.payload_hex)
+        #expect(Hex.encode(payload) == vector.payload_hex)
     }
 
     @Test("the payload decodes to the vector's fields, vendor data included", arguments: Self.vectors)
     func decodesPayload(_ vector: Vector) throws {
-        let bytes = try #require(Self.bytes(vector.payload_hex))
+        let bytes = try #require(Hex.decode(vector.payload_hex))
 
         let payload = try QRCodePayload(serializedBytes: bytes)
         let vendor = try CWALocationData(serializedBytes: payload.vendorData)
@@ -76,7 +77,7 @@ struct EventQRCodeVectorTests {
         #expect(payload.locationData.endTimestamp == vector.decoded.trace_location.end_timestamp)
         #expect(payload.crowdNotifierData.version == vector.decoded.crowd_notifier.version)
         #expect(payload.crowdNotifierData.publicKey.base64EncodedString() == vector.decoded.crowd_notifier.public_key_base64)
-        #expect(Self.hex(payload.crowdNotifierData.cryptographicSeed) == vector.decoded.crowd_notifier.cryptographic_seed_hex)
+        #expect(Hex.encode(payload.crowdNotifierData.cryptographicSeed) == vector.decoded.crowd_notifier.cryptographic_seed_hex)
         #expect(vendor.version == vector.decoded.cwa_location_data.version)
         #expect(vendor.type.rawValue == vector.decoded.cwa_location_data.type)
         #expect(vendor.defaultCheckInLengthInMinutes == vector.decoded.cwa_location_data.default_check_in_length_in_minutes ?? 0)
@@ -84,36 +85,20 @@ struct EventQRCodeVectorTests {
 
     @Test("the location id is SHA-256(\"CWA-GUID\" ‖ payload) and its hash matches", arguments: Self.vectors)
     func locationID(_ vector: Vector) throws {
-        let bytes = try #require(Self.bytes(vector.payload_hex))
+        let bytes = try #require(Hex.decode(vector.payload_hex))
 
         let locationID = QRCodePayload.locationID(ofSerializedPayload: bytes)
 
-        #expect(Self.hex(locationID) == vector.location_id_hex)
-        #expect(Self.hex(QRCodePayload.locationIDHash(ofLocationID: locationID)) == vector.location_id_hash_hex)
+        #expect(Hex.encode(locationID) == vector.location_id_hex)
+        #expect(Hex.encode(QRCodePayload.locationIDHash(ofLocationID: locationID)) == vector.location_id_hash_hex)
     }
 
     @Test("re-encoding the decoded payload gives the same bytes (field numbers and types match the reference)", arguments: Self.vectors)
     func roundTrip(_ vector: Vector) throws {
-        let bytes = try #require(Self.bytes(vector.payload_hex))
+        let bytes = try #require(Hex.decode(vector.payload_hex))
 
         let reencoded: [UInt8] = try QRCodePayload(serializedBytes: bytes).serializedBytes()
 
         #expect(reencoded == bytes)
-    }
-
-    static func hex(_ data: some Sequence<UInt8>) -> String {
-        data.map { String(format: "%02x", $0) }.joined()
-    }
-
-    static func bytes(_ hex: String) -> [UInt8]? {
-        var bytes: [UInt8] = []
-        var index = hex.startIndex
-        while index < hex.endIndex {
-            let next = hex.index(index, offsetBy: 2)
-            guard let byte = UInt8(hex[index..<next], radix: 16) else { return nil }
-            bytes.append(byte)
-            index = next
-        }
-        return bytes
     }
 }

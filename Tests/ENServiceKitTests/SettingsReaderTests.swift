@@ -21,7 +21,7 @@ struct SettingsReaderTests {
         try settings.finish()
     }
 
-    @Test("durations: units, plain seconds, and malformed input", arguments: [
+    @Test("durations: units and plain seconds", arguments: [
         ("500ms", Duration.milliseconds(500)), ("30s", .seconds(30)), ("2h", .seconds(7200)), ("21d", .seconds(21 * 86400)),
         ("90", .seconds(90)), ("1.5m", .seconds(90)),
     ])

@@ -2,6 +2,7 @@
 
 import ENCrypto
 package import ENPersistence
+import ENServiceKit
 import Foundation
 package import Logging
 package import PostgresNIO
@@ -131,8 +132,12 @@ actor PostgresTestServer {
     private func template(for groups: [MigrationGroup]) async throws -> String {
         let name = "en_tpl_" + Self.fingerprint(groups)
         if let task = self.templates[name] { return try await task.value }
-        if self.templates.isEmpty { try await self.dropDatabasesOfDeadProcesses() }
-        let task = Task { try await self.buildTemplate(name: name, groups: groups) }
+        // Registered before any suspension, so concurrent first callers share one build.
+        let isFirst = self.templates.isEmpty
+        let task = Task {
+            if isFirst { try await self.dropDatabasesOfDeadProcesses() }
+            return try await self.buildTemplate(name: name, groups: groups)
+        }
         self.templates[name] = task
         return try await task.value
     }
@@ -148,7 +153,7 @@ actor PostgresTestServer {
                     let building = name + "_b"
                     try await connection.query(PostgresQuery(unsafeSQL: #"DROP DATABASE IF EXISTS "\#(building)" WITH (FORCE)"#), logger: self.logger)
                     try await connection.query(PostgresQuery(unsafeSQL: #"CREATE DATABASE "\#(building)""#), logger: self.logger)
-                    try await self.migrate(database: building, groups: groups)
+                    _ = try await MigrationRunner.run(groups: groups, database: self.admin.with(database: building), logger: self.logger)
                     try await self.retryingWhileInUse {
                         try await connection.query(PostgresQuery(unsafeSQL: #"ALTER DATABASE "\#(building)" RENAME TO "\#(name)""#), logger: self.logger)
                     }
@@ -174,31 +179,6 @@ actor PostgresTestServer {
         }
         for name in stale {
             try? await self.dropDatabase(name)
-        }
-    }
-
-    private func migrate(database: String, groups: [MigrationGroup]) async throws {
-        let configuration = self.admin.with(database: database)
-        let connection = try await PostgresConnection.connect(
-            configuration: .init(
-                host: configuration.host,
-                port: configuration.port,
-                username: configuration.username,
-                password: configuration.password,
-                database: database,
-                tls: .disable
-            ),
-            id: 1,
-            logger: self.logger
-        )
-        do {
-            for group in groups {
-                try await DatabaseMigrator(group: group).migrate(connection: connection, logger: self.logger)
-            }
-            try await connection.close()
-        } catch {
-            try? await connection.close()
-            throw error
         }
     }
 

@@ -7,6 +7,8 @@ package final class ServiceProcess: @unchecked Sendable {
     // Process is not Sendable; every access goes through its own thread-safe API or happens before start.
     private let process: Process
     private let collected = Mutexed("")
+    /// Fulfilled when the process has closed its output (it exited, or at least stopped writing).
+    private let outputClosed = OneShot<Void>()
 
     private init(process: Process) {
         self.process = process
@@ -26,6 +28,7 @@ package final class ServiceProcess: @unchecked Sendable {
             let data = handle.availableData
             guard !data.isEmpty else {
                 handle.readabilityHandler = nil
+                service.outputClosed.fulfil(())
                 return
             }
             service.collected.withLock { $0 += String(decoding: data, as: UTF8.self) }
@@ -63,8 +66,8 @@ package final class ServiceProcess: @unchecked Sendable {
             guard ContinuousClock.now < deadline else { throw ServiceProcessError.timedOut(output: self.output) }
             try await Task.sleep(for: .milliseconds(20))
         }
-        // Let the reader drain what the process wrote last.
-        try await Task.sleep(for: .milliseconds(100))
+        // Everything the process wrote is collected once its end of the pipe is closed.
+        await self.outputClosed.wait()
         return self.process.terminationStatus
     }
 

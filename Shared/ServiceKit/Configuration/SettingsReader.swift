@@ -19,7 +19,7 @@ package final class SettingsReader {
         package let isSecret: Bool
 
         /// `--http-port` for `HTTP_PORT`.
-        package var flag: String { "--" + self.name.lowercased().replacingOccurrences(of: "_", with: "-") }
+        package var flag: String { SettingsReader.flag(for: self.name) }
     }
 
     private let reader: ConfigReader
@@ -143,8 +143,7 @@ package final class SettingsReader {
 
     /// Records a problem found by cross-setting validation.
     package func report(_ name: String, _ problem: String) {
-        let flag = Setting(name: name, defaultValue: nil, help: "", isSecret: false).flag
-        self.problems.append("\(name) (\(flag)) \(problem)")
+        self.problems.append("\(name) (\(Self.flag(for: name))) \(problem)")
     }
 
     /// Throws every recorded problem, plus flags no setting knows (typos would otherwise be ignored).
@@ -190,6 +189,11 @@ package final class SettingsReader {
         // A bare flag (`--migrate-only`) has no values: no text, so `bool` reads it as a flag.
         return self.reader.string(forKey: key, isSecret: secret)
             ?? self.reader.stringArray(forKey: key, isSecret: secret).flatMap { $0.isEmpty ? nil : $0.joined(separator: ",") }
+    }
+
+    /// `--http-port` for `HTTP_PORT`.
+    static func flag(for name: String) -> String {
+        "--" + name.lowercased().replacingOccurrences(of: "_", with: "-")
     }
 
     /// `HTTP_PORT` → key `http.port` (environment `HTTP_PORT`, flag `--http-port`).

@@ -62,7 +62,9 @@ package struct JSONLogHandler: LogHandler {
         }
     }
 
+    private static let timeFormat = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+
     private static func timestamp() -> String {
-        Date.ISO8601FormatStyle(includingFractionalSeconds: true).format(Date())
+        self.timeFormat.format(Date())
     }
 }

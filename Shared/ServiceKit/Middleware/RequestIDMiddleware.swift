@@ -17,15 +17,10 @@ package struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
         let id = request.headers[Self.headerName].flatMap { Self.isAcceptable($0) ? $0 : nil } ?? Self.newID()
         context.logger[metadataKey: "hb.request.id"] = nil
         context.logger[metadataKey: "request.id"] = "\(id)"
-        do {
-            var response = try await next(request, context)
-            response.headers[Self.headerName] = id
-            return response
-        } catch let error as any HTTPResponseError {
-            var response = try error.response(from: request, context: context)
-            response.headers[Self.headerName] = id
-            return response
-        }
+        // Errors never get here: the error boundary inside this middleware turns every one into a response.
+        var response = try await next(request, context)
+        response.headers[Self.headerName] = id
+        return response
     }
 
     /// Two random 64-bit values in hex, from the system's random generator.

@@ -28,7 +28,7 @@ package struct RequestObservabilityMiddleware<Context: RequestContext>: RouterMi
     }
 
     private func record(method: String, route: String, status: Int, elapsed: Duration, logger: Logger) {
-        let milliseconds = Double(elapsed.components.seconds) * 1000 + Double(elapsed.components.attoseconds) / 1e15
+        let nanoseconds = elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000
         let quiet = route.hasPrefix("/health") || route == "/metrics"
         logger.log(
             level: quiet ? .debug : .info,
@@ -37,7 +37,7 @@ package struct RequestObservabilityMiddleware<Context: RequestContext>: RouterMi
                 "http.request.method": "\(method)",
                 "http.route": "\(route)",
                 "http.response.status_code": "\(status)",
-                "duration_ms": "\((milliseconds * 10).rounded() / 10)",
+                "duration_ms": "\(Double(nanoseconds / 100_000) / 10)",
             ]
         )
         Counter(
@@ -50,6 +50,6 @@ package struct RequestObservabilityMiddleware<Context: RequestContext>: RouterMi
             dimensions: [("method", method), ("route", route)],
             preferredDisplayUnit: .seconds,
             factory: self.factory
-        ).recordNanoseconds(Int64(milliseconds * 1_000_000))
+        ).recordNanoseconds(nanoseconds)
     }
 }
