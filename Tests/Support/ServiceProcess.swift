@@ -7,8 +7,8 @@ package final class ServiceProcess: @unchecked Sendable {
     // Process is not Sendable; every access goes through its own thread-safe API or happens before start.
     private let process: Process
     private let collected = Mutexed("")
-    /// Fulfilled when the process has closed its output (it exited, or at least stopped writing).
-    private let outputClosed = OneShot<Void>()
+    /// Set when the reader saw the end of the output.
+    private let outputClosed = Mutexed(false)
 
     private init(process: Process) {
         self.process = process
@@ -28,7 +28,7 @@ package final class ServiceProcess: @unchecked Sendable {
             let data = handle.availableData
             guard !data.isEmpty else {
                 handle.readabilityHandler = nil
-                service.outputClosed.fulfil(())
+                service.outputClosed.value = true
                 return
             }
             service.collected.withLock { $0 += String(decoding: data, as: UTF8.self) }
@@ -66,8 +66,13 @@ package final class ServiceProcess: @unchecked Sendable {
             guard ContinuousClock.now < deadline else { throw ServiceProcessError.timedOut(output: self.output) }
             try await Task.sleep(for: .milliseconds(20))
         }
-        // Everything the process wrote is collected once its end of the pipe is closed.
-        await self.outputClosed.wait()
+        // Everything the process wrote is collected once the pipe reports its end. That can be late or never:
+        // a child spawned concurrently by another test may have inherited this pipe's write end. So wait for it,
+        // but at most 2 s, then go on with what was collected.
+        let drainDeadline = ContinuousClock.now + .seconds(2)
+        while !self.outputClosed.value && ContinuousClock.now < drainDeadline {
+            try await Task.sleep(for: .milliseconds(10))
+        }
         return self.process.terminationStatus
     }
 
