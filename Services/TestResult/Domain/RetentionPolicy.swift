@@ -33,11 +33,7 @@ struct RetentionPolicy: Sendable, Equatable {
     }
 
     /// Rows created before this instant are masked.
-    func maskCutoff(now: Date) -> Date { now.addingTimeInterval(-Self.seconds(self.maskAfter)) }
+    func maskCutoff(now: Date) -> Date { now.addingTimeInterval(-self.maskAfter.timeInterval) }
     /// Rows created before this instant are deleted.
-    func deleteCutoff(now: Date) -> Date { now.addingTimeInterval(-Self.seconds(self.deleteAfter)) }
-
-    private static func seconds(_ duration: Duration) -> TimeInterval {
-        TimeInterval(duration.components.seconds) + TimeInterval(duration.components.attoseconds) / 1e18
-    }
+    func deleteCutoff(now: Date) -> Date { now.addingTimeInterval(-self.deleteAfter.timeInterval) }
 }

@@ -33,3 +33,8 @@ package struct APIError: HTTPResponseError, Equatable, CustomStringConvertible {
         return Array(data)
     }
 }
+
+/// A domain error that knows the client-facing error it stands for (including deliberate 5xx such as 503).
+package protocol APIErrorConvertible: Error {
+    var apiError: APIError { get }
+}

@@ -15,3 +15,10 @@ package struct WallClock: Sendable {
     /// The system clock.
     package static let system = WallClock { Date() }
 }
+
+extension Duration {
+    /// The duration in seconds, for arithmetic with `Date`.
+    package var timeInterval: TimeInterval {
+        TimeInterval(self.components.seconds) + TimeInterval(self.components.attoseconds) / 1e18
+    }
+}

@@ -6,7 +6,7 @@ package import HummingbirdCore
 
 /// Outermost error boundary of a router.
 ///
-/// - `APIError` renders itself.
+/// - `APIError` renders itself; a domain error that is `APIErrorConvertible` renders its `apiError`.
 /// - Hummingbird's own `HTTPError`s (unknown route, body too large, malformed JSON, …) become `APIError`s with
 ///   the same status, so every client error has the same shape.
 /// - Anything else is a bug or an outage: logged at `error` with its type (PostgreSQL errors with their SQLSTATE),
@@ -19,6 +19,8 @@ package struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return try await next(request, context)
         } catch let error as APIError {
             return try self.clientError(error, request: request, context: context)
+        } catch let error as any APIErrorConvertible {
+            return try self.clientError(error.apiError, request: request, context: context)
         } catch let error as HTTPError {
             let message = error.body ?? error.status.reasonPhrase
             return try self.clientError(APIError(error.status, message, headers: error.headers), request: request, context: context)
