@@ -15,6 +15,7 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "test-result-service", targets: ["TestResultService"]),
+        .executable(name: "verification-service", targets: ["VerificationService"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -93,6 +94,20 @@ let package = Package(
 
         // MARK: - Services
         service("TestResult", binary: "test-result-service"),
+        service(
+            "Verification",
+            binary: "verification-service",
+            extra: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            resources: [.copy("openapi.yaml"), .copy("openapi-internal.yaml")]
+        ),
 
         // MARK: - Tests
         .target(
@@ -123,6 +138,16 @@ let package = Package(
         libraryTests("ENPersistence"),
         libraryTests("ENServiceKit"),
         serviceTests("TestResult"),
+        serviceTests(
+            "Verification",
+            extra: [
+                "TestResultService",
+                "ENPersistence",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
     ]
 )
 
@@ -159,7 +184,7 @@ func service(
 }
 
 /// The test target of a service: the service itself plus the test support kit.
-func serviceTests(_ name: String) -> Target {
+func serviceTests(_ name: String, extra: [Target.Dependency] = []) -> Target {
     .testTarget(
         name: "\(name)ServiceTests",
         dependencies: [
@@ -174,7 +199,7 @@ func serviceTests(_ name: String) -> Target {
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "PostgresNIO", package: "postgres-nio"),
-        ],
+        ] + extra,
         path: "Tests/\(name)ServiceTests",
         swiftSettings: swiftSettings
     )

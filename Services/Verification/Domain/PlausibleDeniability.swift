@@ -1,0 +1,119 @@
+// Fake requests that cannot be told from real ones by size or timing (cwa-satellites §1.5).
+
+import Foundation
+import HTTPTypes
+import Synchronization
+
+/// The three app-facing endpoints; each has its own timing estimate.
+enum AppEndpoint: String, Sendable, CaseIterable {
+    case registrationToken = "registration_token"
+    case testResult = "test_result"
+    case tan
+}
+
+/// How a request asked to be treated, from its `cwa-fake` header.
+enum FakeMode: Equatable, Sendable {
+    /// No header: a real request from a client that predates padding.
+    case realWithoutHeader
+    /// The header with a value other than `1`: a real request from a padding-aware client.
+    case real
+    /// `cwa-fake: 1`: a dummy that touches no state.
+    case fake
+
+    static let headerName = HTTPField.Name("cwa-fake")!
+
+    init(_ headers: HTTPFields) {
+        switch headers[Self.headerName] {
+        case nil: self = .realWithoutHeader
+        case "1": self = .fake
+        default: self = .real
+        }
+    }
+
+    /// Whether the response carries `responsePadding`; the result poll always does (§1.5).
+    func pads(_ endpoint: AppEndpoint) -> Bool {
+        endpoint == .testResult || self != .realWithoutHeader
+    }
+}
+
+/// Per-endpoint moving averages of the duration of real requests, and delays for fake ones drawn around them.
+///
+/// The reference keeps one average per endpoint but its update methods for two endpoints write into the TAN
+/// average (§1.5); here each endpoint's estimate is updated only by that endpoint's real requests.
+final class FakeDelayEstimator: Sendable {
+    private let averages: Mutex<[AppEndpoint: Double]>
+    private let samples: Double
+    private let maximum: Duration
+
+    /// - Parameters:
+    ///   - initial: the estimate before any real request was measured (the reference: 10 ms).
+    ///   - samples: weight of the past in the moving average (the reference: 5).
+    ///   - maximum: the longest delay a fake request waits.
+    init(initial: Duration = .milliseconds(10), samples: Int = 5, maximum: Duration = .seconds(10)) {
+        let milliseconds = initial.timeIntervalMilliseconds
+        self.averages = Mutex(Dictionary(uniqueKeysWithValues: AppEndpoint.allCases.map { ($0, milliseconds) }))
+        self.samples = Double(max(1, samples))
+        self.maximum = maximum
+    }
+
+    /// Folds the duration of a completed real request into that endpoint's average.
+    func record(_ endpoint: AppEndpoint, duration: Duration) {
+        let milliseconds = duration.timeIntervalMilliseconds
+        self.averages.withLock { averages in
+            let current = averages[endpoint] ?? milliseconds
+            averages[endpoint] = current + (milliseconds - current) / self.samples
+        }
+    }
+
+    /// The current estimate for `endpoint`.
+    func average(_ endpoint: AppEndpoint) -> Duration {
+        .milliseconds(self.averages.withLock { $0[endpoint] ?? 0 })
+    }
+
+    /// A Poisson-distributed number of milliseconds with the endpoint's average as mean, capped at `maximum`.
+    func delay(_ endpoint: AppEndpoint, using generator: inout some RandomNumberGenerator) -> Duration {
+        let mean = self.averages.withLock { $0[endpoint] ?? 0 }
+        let sample = Self.poisson(mean: mean, using: &generator)
+        return min(.milliseconds(sample), self.maximum)
+    }
+
+    /// Knuth's method for small means; above 30 the normal approximation, which is close and needs no loop.
+    static func poisson(mean: Double, using generator: inout some RandomNumberGenerator) -> Int {
+        guard mean > 0 else { return 0 }
+        if mean < 30 {
+            let limit = exp(-mean)
+            var product = Double.random(in: 0..<1, using: &generator)
+            var count = 0
+            while product > limit {
+                count += 1
+                product *= Double.random(in: 0..<1, using: &generator)
+            }
+            return count
+        }
+        // Box–Muller.
+        let u1 = Double.random(in: Double.ulpOfOne..<1, using: &generator)
+        let u2 = Double.random(in: 0..<1, using: &generator)
+        let normal = (-2 * log(u1)).squareRoot() * cos(2 * .pi * u2)
+        return max(0, Int((mean + normal * mean.squareRoot()).rounded()))
+    }
+}
+
+/// Random alphanumeric filler for `responsePadding`.
+enum ResponsePadding {
+    private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789".utf8)
+
+    static func random(count: Int, using generator: inout some RandomNumberGenerator) -> String {
+        String(decoding: (0..<count).map { _ in self.alphabet.randomElement(using: &generator)! }, as: UTF8.self)
+    }
+
+    static func random(count: Int) -> String {
+        var generator = SystemRandomNumberGenerator()
+        return self.random(count: count, using: &generator)
+    }
+}
+
+extension Duration {
+    var timeIntervalMilliseconds: Double {
+        Double(self.components.seconds) * 1000 + Double(self.components.attoseconds) / 1e15
+    }
+}

@@ -1,0 +1,191 @@
+// The rules of cwa-satellites §1.4: registration, result polling, TAN issuance and verification, teleTANs.
+
+import ENCrypto
+import ENServiceKit
+import Foundation
+import Logging
+
+/// What a phone registers with.
+enum RegistrationKey: Sendable, Equatable {
+    case guid(HashedGUID, dob: DOBHash?)
+    case teleTAN(TeleTAN)
+}
+
+/// A test result as the app sees it.
+struct ResultView: Sendable, Equatable {
+    var testResult: Int
+    /// Sample collection time, epoch seconds.
+    var sc: Int64
+    var labId: String?
+}
+
+/// The rules, on top of the store and test-result-service. Secrets leave this type only as SHA-256 hashes (to
+/// the store) or as the hashed GUID the app sent (to test-result-service).
+struct VerificationEngine: Sendable {
+    let store: VerificationStore
+    let testResults: TestResultClient
+    let policy: VerificationPolicy
+    let clock: WallClock
+    let metrics: VerificationMetrics
+    let logger: Logger
+
+    /// Result codes a TAN may be issued for: POSITIVE (PCR; PoC-NAT arrives mapped to it) and QUICK_POSITIVE.
+    static let positiveResults: Set<Int> = [2, 7]
+
+    /// A new registration token; one per GUID, per DOB hash and per teleTAN.
+    func register(_ key: RegistrationKey) async throws -> String {
+        let keyType = if case .guid = key { "guid" } else { "teletan" }
+        for _ in 0..<3 {
+            let token = RandomUUID.generate()
+            let tokenHash = SecretHash.sha256Hex(token)
+            let now = self.clock.now
+            let outcome: RegistrationOutcome =
+                switch key {
+                case .guid(let guid, let dob): try await self.store.registerGUID(tokenHash: tokenHash, guid: guid, dob: dob, now: now)
+                case .teleTAN(let teleTAN): try await self.store.registerTeleTAN(tokenHash: tokenHash, teleTANHash: SecretHash.sha256Hex(teleTAN.value), now: now)
+                }
+            switch outcome {
+            case .registered:
+                self.metrics.recordRegistration(keyType: keyType, outcome: "created")
+                return token
+            case .keyUnavailable:
+                self.metrics.recordRegistration(keyType: keyType, outcome: "rejected")
+                if case .guid = key { throw VerificationFailure.keyAlreadyRegistered }
+                throw VerificationFailure.teleTANNotRedeemable
+            case .tokenCollision:
+                continue
+            }
+        }
+        throw VerificationEngineError.randomnessExhausted
+    }
+
+    /// The result for the app's poll. teleTAN sessions are positive by definition, dated at registration.
+    func result(token: String) async throws -> ResultView {
+        let session = try await self.session(token, unknown: .unknownToken)
+        switch session.source {
+        case .teleTAN:
+            return ResultView(testResult: 2, sc: Int64(session.createdAt.timeIntervalSince1970.rounded(.down)), labId: nil)
+        case .guid(let guid, let dob):
+            return try await self.lookup(guid, dob: self.policy.checkDOBOnExternalResult ? dob : nil)
+        }
+    }
+
+    /// The result and hashed GUID for the internal poll; the DOB check always applies, teleTAN sessions are refused.
+    func internalResult(token: String) async throws -> (result: ResultView, hashedGUID: HashedGUID) {
+        let session = try await self.session(token, unknown: .unknownSession)
+        guard case .guid(let guid, let dob) = session.source else { throw VerificationFailure.teleTANSession }
+        return (try await self.lookup(guid, dob: dob), guid)
+    }
+
+    /// A TAN for a session with a positive PCR or rapid test, or for a teleTAN session, within the quota.
+    ///
+    /// The reference checks only the GUID's result here; a session with a DOB hash is also checked for a
+    /// matching DOB result (403 otherwise), so knowing a GUID without the birth date yields no TAN.
+    func issueTAN(token: String) async throws -> String {
+        let session = try await self.session(token, unknown: .unknownToken)
+        guard session.tanCounter < self.policy.tansPerRegistrationToken else { throw VerificationFailure.tanQuotaUsed }
+        var teleTANType: TeleTANType?
+        switch session.source {
+        case .guid(let guid, let dob):
+            let result = try await self.lookup(guid, dob: dob)
+            guard Self.positiveResults.contains(result.testResult) else { throw VerificationFailure.resultNotPositive }
+        case .teleTAN(let type):
+            teleTANType = type
+        }
+        for _ in 0..<3 {
+            let tan = RandomUUID.generate()
+            let now = self.clock.now
+            let outcome = try await self.store.issueTAN(
+                sessionID: session.id,
+                maxPerSession: self.policy.tansPerRegistrationToken,
+                tanHash: SecretHash.sha256Hex(tan),
+                teleTANType: teleTANType,
+                now: now,
+                validUntil: now.addingTimeInterval(self.policy.tanValidity.timeInterval)
+            )
+            switch outcome {
+            case .issued:
+                self.metrics.recordTANIssued(source: teleTANType == nil ? "connected_lab" : "teletan")
+                return tan
+            case .quotaUsed: throw VerificationFailure.tanQuotaUsed
+            case .sessionGone: throw VerificationFailure.unknownToken
+            case .collision: continue
+            }
+        }
+        throw VerificationEngineError.randomnessExhausted
+    }
+
+    /// Consumes a TAN; returns the teleTAN type it derives from, if any.
+    func verifyTAN(_ tan: String) async throws -> TeleTANType? {
+        let (consumed, type) = try await self.store.consumeTAN(hash: SecretHash.sha256Hex(tan), now: self.clock.now)
+        self.metrics.recordTANVerification(outcome: consumed ? "verified" : "rejected")
+        guard consumed else { throw VerificationFailure.tanNotRedeemable }
+        return type
+    }
+
+    /// A new teleTAN of `type`, within the global rate limit.
+    func createTeleTAN(type: TeleTANType) async throws -> TeleTAN {
+        var generator = SystemRandomNumberGenerator()
+        for _ in 0..<5 {
+            let teleTAN = TeleTAN.generate(using: &generator)
+            let now = self.clock.now
+            let outcome = try await self.store.createTeleTAN(
+                hash: SecretHash.sha256Hex(teleTAN.value),
+                type: type,
+                now: now,
+                validUntil: now.addingTimeInterval(self.policy.teleTANValidity(type).timeInterval),
+                limit: self.policy.teleTANRateLimit,
+                windowStart: now.addingTimeInterval(-self.policy.teleTANRateWindow.timeInterval)
+            )
+            switch outcome {
+            case .created(let inWindow):
+                self.metrics.recordTeleTAN(type: type, outcome: "created")
+                if inWindow * 5 >= self.policy.teleTANRateLimit * 4 {
+                    self.logger.warning(
+                        "teleTAN creation is at 80 % of its rate limit or more",
+                        metadata: ["teletan.in_window": "\(inWindow)", "teletan.limit": "\(self.policy.teleTANRateLimit)"]
+                    )
+                }
+                return teleTAN
+            case .rateLimited:
+                self.metrics.recordTeleTAN(type: type, outcome: "rate_limited")
+                throw VerificationFailure.rateLimited
+            case .collision:
+                continue
+            }
+        }
+        throw VerificationEngineError.randomnessExhausted
+    }
+
+    // MARK: - Helpers
+
+    private func session(_ token: String, unknown: VerificationFailure) async throws -> AppSession {
+        guard let session = try await self.store.session(tokenHash: SecretHash.sha256Hex(token)) else { throw unknown }
+        return session
+    }
+
+    /// Asks test-result-service for the GUID's result and, when there is a DOB hash, for that one too (at the
+    /// same time); different results mean the birth date was wrong (403).
+    private func lookup(_ guid: HashedGUID, dob: DOBHash?) async throws -> ResultView {
+        do {
+            guard let dob else { return Self.view(try await self.testResults.result(for: guid.value)) }
+            async let guidResult = self.testResults.result(for: guid.value)
+            async let dobResult = self.testResults.result(for: dob.value)
+            let (byGUID, byDOB) = try await (guidResult, dobResult)
+            guard byGUID.testResult == byDOB.testResult else { throw VerificationFailure.dobMismatch }
+            return Self.view(byGUID)
+        } catch is TestResultUnavailable {
+            self.metrics.recordUpstreamFailure()
+            throw VerificationFailure.testResultsUnavailable
+        }
+    }
+
+    private static func view(_ result: UpstreamTestResult) -> ResultView {
+        ResultView(testResult: result.testResult, sc: result.sc ?? 0, labId: result.labId)
+    }
+}
+
+enum VerificationEngineError: Error {
+    /// Random tokens collided with stored ones several times in a row; the generator is broken.
+    case randomnessExhausted
+}

@@ -1,0 +1,44 @@
+// The refusals of the verification rules, and the status each one answers with (cwa-satellites §1.2).
+
+import ENServiceKit
+import HTTPTypes
+
+/// A rule said no. Messages name the rule, never a submitted value.
+enum VerificationFailure: Error, Equatable, APIErrorConvertible {
+    case invalidRequest(String)
+    /// The GUID or DOB hash was used for a registration already.
+    case keyAlreadyRegistered
+    /// The teleTAN does not exist, has expired or was redeemed.
+    case teleTANNotRedeemable
+    /// No session has this registration token (app-facing endpoints: 400).
+    case unknownToken
+    /// No session has this registration token (internal result endpoint: 404).
+    case unknownSession
+    case tanQuotaUsed
+    case resultNotPositive
+    case dobMismatch
+    /// The internal result endpoint serves only GUID sessions.
+    case teleTANSession
+    case tanNotRedeemable
+    case unauthorized(String)
+    case rateLimited
+    case testResultsUnavailable
+
+    var apiError: APIError {
+        switch self {
+        case .invalidRequest(let message): APIError(.badRequest, message)
+        case .keyAlreadyRegistered: APIError(.badRequest, "this key has been used for a registration already")
+        case .teleTANNotRedeemable: APIError(.badRequest, "the teleTAN is unknown, expired or used")
+        case .unknownToken: APIError(.badRequest, "unknown registration token")
+        case .unknownSession: APIError(.notFound, "unknown registration token")
+        case .tanQuotaUsed: APIError(.badRequest, "this registration token has obtained its TANs already")
+        case .resultNotPositive: APIError(.badRequest, "a TAN requires a positive test result")
+        case .dobMismatch: APIError(.forbidden, "the date-of-birth check failed")
+        case .teleTANSession: APIError(.forbidden, "the registration token belongs to a teleTAN")
+        case .tanNotRedeemable: APIError(.notFound, "the TAN is unknown, expired or used")
+        case .unauthorized(let message): APIError(.unauthorized, message)
+        case .rateLimited: APIError(.tooManyRequests, "the teleTAN rate limit is reached; try again later")
+        case .testResultsUnavailable: APIError(.serviceUnavailable, "test results are unavailable; try again later", headers: [.retryAfter: "30"])
+        }
+    }
+}

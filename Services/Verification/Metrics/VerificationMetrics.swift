@@ -1,0 +1,51 @@
+// The service's own metrics, prefixed `en_verification_`. Labels are low-cardinality; no value is ever a secret.
+
+import Metrics
+
+struct VerificationMetrics: Sendable {
+    private let factory: any MetricsFactory
+
+    init(factory: any MetricsFactory) {
+        self.factory = factory
+    }
+
+    /// A registration attempt by key type (`guid`, `teletan`) and outcome (`created`, `rejected`).
+    func recordRegistration(keyType: String, outcome: String) {
+        self.count("en_verification_registrations_total", [("key_type", keyType), ("outcome", outcome)])
+    }
+
+    /// A TAN issued, by source (`connected_lab`, `teletan`).
+    func recordTANIssued(source: String) {
+        self.count("en_verification_tans_issued_total", [("source", source)])
+    }
+
+    /// A TAN verification by the submission service (`verified`, `rejected`).
+    func recordTANVerification(outcome: String) {
+        self.count("en_verification_tan_verifications_total", [("outcome", outcome)])
+    }
+
+    /// A teleTAN request, by type and outcome (`created`, `rate_limited`, `unauthorized`).
+    func recordTeleTAN(type: TeleTANType, outcome: String) {
+        self.count("en_verification_teletans_total", [("type", type.rawValue.lowercased()), ("outcome", outcome)])
+    }
+
+    /// A dummy request answered, by endpoint.
+    func recordFake(_ endpoint: AppEndpoint) {
+        self.count("en_verification_fake_requests_total", [("endpoint", endpoint.rawValue)])
+    }
+
+    /// A result poll or TAN request that could not reach test-result-service.
+    func recordUpstreamFailure() {
+        self.count("en_verification_test_result_unavailable_total", [])
+    }
+
+    func recordRetention(_ outcome: VerificationRetentionOutcome) {
+        Counter(label: "en_verification_retention_deleted_total", dimensions: [("entity", "session")], factory: self.factory).increment(by: outcome.sessions)
+        Counter(label: "en_verification_retention_deleted_total", dimensions: [("entity", "tan")], factory: self.factory).increment(by: outcome.tans)
+        Counter(label: "en_verification_retention_deleted_total", dimensions: [("entity", "teletan")], factory: self.factory).increment(by: outcome.teleTANs)
+    }
+
+    private func count(_ label: String, _ dimensions: [(String, String)]) {
+        Counter(label: label, dimensions: dimensions, factory: self.factory).increment()
+    }
+}

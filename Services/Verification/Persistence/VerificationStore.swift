@@ -1,0 +1,301 @@
+// Sessions, TANs and teleTANs in the `verification` PostgreSQL database.
+
+import ENPersistence
+import Foundation
+import Logging
+import PostgresNIO
+
+/// A registration session as the rules need it.
+struct AppSession: Sendable, Equatable {
+    enum Source: Sendable, Equatable {
+        case guid(HashedGUID, dob: DOBHash?)
+        case teleTAN(TeleTANType)
+    }
+
+    var id: Int64
+    var source: Source
+    var tanCounter: Int
+    var createdAt: Date
+}
+
+enum RegistrationOutcome: Sendable, Equatable {
+    case registered
+    /// The GUID or DOB hash is registered already, or the teleTAN is unknown, expired or redeemed.
+    case keyUnavailable
+    /// The new token's hash exists already (a UUID collision): retry with another token.
+    case tokenCollision
+}
+
+enum TANIssueOutcome: Sendable, Equatable {
+    case issued
+    case quotaUsed
+    case sessionGone
+    /// The new TAN's hash exists already: retry with another TAN.
+    case collision
+}
+
+enum TeleTANCreation: Sendable, Equatable {
+    /// Created; `inWindow` teleTANs (this one included) were created in the rate window.
+    case created(inWindow: Int)
+    case rateLimited
+    case collision
+}
+
+struct VerificationRetentionOutcome: Sendable, Equatable {
+    var sessions = 0
+    var tans = 0
+    var teleTANs = 0
+}
+
+/// All SQL binds its values. Every rule that must hold under concurrency is one statement or one transaction:
+/// the one-token-per-key rule (unique keys), the TAN quota (a conditional counter update), single-use TANs (a
+/// conditional update) and the teleTAN rate limit (a transaction-scoped advisory lock).
+struct VerificationStore: Sendable {
+    static let retentionLock = AdvisoryLock(name: "verification.retention")
+    static let teleTANIssueLock = AdvisoryLock(name: "verification.teletan.issue")
+
+    let client: PostgresClient
+    let logger: Logger
+
+    /// A transaction's outcome that is not a failure but must undo what the transaction wrote.
+    private struct Rollback<Outcome: Sendable>: Error {
+        var outcome: Outcome
+    }
+
+    // MARK: - Registration
+
+    /// A session for a hashed GUID (and DOB hash). Both hashes go into `registered_key`, whose primary key makes
+    /// a value registrable once, whichever of the two columns it was first used in (§1.4).
+    func registerGUID(tokenHash: String, guid: HashedGUID, dob: DOBHash?, now: Date) async throws -> RegistrationOutcome {
+        let keys = [guid.value] + (dob.map { [$0.value] } ?? [])
+        return try await self.registering {
+            try await self.transaction { connection in
+                let id = try await self.insertSession(
+                    connection,
+                    """
+                    INSERT INTO app_session (registration_token_hash, source, hashed_guid, hashed_guid_dob, created_at, updated_at)
+                    VALUES (\(tokenHash), 'HASHED_GUID', \(guid.value), \(dob?.value), \(now), \(now)) RETURNING id
+                    """
+                )
+                let inserted = try await self.count(
+                    connection,
+                    """
+                    WITH added AS (
+                        INSERT INTO registered_key (key_hash, session_id) SELECT key, \(id) FROM unnest(\(keys)::text[]) AS key
+                        ON CONFLICT DO NOTHING RETURNING 1
+                    ) SELECT count(*) FROM added
+                    """
+                )
+                guard inserted == keys.count else { throw Rollback(outcome: RegistrationOutcome.keyUnavailable) }
+                return .registered
+            }
+        }
+    }
+
+    /// A session for a teleTAN, which is marked redeemed in the same transaction; only an unredeemed, unexpired
+    /// teleTAN qualifies, and the row lock lets exactly one of concurrent registrations have it.
+    func registerTeleTAN(tokenHash: String, teleTANHash: String, now: Date) async throws -> RegistrationOutcome {
+        try await self.registering {
+            try await self.transaction { connection in
+                let rows = try await connection.query(
+                    """
+                    UPDATE tele_tan SET redeemed_at = \(now)
+                    WHERE tele_tan_hash = \(teleTANHash) AND redeemed_at IS NULL AND valid_until > \(now)
+                    RETURNING type
+                    """,
+                    logger: self.logger
+                )
+                var type: String?
+                for try await value in rows.decode(String.self) { type = value }
+                guard let type else { throw Rollback(outcome: RegistrationOutcome.keyUnavailable) }
+                _ = try await self.insertSession(
+                    connection,
+                    """
+                    INSERT INTO app_session (registration_token_hash, source, tele_tan_hash, teletan_type, created_at, updated_at)
+                    VALUES (\(tokenHash), 'TELETAN', \(teleTANHash), \(type), \(now), \(now)) RETURNING id
+                    """
+                )
+                return .registered
+            }
+        }
+    }
+
+    /// Maps the unique violations of registration to outcomes: the token's own constraint means a collision,
+    /// any other one a key in use.
+    private func registering(_ body: () async throws -> RegistrationOutcome) async throws -> RegistrationOutcome {
+        do {
+            return try await body()
+        } catch let rollback as Rollback<RegistrationOutcome> {
+            return rollback.outcome
+        } catch let error as PSQLError where error.isUniqueViolation {
+            return error.serverInfo?[.constraintName] == "app_session_token_unique" ? .tokenCollision : .keyUnavailable
+        }
+    }
+
+    private func insertSession(_ connection: PostgresConnection, _ query: PostgresQuery) async throws -> Int64 {
+        let rows = try await connection.query(query, logger: self.logger)
+        for try await id in rows.decode(Int64.self) { return id }
+        throw VerificationStoreError.noRowReturned
+    }
+
+    // MARK: - Sessions and TANs
+
+    func session(tokenHash: String) async throws -> AppSession? {
+        let rows = try await self.client.query(
+            """
+            SELECT id, source, hashed_guid, hashed_guid_dob, teletan_type, tan_counter, created_at
+            FROM app_session WHERE registration_token_hash = \(tokenHash)
+            """,
+            logger: self.logger
+        )
+        for try await (id, source, guid, dob, type, counter, createdAt) in rows.decode((Int64, String, String?, String?, String?, Int32, Date).self) {
+            let parsed: AppSession.Source
+            switch source {
+            case "HASHED_GUID":
+                guard let guid = guid.flatMap(HashedGUID.init) else { throw VerificationStoreError.invalidRow }
+                parsed = .guid(guid, dob: dob.flatMap(DOBHash.init))
+            default:
+                guard let type = type.flatMap(TeleTANType.init(rawValue:)) else { throw VerificationStoreError.invalidRow }
+                parsed = .teleTAN(type)
+            }
+            return AppSession(id: id, source: parsed, tanCounter: Int(counter), createdAt: createdAt)
+        }
+        return nil
+    }
+
+    /// Counts the TAN against the session's quota and stores its hash, in one transaction.
+    func issueTAN(
+        sessionID: Int64,
+        maxPerSession: Int,
+        tanHash: String,
+        teleTANType: TeleTANType?,
+        now: Date,
+        validUntil: Date
+    ) async throws -> TANIssueOutcome {
+        do {
+            return try await self.transaction { connection in
+                let counted = try await self.count(
+                    connection,
+                    """
+                    WITH counted AS (
+                        UPDATE app_session SET tan_counter = tan_counter + 1, updated_at = \(now)
+                        WHERE id = \(sessionID) AND tan_counter < \(Int32(maxPerSession)) RETURNING 1
+                    ) SELECT count(*) FROM counted
+                    """
+                )
+                guard counted == 1 else {
+                    let exists = try await self.count(connection, "SELECT count(*) FROM app_session WHERE id = \(sessionID)")
+                    throw Rollback(outcome: exists == 0 ? TANIssueOutcome.sessionGone : .quotaUsed)
+                }
+                let source = teleTANType == nil ? "CONNECTED_LAB" : "TELETAN"
+                try await connection.query(
+                    """
+                    INSERT INTO tan (tan_hash, source, teletan_type, created_at, valid_from, valid_until)
+                    VALUES (\(tanHash), \(source), \(teleTANType?.rawValue), \(now), \(now), \(validUntil))
+                    """,
+                    logger: self.logger
+                )
+                return .issued
+            }
+        } catch let rollback as Rollback<TANIssueOutcome> {
+            return rollback.outcome
+        } catch let error as PSQLError where error.isUniqueViolation {
+            return .collision
+        }
+    }
+
+    /// Consumes a TAN if it exists, is inside its validity window and was not consumed; returns whether it was,
+    /// and the teleTAN type it derives from. One statement, so of concurrent calls exactly one succeeds.
+    func consumeTAN(hash: String, now: Date) async throws -> (consumed: Bool, teleTANType: TeleTANType?) {
+        let rows = try await self.client.query(
+            """
+            UPDATE tan SET consumed_at = \(now)
+            WHERE tan_hash = \(hash) AND consumed_at IS NULL AND valid_from <= \(now) AND valid_until > \(now)
+            RETURNING teletan_type
+            """,
+            logger: self.logger
+        )
+        for try await type in rows.decode(String?.self) {
+            return (true, type.flatMap(TeleTANType.init(rawValue:)))
+        }
+        return (false, nil)
+    }
+
+    // MARK: - teleTANs
+
+    /// Creates a teleTAN unless `limit` teleTANs were created after `windowStart`. Creations are serialised by a
+    /// transaction-scoped advisory lock, so the count cannot be overtaken by a concurrent insert.
+    func createTeleTAN(hash: String, type: TeleTANType, now: Date, validUntil: Date, limit: Int, windowStart: Date) async throws -> TeleTANCreation {
+        try await self.transaction { connection in
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.teleTANIssueLock.key))", logger: self.logger)
+            let recent = try await self.count(connection, "SELECT count(*) FROM tele_tan WHERE created_at > \(windowStart)")
+            guard recent < limit else { return .rateLimited }
+            let inserted = try await self.count(
+                connection,
+                """
+                WITH added AS (
+                    INSERT INTO tele_tan (tele_tan_hash, type, created_at, valid_until)
+                    VALUES (\(hash), \(type.rawValue), \(now), \(validUntil))
+                    ON CONFLICT (tele_tan_hash) DO NOTHING RETURNING 1
+                ) SELECT count(*) FROM added
+                """
+            )
+            return inserted == 1 ? .created(inWindow: recent + 1) : .collision
+        }
+    }
+
+    // MARK: - Retention
+
+    /// Deletes sessions and TANs created before `cutoff`, TANs that expired or were consumed, and teleTANs that
+    /// expired and no longer count for the rate limit. `nil` when another replica holds the lock.
+    func applyRetention(cutoff: Date, now: Date, rateWindowStart: Date) async throws -> VerificationRetentionOutcome? {
+        try await Self.retentionLock.withTryLock(client: self.client, logger: self.logger) { connection in
+            var outcome = VerificationRetentionOutcome()
+            outcome.sessions = try await self.count(
+                connection,
+                "WITH gone AS (DELETE FROM app_session WHERE created_at < \(cutoff) RETURNING 1) SELECT count(*) FROM gone"
+            )
+            outcome.tans = try await self.count(
+                connection,
+                """
+                WITH gone AS (
+                    DELETE FROM tan WHERE created_at < \(cutoff) OR valid_until <= \(now) OR consumed_at IS NOT NULL RETURNING 1
+                ) SELECT count(*) FROM gone
+                """
+            )
+            outcome.teleTANs = try await self.count(
+                connection,
+                """
+                WITH gone AS (
+                    DELETE FROM tele_tan WHERE valid_until <= \(now) AND created_at <= \(rateWindowStart) RETURNING 1
+                ) SELECT count(*) FROM gone
+                """
+            )
+            return outcome
+        }
+    }
+
+    // MARK: - Helpers
+
+    private func count(_ connection: PostgresConnection, _ query: PostgresQuery) async throws -> Int {
+        let rows = try await connection.query(query, logger: self.logger)
+        for try await value in rows.decode(Int.self) { return value }
+        return 0
+    }
+
+    /// `withTransaction`, with the closure's own error rethrown as it was thrown (not wrapped).
+    private func transaction<Result: Sendable>(_ body: (PostgresConnection) async throws -> sending Result) async throws -> Result {
+        do {
+            return try await self.client.withTransaction(logger: self.logger, body)
+        } catch let error as PostgresTransactionError where error.rollbackError == nil && error.closureError != nil {
+            throw error.closureError!
+        }
+    }
+}
+
+enum VerificationStoreError: Error {
+    /// A statement with `RETURNING` returned nothing.
+    case noRowReturned
+    /// A row violates what the schema's checks guarantee.
+    case invalidRow
+}

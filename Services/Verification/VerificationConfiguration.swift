@@ -1,0 +1,95 @@
+// Every setting of verification-service, read and validated once.
+
+import ENPersistence
+import ENServiceKit
+import Foundation
+
+/// The configuration of verification-service.
+struct VerificationConfiguration: ServiceConfiguration {
+    /// App-facing port (behind the gateway).
+    var http: ListenAddress
+    /// TAN verification, teleTAN creation, internal result poll; never routed by the gateway.
+    var internalHTTP: ListenAddress
+    var database: DatabaseConfiguration
+    var logging: LoggingConfiguration
+    /// Largest accepted request body (the reference's `request.sizelimit`).
+    var maxBodyBytes: Int
+    /// Base URL of test-result-service's internal API.
+    var testResultURL: String
+    var upstream: UpstreamPolicy
+    var policy: VerificationPolicy
+    var retention: VerificationRetention
+    /// Keys that sign the bearer tokens of teleTAN requests.
+    var jwtKeys: JWTKeySet
+    /// The fake-delay estimate before real requests were measured, and the weight of the past in it.
+    var fakeDelayInitial: Duration
+    var fakeDelaySamples: Int
+
+    /// Reads:
+    /// - `HTTP_HOST` (127.0.0.1), `HTTP_PORT` (8002), `INTERNAL_HTTP_HOST` (127.0.0.1), `INTERNAL_HTTP_PORT` (8012)
+    /// - `DATABASE_URL` (required, secret), `DATABASE_POOL_SIZE`, `DATABASE_AUTO_MIGRATE`, `LOG_LEVEL`, `LOG_FORMAT`
+    /// - `HTTP_MAX_BODY_SIZE` (10000 bytes)
+    /// - `TEST_RESULT_INTERNAL_URL` (http://127.0.0.1:8013) and the `TEST_RESULT_*` timeouts and retries
+    /// - `TELETAN_JWT_PUBLIC_KEYS` (required: a file, or the PEM/JWKS text itself)
+    /// - the lifetimes and quotas of `VerificationPolicy`, the clean-up of `VerificationRetention`
+    /// - `FAKE_DELAY_INITIAL` (10ms), `FAKE_DELAY_SAMPLES` (5)
+    init(settings: SettingsReader) {
+        self.http = ListenAddress(settings: settings, prefix: "HTTP", defaultPort: 8002, purpose: "app API")
+        self.internalHTTP = ListenAddress(settings: settings, prefix: "INTERNAL_HTTP", defaultPort: 8012, purpose: "internal API")
+        self.database = DatabaseConfiguration(settings: settings)
+        self.logging = LoggingConfiguration(settings: settings)
+        self.maxBodyBytes = settings.int(
+            "HTTP_MAX_BODY_SIZE",
+            default: 10_000,
+            range: 1024...1_048_576,
+            help: "Largest request body in bytes; larger ones get 413 before they are read."
+        )
+        self.testResultURL = settings.string(
+            "TEST_RESULT_INTERNAL_URL",
+            default: "http://127.0.0.1:8013",
+            help: "Base URL of test-result-service's internal API."
+        )
+        if let url = URL(string: self.testResultURL), ["http", "https"].contains(url.scheme ?? ""), url.host != nil, url.query == nil {
+        } else {
+            settings.report("TEST_RESULT_INTERNAL_URL", "must be an http(s) URL such as http://127.0.0.1:8013")
+        }
+        self.upstream = UpstreamPolicy(settings: settings)
+        self.policy = VerificationPolicy(settings: settings)
+        self.retention = VerificationRetention(settings: settings)
+        let keys = settings.requiredString(
+            "TELETAN_JWT_PUBLIC_KEYS",
+            help: "Public keys of the teleTAN bearer tokens (ES256/RS256): a file path, or PEM or JWKS text."
+        )
+        self.jwtKeys = JWTKeySet(entries: [])
+        if !keys.isEmpty {
+            do {
+                self.jwtKeys = try JWTKeySet.parse(Self.keyText(keys))
+            } catch let error as JWTKeyError {
+                settings.report("TELETAN_JWT_PUBLIC_KEYS", error.description)
+            } catch {
+                settings.report("TELETAN_JWT_PUBLIC_KEYS", "cannot be read as a file")
+            }
+        }
+        self.fakeDelayInitial = settings.duration(
+            "FAKE_DELAY_INITIAL",
+            default: .milliseconds(10),
+            help: "Assumed duration of real requests until some were measured."
+        )
+        self.fakeDelaySamples = settings.int(
+            "FAKE_DELAY_SAMPLES",
+            default: 5,
+            range: 1...1000,
+            help: "Weight of the past in the moving average of real durations."
+        )
+        if self.http.port != 0 && self.http.port == self.internalHTTP.port {
+            settings.report("INTERNAL_HTTP_PORT", "must differ from HTTP_PORT")
+        }
+    }
+
+    /// Inline PEM or JWKS as it is; anything else names a file.
+    private static func keyText(_ value: String) throws -> String {
+        let trimmed = value.trimmingCharacters(in: .whitespacesAndNewlines)
+        if trimmed.hasPrefix("-----BEGIN") || trimmed.hasPrefix("{") { return trimmed }
+        return try String(contentsOfFile: trimmed, encoding: .utf8)
+    }
+}

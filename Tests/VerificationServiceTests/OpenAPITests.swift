@@ -1,0 +1,99 @@
+// Each port's OpenAPI document and its router agree.
+
+import ENPersistence
+import ENServiceKit
+import ENTestSupport
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Logging
+import NIOCore
+import PostgresNIO
+import Testing
+@testable import VerificationService
+
+@Suite("OpenAPI documents")
+struct OpenAPITests {
+    /// `METHOD /path` of every operation under `paths:` (two-space path keys, four-space method keys).
+    static func operations(in resource: String) throws -> [String] {
+        let url = try #require(Bundle.module.url(forResource: resource, withExtension: "yaml") ?? Self.source(resource))
+        let methods: Set<String> = ["get", "post", "put", "delete", "patch", "head", "options"]
+        var operations: [String] = []
+        var inPaths = false
+        var path: String?
+        for line in try String(contentsOf: url, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false) {
+            if !line.hasPrefix(" ") && !line.isEmpty {
+                inPaths = line.hasPrefix("paths:")
+                continue
+            }
+            guard inPaths else { continue }
+            if line.hasPrefix("  /") {
+                path = String(line.dropFirst(2).prefix { $0 != ":" })
+            } else if line.hasPrefix("    "), !line.hasPrefix("     "), let path {
+                let key = String(line.dropFirst(4).prefix { $0 != ":" })
+                if methods.contains(key) { operations.append("\(key.uppercased()) \(path)") }
+            }
+        }
+        return operations
+    }
+
+    private static func source(_ resource: String) -> URL? {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Services/Verification/\(resource).yaml")
+    }
+
+    /// Whether `operation` reaches a handler (anything but 404/405) on `app`.
+    private static func isRouted(_ operation: String, on app: Verification.App) async throws -> Bool {
+        let parts = operation.split(separator: " ")
+        let method = HTTPRequest.Method(rawValue: String(parts[0]))!
+        let status = try await app.test(.router) { client in
+            try await client.execute(uri: String(parts[1]), method: method, headers: .json, body: method == .post ? ByteBuffer(string: "{}") : nil).status
+        }
+        return status != .notFound && status != .methodNotAllowed
+    }
+
+    @Test("every documented operation is routed on its own port only, and every route of ours is documented")
+    func documentsMatchRouters() async throws {
+        let configuration = try VerificationFixture.configuration()
+        let client = configuration.database.makeClient(logger: .init(label: "test"))
+        let dependencies = VerificationDependencies.postgres(client: client, configuration: configuration, logger: .init(label: "test"))
+        let parts = Verification.Parts(configuration: configuration, dependencies: dependencies, environment: .testing())
+        let external = Application(router: try Verification.buildPublicRouter(parts))
+        let internalApp = Application(router: try Verification.buildInternalRouter(parts))
+        let documented = (external: try Self.operations(in: "openapi"), internal: try Self.operations(in: "openapi-internal"))
+        let apiRoutes = [
+            "POST /version/v1/registrationToken", "POST /version/v1/testresult", "POST /version/v1/tan", "POST /version/v1/tan/verify",
+            "POST /version/v1/tan/teletan",
+        ]
+        let common = ["GET /health/live", "GET /health/ready", "GET /metrics", "GET /openapi.yaml"]
+
+        #expect(Set(documented.external) == Set(common + ["POST /version/v1/registrationToken", "POST /version/v1/testresult", "POST /version/v1/tan"]))
+        #expect(Set(documented.internal) == Set(common + ["POST /version/v1/tan/verify", "POST /version/v1/tan/teletan", "POST /version/v1/testresult"]))
+        for operation in Set(apiRoutes + ["POST /version/v1/testresult"]) where !operation.hasSuffix("/health/ready") {
+            #expect(try await Self.isRouted(operation, on: external) == documented.external.contains(operation), "\(operation) on the app port")
+            #expect(try await Self.isRouted(operation, on: internalApp) == documented.internal.contains(operation), "\(operation) on the internal port")
+        }
+        try await dependencies.shutdown()
+    }
+
+    @Test("each port serves its own document at /openapi.yaml")
+    func servesDocuments() async throws {
+        let configuration = try VerificationFixture.configuration()
+        let client = configuration.database.makeClient(logger: .init(label: "test"))
+        let dependencies = VerificationDependencies.postgres(client: client, configuration: configuration, logger: .init(label: "test"))
+        let parts = Verification.Parts(configuration: configuration, dependencies: dependencies, environment: .testing())
+        let external = try await Application(router: try Verification.buildPublicRouter(parts)).test(.router) { client in
+            try await client.execute(uri: "/openapi.yaml", method: .get).body.text
+        }
+        let internalDocument = try await Application(router: try Verification.buildInternalRouter(parts)).test(.router) { client in
+            try await client.execute(uri: "/openapi.yaml", method: .get).body.text
+        }
+        try await dependencies.shutdown()
+
+        #expect(external.hasPrefix("openapi: 3.1"))
+        #expect(external.contains("/version/v1/registrationToken"))
+        #expect(internalDocument.contains("/version/v1/tan/verify"))
+        #expect(internalDocument.contains("/version/v1/tan/teletan"))
+    }
+}
