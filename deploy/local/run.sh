@@ -17,9 +17,11 @@ bin="$root/.build/$config"
 logs="$data/logs"
 pids="$data/run"
 
-# name | binary | environment (space-separated KEY=VALUE; @db:<role> is replaced by that role's database URL)
+# name | binary | environment (space-separated KEY=VALUE; @db:<role> is replaced by that role's database URL,
+# @jwt-public-key by the development key of deploy/local/dev-jwt.sh)
 services=(
   "test-result|test-result-service|HTTP_PORT=8003 INTERNAL_HTTP_PORT=8013 DATABASE_URL=@db:testresult"
+  "verification|verification-service|HTTP_PORT=8002 INTERNAL_HTTP_PORT=8012 DATABASE_URL=@db:verification TEST_RESULT_INTERNAL_URL=http://127.0.0.1:8013 TELETAN_JWT_PUBLIC_KEYS=@jwt-public-key"
 )
 
 say() { printf '%s\n' "$*"; }
@@ -64,6 +66,7 @@ start_service() {
   for item in $settings; do
     case "$item" in
       *=@db:*) role="${item#*=@db:}"; env+=("${item%%=*}=$("$pg" url "$role")") ;;
+      *=@jwt-public-key) env+=("${item%%=*}=$("$root/deploy/local/dev-jwt.sh" keys)") ;;
       *) env+=("$item") ;;
     esac
   done
@@ -116,12 +119,19 @@ The suite is running on loopback (Ctrl-C stops everything; 'make stop' from anot
   PostgreSQL            127.0.0.1:${EN_PG_PORT:-54329}   (URLs: deploy/local/postgres.sh url <service>)
   test-result-service   http://127.0.0.1:8003   lab API (POST /api/v1/lab/results …), /openapi.yaml, /metrics
                         http://127.0.0.1:8013   internal API for verification (POST /api/v1/app/result)
+  verification-service  http://127.0.0.1:8002   app API (POST /version/v1/registrationToken, /testresult, /tan)
+                        http://127.0.0.1:8012   internal API (POST /version/v1/tan/verify, /tan/teletan, /testresult)
 
 Try it:
   curl -i -X POST http://127.0.0.1:8003/api/v1/lab/results -H 'Content-Type: application/json' \\
        -d '{"labId":"lab-1","testResults":[{"id":"$guid_hash","result":2}]}'
   curl -s -X POST http://127.0.0.1:8013/api/v1/app/result -H 'Content-Type: application/json' \\
        -d '{"id":"$guid_hash"}'
+  curl -s -X POST http://127.0.0.1:8002/version/v1/registrationToken -H 'Content-Type: application/json' \\
+       -d '{"key":"$guid_hash","keyType":"GUID"}'
+  curl -s -X POST http://127.0.0.1:8012/version/v1/tan/teletan \\
+       -H "Authorization: Bearer \$(deploy/local/dev-jwt.sh token c19hotline)"
+  (the README walks through the whole GUID and teleTAN journeys)
 
 Logs: $logs (following them below)
 INFO
