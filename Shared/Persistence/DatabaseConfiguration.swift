@@ -102,7 +102,7 @@ package struct DatabaseConfiguration: Sendable, CustomStringConvertible {
         )
         configuration.options.maximumConnections = self.maxConnections
         configuration.options.connectTimeout = .seconds(5)
-        return PostgresClient(configuration: configuration, backgroundLogger: logger)
+        return PostgresClient(configuration: configuration, backgroundLogger: logger.cappedForDatabase)
     }
 
     /// Opens one connection outside any pool (for short jobs such as migrations); the caller closes it.
@@ -166,4 +166,14 @@ package struct DatabaseURLError: Error, Equatable, CustomStringConvertible {
     package let reason: String
     package init(_ reason: String) { self.reason = reason }
     package var description: String { self.reason }
+}
+
+extension Logger {
+    /// This logger, at `info` or less verbose: PostgresNIO logs bind values and rows at `debug` and `trace`, and
+    /// those are hashes of secrets. Stores and clients pass this to every query.
+    package var cappedForDatabase: Logger {
+        var logger = self
+        if logger.logLevel < .info { logger.logLevel = .info }
+        return logger
+    }
 }

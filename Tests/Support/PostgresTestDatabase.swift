@@ -22,6 +22,18 @@ package struct PostgresTestDatabase: Sendable {
     package static func require(sourceLocation: SourceLocation = #_sourceLocation) throws -> PostgresTestDatabase {
         try #require(self.current, "this test needs the .postgres trait", sourceLocation: sourceLocation)
     }
+
+    /// The environment of a service binary started by a test: this database, both ports chosen by the kernel.
+    package var processEnvironment: [String: String] {
+        let configuration = self.configuration
+        return [
+            "DATABASE_URL":
+                "postgres://\(configuration.username):\(configuration.password ?? "")@\(configuration.host):\(configuration.port)/\(configuration.database)?sslmode=disable",
+            "HTTP_PORT": "0",
+            "INTERNAL_HTTP_PORT": "0",
+            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
+        ]
+    }
 }
 
 extension Trait where Self == PostgresTrait {

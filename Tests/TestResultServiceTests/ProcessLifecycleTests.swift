@@ -15,7 +15,7 @@ struct ProcessLifecycleTests {
     @Test("SIGTERM while serving: exits 0 after draining")
     func sigtermExitsZero() async throws {
         let database = try PostgresTestDatabase.require()
-        let service = try ServiceProcess.start(BuiltProduct.url("test-result-service"), environment: self.environment(database))
+        let service = try ServiceProcess.start(BuiltProduct.url("test-result-service"), environment: database.processEnvironment)
         defer { service.kill() }
 
         let labPort = try await service.waitForPort(listener: "lab")
@@ -37,7 +37,7 @@ struct ProcessLifecycleTests {
     @Test("SIGTERM during an upload: the request in flight completes, then the process exits 0")
     func sigtermDrainsInFlightRequest() async throws {
         let database = try PostgresTestDatabase.require()
-        let service = try ServiceProcess.start(BuiltProduct.url("test-result-service"), environment: self.environment(database))
+        let service = try ServiceProcess.start(BuiltProduct.url("test-result-service"), environment: database.processEnvironment)
         defer { service.kill() }
         let labPort = try await service.waitForPort(listener: "lab")
         let id = TestResultFixture.hashedGUID()
@@ -71,11 +71,11 @@ struct ProcessLifecycleTests {
         let database = try PostgresTestDatabase.require()
         let binary = try BuiltProduct.url("test-result-service")
 
-        let first = try ServiceProcess.start(binary, arguments: ["--migrate-only"], environment: self.environment(database))
+        let first = try ServiceProcess.start(binary, arguments: ["--migrate-only"], environment: database.processEnvironment)
         defer { first.kill() }
         let firstStatus = try await first.waitForExit()
         let historyAfterFirst = try await self.history(database)
-        let second = try ServiceProcess.start(binary, arguments: ["--migrate-only"], environment: self.environment(database))
+        let second = try ServiceProcess.start(binary, arguments: ["--migrate-only"], environment: database.processEnvironment)
         defer { second.kill() }
         let secondStatus = try await second.waitForExit()
         let historyAfterSecond = try await self.history(database)
@@ -86,17 +86,6 @@ struct ProcessLifecycleTests {
         #expect(second.output.contains("migration.applied=0"))
         #expect(historyAfterFirst == ["0001_create_test_result"])
         #expect(historyAfterSecond == historyAfterFirst)
-    }
-
-    private func environment(_ database: PostgresTestDatabase) -> [String: String] {
-        let configuration = database.configuration
-        return [
-            "DATABASE_URL":
-                "postgres://\(configuration.username):\(configuration.password ?? "")@\(configuration.host):\(configuration.port)/\(configuration.database)?sslmode=disable",
-            "HTTP_PORT": "0",
-            "INTERNAL_HTTP_PORT": "0",
-            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
-        ]
     }
 
     private func history(_ database: PostgresTestDatabase) async throws -> [String] {

@@ -2,7 +2,9 @@
 
 import ENPersistence
 import ENTestSupport
+import ENServiceKit
 import Foundation
+import Hummingbird
 import HTTPTypes
 import Logging
 import NIOCore
@@ -113,6 +115,30 @@ struct FakeRequestTests {
 
             #expect(fake.status == .badRequest)
             #expect(fake.text == real.text)
+        }
+    }
+
+    @Test("a fake request waits a delay drawn around its own endpoint's real durations, not another's")
+    func fakeDelayPerEndpoint() async throws {
+        try await VerificationHarness.run { harness async throws in
+            let waits = Mutexed<[Duration]>([])
+            let estimator = FakeDelayEstimator(initial: .milliseconds(10), samples: 5)
+            for _ in 0..<50 { estimator.record(.tan, duration: .milliseconds(400)) }
+            let router = Router(context: ServiceRequestContext.self)
+            var controller = ExternalController(engine: harness.parts.engine, delays: estimator, metrics: harness.parts.metrics)
+            controller.sleep = { duration in waits.withLock { $0.append(duration) } }
+            controller.addRoutes(to: router.group("version/v1"))
+            let app = Application(router: router)
+
+            let tan = try await harness.post(app, "/version/v1/tan", VerificationFixture.token(RandomUUID.generate()), headers: Self.fake)
+            let tanWait = waits.withLock { taken in defer { taken.removeAll() }; return taken }
+            _ = try await harness.post(app, "/version/v1/registrationToken", VerificationFixture.registration(guid: VerificationFixture.hashedGUID()), headers: Self.fake)
+            let tokenWait = waits.withLock { taken in defer { taken.removeAll() }; return taken }
+
+            #expect(tan.status == .created)
+            // Poisson around 400 ms (standard deviation 20 ms) against Poisson around 10 ms.
+            #expect(tanWait.count == 1 && tanWait[0] > .milliseconds(250) && tanWait[0] < .milliseconds(550), "\(tanWait)")
+            #expect(tokenWait.allSatisfy { $0 < .milliseconds(100) }, "\(tokenWait)")
         }
     }
 }

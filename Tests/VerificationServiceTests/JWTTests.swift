@@ -41,11 +41,20 @@ struct JWTTests {
             (TestJWT.hs256WithPublicKey(claims), .unsupportedAlgorithm),
             (TestJWT.es256(claims, key: TestSigningKeys.shared.stranger, header: ["jwk": ["kty": "EC"]]), .unsupportedHeader),
             ("a.b", .malformed),
+            (TestJWT.es256(claims.merging(["exp": "tomorrow"]) { _, new in new }), .malformed),
+            (TestJWT.es256(claims.merging(["nbf": ["not", "a", "number"]]) { _, new in new }), .malformed),
             ("!!.!!.!!", .malformed),
         ]
         for (token, reason) in cases {
             #expect(throws: reason) { try self.verifier.verify(token, now: self.now) }
         }
+    }
+
+    @Test("an absurd but numeric exp does not crash: it is simply far in the future")
+    func hugeExpiry() throws {
+        let claims = TestJWT.claims(roles: ["c19hotline"], now: self.now).merging(["exp": 1e300]) { _, new in new }
+        let verified = try self.verifier.verify(TestJWT.es256(claims), now: self.now)
+        #expect(verified.expiresAt > self.now)
     }
 
     @Test("a token is verified only with keys of its own algorithm: an RS256 token finds no EC key")

@@ -2,6 +2,7 @@
 // journey over HTTP, then SIGTERM.
 
 import AsyncHTTPClient
+import ENCrypto
 import ENPersistence
 import ENTestSupport
 import Foundation
@@ -16,11 +17,11 @@ struct JourneyTests {
     @Test("lab posts positive → register → poll → TAN → verify → verify again fails; teleTAN → TAN with its type")
     func journeys() async throws {
         let database = try PostgresTestDatabase.require()
-        let testResult = try ServiceProcess.start(BuiltProduct.url("test-result-service"), environment: self.environment(database))
+        let testResult = try ServiceProcess.start(BuiltProduct.url("test-result-service"), environment: database.processEnvironment)
         defer { testResult.kill() }
         let labPort = try await testResult.waitForPort(listener: "lab")
         let testResultInternal = try await testResult.waitForPort(listener: "internal")
-        var environment = self.environment(database)
+        var environment = database.processEnvironment
         environment["TEST_RESULT_INTERNAL_URL"] = "http://127.0.0.1:\(testResultInternal)"
         environment["TELETAN_JWT_PUBLIC_KEYS"] = TestSigningKeys.shared.publicPEM
         let verification = try ServiceProcess.start(BuiltProduct.url("verification-service"), environment: environment)
@@ -41,6 +42,11 @@ struct JourneyTests {
         let tan = try Self.field("tan", tanReply.body)
         let verified = try await Self.send("\(internalAPI)/tan/verify", body: VerificationFixture.tan(tan))
         let again = try await Self.send("\(internalAPI)/tan/verify", body: VerificationFixture.tan(tan))
+
+        // Refusals, where a careless implementation would log what it refused.
+        let duplicate = try await HTTP.post("\(app)/registrationToken", json: VerificationFixture.registration(guid: guid))
+        let unknownTAN = RandomUUID.generate()
+        let unknown = try await Self.send("\(internalAPI)/tan/verify", body: VerificationFixture.tan(unknownTAN))
 
         // teleTAN journey.
         let jwt = TestJWT.es256(TestJWT.claims(roles: ["c19hotline"], now: Date()))
@@ -74,7 +80,10 @@ struct JourneyTests {
         #expect(verificationExit == 0)
         #expect(testResultExit == 0)
         // Secrets never reach the logs.
-        for secret in [guid, token, tan, teleTAN, teleToken, teleTAN2, jwt] {
+        #expect(duplicate.status == 400)
+        #expect(unknown.status == 404)
+        let secrets = [guid, token, tan, teleTAN, teleToken, teleTAN2, jwt, unknownTAN]
+        for secret in secrets + secrets.map(SecretHash.sha256Hex) {
             #expect(!verification.output.contains(secret))
             #expect(!testResult.output.contains(secret))
         }
@@ -98,17 +107,6 @@ struct JourneyTests {
         #expect(bad.output.contains("TAN_VALIDITY"))
         #expect(bad.output.contains("TELETAN_JWT_PUBLIC_KEYS"))
         #expect(!bad.output.contains("hunter2"))
-    }
-
-    private func environment(_ database: PostgresTestDatabase) -> [String: String] {
-        let configuration = database.configuration
-        return [
-            "DATABASE_URL":
-                "postgres://\(configuration.username):\(configuration.password ?? "")@\(configuration.host):\(configuration.port)/\(configuration.database)?sslmode=disable",
-            "HTTP_PORT": "0",
-            "INTERNAL_HTTP_PORT": "0",
-            "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
-        ]
     }
 
     private static func field(_ name: String, _ body: String) throws -> String {

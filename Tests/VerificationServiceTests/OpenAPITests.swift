@@ -53,12 +53,17 @@ struct OpenAPITests {
         return status != .notFound && status != .methodNotAllowed
     }
 
-    @Test("every documented operation is routed on its own port only, and every route of ours is documented")
-    func documentsMatchRouters() async throws {
+    /// The routers' parts over a database client that is never run: these tests send nothing that reaches it.
+    private static func parts() throws -> (Verification.Parts, VerificationDependencies) {
         let configuration = try VerificationFixture.configuration()
         let client = configuration.database.makeClient(logger: .init(label: "test"))
         let dependencies = VerificationDependencies.postgres(client: client, configuration: configuration, logger: .init(label: "test"))
-        let parts = Verification.Parts(configuration: configuration, dependencies: dependencies, environment: .testing())
+        return (Verification.Parts(configuration: configuration, dependencies: dependencies, environment: .testing()), dependencies)
+    }
+
+    @Test("every documented operation is routed on its own port only, and every route of ours is documented")
+    func documentsMatchRouters() async throws {
+        let (parts, dependencies) = try Self.parts()
         let external = Application(router: try Verification.buildPublicRouter(parts))
         let internalApp = Application(router: try Verification.buildInternalRouter(parts))
         let documented = (external: try Self.operations(in: "openapi"), internal: try Self.operations(in: "openapi-internal"))
@@ -79,10 +84,7 @@ struct OpenAPITests {
 
     @Test("each port serves its own document at /openapi.yaml")
     func servesDocuments() async throws {
-        let configuration = try VerificationFixture.configuration()
-        let client = configuration.database.makeClient(logger: .init(label: "test"))
-        let dependencies = VerificationDependencies.postgres(client: client, configuration: configuration, logger: .init(label: "test"))
-        let parts = Verification.Parts(configuration: configuration, dependencies: dependencies, environment: .testing())
+        let (parts, dependencies) = try Self.parts()
         let external = try await Application(router: try Verification.buildPublicRouter(parts)).test(.router) { client in
             try await client.execute(uri: "/openapi.yaml", method: .get).body.text
         }

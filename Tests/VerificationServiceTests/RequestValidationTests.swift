@@ -100,6 +100,12 @@ struct RequestValidationTests {
             #expect(try await self.post(internalApp, "/version/v1/testresult", VerificationFixture.token(upper)).0 == .badRequest)
             let oversized = #"{"key":""# + String(repeating: "a", count: 10_001) + #"","keyType":"GUID"}"#
             #expect(try await self.post(external, "/version/v1/registrationToken", oversized).0 == .contentTooLarge)
+            // A declared length over the limit is refused before any body byte is read (none is sent here).
+            let declared: HTTPFields = [.contentType: "application/json", .contentLength: "10001"]
+            let declaredStatus = try await external.test(.router) { client in
+                try await client.execute(uri: "/version/v1/registrationToken", method: .post, headers: declared).status
+            }
+            #expect(declaredStatus == .contentTooLarge)
         }
     }
 }

@@ -52,6 +52,24 @@ struct RetentionTests {
         }
     }
 
+    @Test("an unused TAN that is still valid is deleted with its age: TAN_VALIDITY 30d, ENTITY_RETENTION 21d")
+    func tansGoWithAge() async throws {
+        try await VerificationHarness.run(["TAN_VALIDITY": "30d"]) { harness async throws in
+            let guid = VerificationFixture.hashedGUID()
+            try await harness.labResult(guid, code: 2)
+            _ = try await harness.requestTAN(try await harness.registeredToken(guid: guid))
+            harness.clock.advance(by: 21 * Self.day - 1)
+            try await Verification.runRetention(harness.parts)
+            let before = try await harness.count("tan")
+            harness.clock.advance(by: 2)
+            try await Verification.runRetention(harness.parts)
+            let after = try await harness.count("tan")
+
+            #expect(before == 1)
+            #expect(after == 0)
+        }
+    }
+
     @Test("an EVENT teleTAN stays while valid; with a rate window longer than its life it stays until it leaves the window")
     func teleTANsCountUntilOutOfWindow() async throws {
         try await VerificationHarness.run(["TELETAN_RATE_WINDOW": "3d"]) { harness async throws in

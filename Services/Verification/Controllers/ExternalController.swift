@@ -13,6 +13,8 @@ struct ExternalController: Sendable {
     let engine: VerificationEngine
     let delays: FakeDelayEstimator
     let metrics: VerificationMetrics
+    /// How a fake request waits (`Task.sleep`; tests record the durations instead).
+    var sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
 
     func addRoutes(to group: RouterGroup<ServiceRequestContext>) {
         group.post("registrationToken") { request, context in try await self.registrationToken(request, context: context) }
@@ -69,8 +71,8 @@ struct ExternalController: Sendable {
     private func fake(_ endpoint: AppEndpoint, started: ContinuousClock.Instant, body: () throws -> Response) async throws -> Response {
         self.metrics.recordFake(endpoint)
         var generator = SystemRandomNumberGenerator()
-        let delay = self.delays.delay(endpoint, using: &generator)
-        try await Task.sleep(until: started + delay, clock: .continuous)
+        let remaining = self.delays.delay(endpoint, using: &generator) - (ContinuousClock.now - started)
+        if remaining > .zero { try await self.sleep(remaining) }
         return try body()
     }
 }

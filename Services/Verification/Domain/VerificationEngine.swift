@@ -150,6 +150,8 @@ struct VerificationEngine: Sendable {
             case .rateLimited:
                 self.metrics.recordTeleTAN(type: type, outcome: "rate_limited")
                 throw VerificationFailure.rateLimited
+            case .busy:
+                throw VerificationFailure.busy
             case .collision:
                 continue
             }

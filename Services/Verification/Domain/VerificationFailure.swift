@@ -22,6 +22,8 @@ enum VerificationFailure: Error, Equatable, APIErrorConvertible {
     case tanNotRedeemable
     case unauthorized(String)
     case rateLimited
+    /// teleTAN creations are queued longer than the lock timeout.
+    case busy
     case testResultsUnavailable
 
     var apiError: APIError {
@@ -38,6 +40,7 @@ enum VerificationFailure: Error, Equatable, APIErrorConvertible {
         case .tanNotRedeemable: APIError(.notFound, "the TAN is unknown, expired or used")
         case .unauthorized(let message): APIError(.unauthorized, message)
         case .rateLimited: APIError(.tooManyRequests, "the teleTAN rate limit is reached; try again later")
+        case .busy: APIError(.serviceUnavailable, "teleTAN creation is busy; try again", headers: [.retryAfter: "5"])
         case .testResultsUnavailable: APIError(.serviceUnavailable, "test results are unavailable; try again later", headers: [.retryAfter: "30"])
         }
     }

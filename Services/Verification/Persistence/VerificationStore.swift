@@ -39,6 +39,8 @@ enum TeleTANCreation: Sendable, Equatable {
     case created(inWindow: Int)
     case rateLimited
     case collision
+    /// The creation lock was not granted within the lock timeout.
+    case busy
 }
 
 struct VerificationRetentionOutcome: Sendable, Equatable {
@@ -48,7 +50,7 @@ struct VerificationRetentionOutcome: Sendable, Equatable {
 }
 
 /// All SQL binds its values. Every rule that must hold under concurrency is one statement or one transaction:
-/// the one-token-per-key rule (unique keys), the TAN quota (a conditional counter update), single-use TANs (a
+/// the one-token-per-key rule (unique keys, inserted with `ON CONFLICT DO NOTHING` so no conflict is logged), the TAN quota (a conditional counter update), single-use TANs (a
 /// conditional update) and the teleTAN rate limit (a transaction-scoped advisory lock).
 struct VerificationStore: Sendable {
     static let retentionLock = AdvisoryLock(name: "verification.retention")
@@ -56,6 +58,11 @@ struct VerificationStore: Sendable {
 
     let client: PostgresClient
     let logger: Logger
+
+    init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger.cappedForDatabase
+    }
 
     /// A transaction's outcome that is not a failure but must undo what the transaction wrote.
     private struct Rollback<Outcome: Sendable>: Error {
@@ -72,9 +79,11 @@ struct VerificationStore: Sendable {
             try await self.transaction { connection in
                 let id = try await self.insertSession(
                     connection,
+                    tokenHash: tokenHash,
                     """
                     INSERT INTO app_session (registration_token_hash, source, hashed_guid, hashed_guid_dob, created_at, updated_at)
-                    VALUES (\(tokenHash), 'HASHED_GUID', \(guid.value), \(dob?.value), \(now), \(now)) RETURNING id
+                    VALUES (\(tokenHash), 'HASHED_GUID', \(guid.value), \(dob?.value), \(now), \(now))
+                    ON CONFLICT DO NOTHING RETURNING id
                     """
                 )
                 let inserted = try await self.count(
@@ -110,9 +119,11 @@ struct VerificationStore: Sendable {
                 guard let type else { throw Rollback(outcome: RegistrationOutcome.keyUnavailable) }
                 _ = try await self.insertSession(
                     connection,
+                    tokenHash: tokenHash,
                     """
                     INSERT INTO app_session (registration_token_hash, source, tele_tan_hash, teletan_type, created_at, updated_at)
-                    VALUES (\(tokenHash), 'TELETAN', \(teleTANHash), \(type), \(now), \(now)) RETURNING id
+                    VALUES (\(tokenHash), 'TELETAN', \(teleTANHash), \(type), \(now), \(now))
+                    ON CONFLICT DO NOTHING RETURNING id
                     """
                 )
                 return .registered
@@ -120,22 +131,23 @@ struct VerificationStore: Sendable {
         }
     }
 
-    /// Maps the unique violations of registration to outcomes: the token's own constraint means a collision,
-    /// any other one a key in use.
+    /// A transaction's `Rollback` as its outcome.
     private func registering(_ body: () async throws -> RegistrationOutcome) async throws -> RegistrationOutcome {
         do {
             return try await body()
         } catch let rollback as Rollback<RegistrationOutcome> {
             return rollback.outcome
-        } catch let error as PSQLError where error.isUniqueViolation {
-            return error.serverInfo?[.constraintName] == "app_session_token_unique" ? .tokenCollision : .keyUnavailable
         }
     }
 
-    private func insertSession(_ connection: PostgresConnection, _ query: PostgresQuery) async throws -> Int64 {
+    /// Runs an `INSERT … ON CONFLICT DO NOTHING RETURNING id`. Conflicts are never raised as errors, because
+    /// PostgreSQL would write the conflicting value (a hash) into its log; when nothing was inserted, the token's
+    /// hash tells a token collision from a key in use.
+    private func insertSession(_ connection: PostgresConnection, tokenHash: String, _ query: PostgresQuery) async throws -> Int64 {
         let rows = try await connection.query(query, logger: self.logger)
         for try await id in rows.decode(Int64.self) { return id }
-        throw VerificationStoreError.noRowReturned
+        let tokens = try await self.count(connection, "SELECT count(*) FROM app_session WHERE registration_token_hash = \(tokenHash)")
+        throw Rollback(outcome: tokens > 0 ? RegistrationOutcome.tokenCollision : .keyUnavailable)
     }
 
     // MARK: - Sessions and TANs
@@ -188,19 +200,21 @@ struct VerificationStore: Sendable {
                     throw Rollback(outcome: exists == 0 ? TANIssueOutcome.sessionGone : .quotaUsed)
                 }
                 let source = teleTANType == nil ? "CONNECTED_LAB" : "TELETAN"
-                try await connection.query(
+                let inserted = try await self.count(
+                    connection,
                     """
-                    INSERT INTO tan (tan_hash, source, teletan_type, created_at, valid_from, valid_until)
-                    VALUES (\(tanHash), \(source), \(teleTANType?.rawValue), \(now), \(now), \(validUntil))
-                    """,
-                    logger: self.logger
+                    WITH added AS (
+                        INSERT INTO tan (tan_hash, source, teletan_type, created_at, valid_from, valid_until)
+                        VALUES (\(tanHash), \(source), \(teleTANType?.rawValue), \(now), \(now), \(validUntil))
+                        ON CONFLICT (tan_hash) DO NOTHING RETURNING 1
+                    ) SELECT count(*) FROM added
+                    """
                 )
+                guard inserted == 1 else { throw Rollback(outcome: TANIssueOutcome.collision) }
                 return .issued
             }
         } catch let rollback as Rollback<TANIssueOutcome> {
             return rollback.outcome
-        } catch let error as PSQLError where error.isUniqueViolation {
-            return .collision
         }
     }
 
@@ -226,7 +240,17 @@ struct VerificationStore: Sendable {
     /// Creates a teleTAN unless `limit` teleTANs were created after `windowStart`. Creations are serialised by a
     /// transaction-scoped advisory lock, so the count cannot be overtaken by a concurrent insert.
     func createTeleTAN(hash: String, type: TeleTANType, now: Date, validUntil: Date, limit: Int, windowStart: Date) async throws -> TeleTANCreation {
+        do {
+            return try await self.lockedTeleTANCreation(hash: hash, type: type, now: now, validUntil: validUntil, limit: limit, windowStart: windowStart)
+        } catch let error as PSQLError where error.sqlState == "55P03" {
+            // Waiting requests hold pool connections; past the lock timeout they give up rather than starve the pool.
+            return .busy
+        }
+    }
+
+    private func lockedTeleTANCreation(hash: String, type: TeleTANType, now: Date, validUntil: Date, limit: Int, windowStart: Date) async throws -> TeleTANCreation {
         try await self.transaction { connection in
+            try await connection.query("SET LOCAL lock_timeout = '2s'", logger: self.logger)
             try await connection.query("SELECT pg_advisory_xact_lock(\(Self.teleTANIssueLock.key))", logger: self.logger)
             let recent = try await self.count(connection, "SELECT count(*) FROM tele_tan WHERE created_at > \(windowStart)")
             guard recent < limit else { return .rateLimited }
