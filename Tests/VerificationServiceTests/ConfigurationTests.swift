@@ -1,12 +1,7 @@
 // Settings: defaults, keys from files or inline, every problem reported at once.
 
-import ENPersistence
 import ENServiceKit
 import Foundation
-import HTTPTypes
-import Logging
-import NIOCore
-import PostgresNIO
 import Testing
 @testable import VerificationService
 

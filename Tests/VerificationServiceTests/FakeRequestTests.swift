@@ -1,14 +1,11 @@
 // Plausible deniability: dummy requests look like real ones from outside and change nothing (cwa-satellites §1.5).
 
-import ENPersistence
 import ENTestSupport
 import ENServiceKit
 import Foundation
 import Hummingbird
 import HTTPTypes
-import Logging
 import NIOCore
-import PostgresNIO
 import Testing
 @testable import TestResultService
 @testable import VerificationService

@@ -1,13 +1,9 @@
 // Formats of cwa-satellites §1.2–1.3: UUIDv4 tokens and TANs, hashed GUIDs, DOB hashes, teleTANs.
 
 import ENCrypto
-import ENPersistence
 import ENTestSupport
 import Foundation
 import HTTPTypes
-import Logging
-import NIOCore
-import PostgresNIO
 import Testing
 @testable import VerificationService
 

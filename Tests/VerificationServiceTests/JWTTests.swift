@@ -2,12 +2,7 @@
 
 import Crypto
 import _CryptoExtras
-import ENPersistence
 import Foundation
-import HTTPTypes
-import Logging
-import NIOCore
-import PostgresNIO
 import Testing
 @testable import VerificationService
 

@@ -9,7 +9,6 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import NIOCore
-import PostgresNIO
 import Testing
 @testable import VerificationService
 

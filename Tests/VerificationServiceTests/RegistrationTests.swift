@@ -1,12 +1,9 @@
 // One registration token per GUID, per DOB hash and per teleTAN (cwa-satellites §1.4), also under concurrency.
 
 import ENCrypto
-import ENPersistence
 import ENTestSupport
 import Foundation
 import HTTPTypes
-import Logging
-import NIOCore
 import PostgresNIO
 import Testing
 @testable import TestResultService

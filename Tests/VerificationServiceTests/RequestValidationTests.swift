@@ -11,7 +11,6 @@ import HummingbirdTesting
 import Logging
 import NIOCore
 import PostgresNIO
-import ServiceLifecycle
 import Testing
 @testable import VerificationService
 

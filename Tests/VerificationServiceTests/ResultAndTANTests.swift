@@ -1,12 +1,9 @@
 // Result polling, the DOB check, TAN preconditions and quota, TAN validity and single use (cwa-satellites §1.4).
 
-import ENPersistence
 import ENTestSupport
 import Foundation
 import HTTPTypes
-import Logging
 import NIOCore
-import PostgresNIO
 import Testing
 @testable import TestResultService
 @testable import VerificationService

@@ -4,8 +4,6 @@ import ENPersistence
 import ENTestSupport
 import Foundation
 import HTTPTypes
-import Logging
-import NIOCore
 import PostgresNIO
 import Testing
 @testable import TestResultService

@@ -1,12 +1,8 @@
 // teleTAN creation: bearer JWT, roles per type, the type header, the global rate limit (cwa-satellites §1.4).
 
-import ENPersistence
 import ENTestSupport
 import Foundation
 import HTTPTypes
-import Logging
-import NIOCore
-import PostgresNIO
 import Testing
 @testable import TestResultService
 @testable import VerificationService
