@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Measures test-result-service (release build) against a throw-away database on the local cluster:
-#   1. lab batch uploads of 100 results each (POST /api/v1/lab/results)
-#   2. verification lookups (POST /api/v1/app/result), mostly of existing rows
+# Measures the release builds against a throw-away database on the local cluster:
+#   1. test-result-service: lab batch uploads of 100 results each (POST /api/v1/lab/results)
+#   2. test-result-service: verification lookups (POST /api/v1/app/result), mostly of existing rows
+#   3. verification-service: registrations, each with a new GUID (POST /version/v1/registrationToken)
+#   4. verification-service: result polls of one token, each asking test-result-service (POST /version/v1/testresult)
 # wrk runs on the same machine, so the figures are for client and server sharing the cores.
 # Settings: BENCH_DURATION (default 15s), BENCH_CONNECTIONS (default 32), BENCH_THREADS (default 2).
 set -euo pipefail
@@ -9,13 +11,16 @@ set -euo pipefail
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
 pg="$root/deploy/local/postgres.sh"
 binary="$root/.build/release/test-result-service"
+verification_binary="$root/.build/release/verification-service"
 duration="${BENCH_DURATION:-15s}"
 connections="${BENCH_CONNECTIONS:-32}"
 threads="${BENCH_THREADS:-2}"
 lab_port=18003
 internal_port=18013
+app_port=18002
+verification_internal_port=18012
 
-[ -x "$binary" ] || { echo "bench.sh: $binary missing (make bench builds it)" >&2; exit 1; }
+for b in "$binary" "$verification_binary"; do [ -x "$b" ] || { echo "bench.sh: $b missing (make bench builds it)" >&2; exit 1; }; done
 if ! command -v wrk >/dev/null; then
   echo "bench.sh: installing wrk"
   $( [ "$(id -u)" = 0 ] || echo sudo ) apt-get update -qq
@@ -31,6 +36,7 @@ database="en_bench_$(date +%s)"
 psql -q -d postgres -c "CREATE DATABASE $database"
 log="$(mktemp)"
 cleanup() {
+  [ -n "${verification_pid:-}" ] && kill -TERM "$verification_pid" 2>/dev/null && wait "$verification_pid" 2>/dev/null
   [ -n "${service_pid:-}" ] && kill -TERM "$service_pid" 2>/dev/null && wait "$service_pid" 2>/dev/null
   psql -q -d postgres -c "DROP DATABASE IF EXISTS $database WITH (FORCE)" || true
   rm -f "$log"
@@ -55,3 +61,29 @@ echo
 rows="$(psql -tA -d "$database" -c 'SELECT count(*) FROM test_result')"
 echo "rows stored: $rows"
 echo "service RSS: $(ps -o rss= -p "$service_pid" | awk '{printf "%.0f MB", $1/1024}')"
+
+DATABASE_URL="postgres://$PGUSER:$PGPASSWORD@$PGHOST:$PGPORT/$database?sslmode=disable" HTTP_PORT=$app_port \
+  INTERNAL_HTTP_PORT=$verification_internal_port TEST_RESULT_INTERNAL_URL="http://127.0.0.1:$internal_port" \
+  TELETAN_JWT_PUBLIC_KEYS="$("$root/deploy/local/dev-jwt.sh" keys)" LOG_LEVEL=warning DATABASE_POOL_SIZE=16 \
+  "$verification_binary" >>"$log" 2>&1 &
+verification_pid=$!
+for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$app_port/health/ready" >/dev/null && break; sleep 0.1; done
+
+echo
+echo "== verification-service (release) with test-result-service, same settings =="
+echo
+echo "-- registrations, a new hashed GUID each"
+wrk -t"$threads" -c"$connections" -d"$duration" --latency -s "$root/deploy/local/bench/register.lua" "http://127.0.0.1:$app_port" \
+  | grep -E "Requests/sec|Latency|50%|99%|Non-2xx|requests in"
+guid="$(head -c 32 /dev/urandom | sha256sum | cut -d' ' -f1)"
+curl -fsS -o /dev/null -X POST "http://127.0.0.1:$lab_port/api/v1/lab/results" -H 'Content-Type: application/json' \
+  -d '{"labId":"bench","testResults":[{"id":"'"$guid"'","result":2}]}'
+token="$(curl -fsS -X POST "http://127.0.0.1:$app_port/version/v1/registrationToken" -H 'Content-Type: application/json' \
+  -d '{"key":"'"$guid"'","keyType":"GUID"}' | sed 's/.*"registrationToken":"\([^"]*\)".*/\1/')"
+echo
+echo "-- result polls of one token (each reads the session and asks test-result-service)"
+BENCH_TOKEN="$token" wrk -t"$threads" -c"$connections" -d"$duration" --latency -s "$root/deploy/local/bench/poll.lua" "http://127.0.0.1:$app_port" \
+  | grep -E "Requests/sec|Latency|50%|99%|Non-2xx|requests in"
+echo
+echo "sessions stored: $(psql -tA -d "$database" -c 'SELECT count(*) FROM app_session')"
+echo "verification-service RSS: $(ps -o rss= -p "$verification_pid" | awk '{printf "%.0f MB", $1/1024}')"

@@ -4,18 +4,19 @@ import ENPersistence
 
 /// The schema of cwa-satellites §1.6, with two changes: GUID and DOB hashes are unique across both columns
 /// through `registered_key` (the reference checks that in code, which races), and teleTANs live in a table of
-/// their own rather than beside TANs. TANs carry no link to the session they came from.
+/// their own rather than beside TANs. TANs carry no link to the session they came from. Hashes are `text` with
+/// a pattern check, not `char(64)`: a `char` column compared with a `text` parameter cannot use its index.
 struct CreateVerification: DatabaseMigration {
     let name = "0001_create_verification"
     let statements = [
         """
         CREATE TABLE app_session (
             id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-            registration_token_hash char(64) NOT NULL CONSTRAINT app_session_token_unique UNIQUE,
+            registration_token_hash text NOT NULL CONSTRAINT app_session_token_unique UNIQUE CHECK (registration_token_hash ~ '^[0-9a-f]{64}$'),
             source text NOT NULL CHECK (source IN ('HASHED_GUID', 'TELETAN')),
-            hashed_guid char(64) CONSTRAINT app_session_guid_unique UNIQUE,
-            hashed_guid_dob char(64) CONSTRAINT app_session_dob_unique UNIQUE,
-            tele_tan_hash char(64) CONSTRAINT app_session_teletan_unique UNIQUE,
+            hashed_guid text CONSTRAINT app_session_guid_unique UNIQUE CHECK (hashed_guid ~ '^[0-9a-f]{64}$'),
+            hashed_guid_dob text CONSTRAINT app_session_dob_unique UNIQUE CHECK (hashed_guid_dob ~ '^[x0-9a-f][0-9a-f]{63}$'),
+            tele_tan_hash text CONSTRAINT app_session_teletan_unique UNIQUE CHECK (tele_tan_hash ~ '^[0-9a-f]{64}$'),
             teletan_type text CHECK (teletan_type IN ('TEST', 'EVENT')),
             tan_counter integer NOT NULL DEFAULT 0 CHECK (tan_counter >= 0),
             created_at timestamptz NOT NULL,
@@ -28,7 +29,7 @@ struct CreateVerification: DatabaseMigration {
         "CREATE INDEX app_session_created_at ON app_session (created_at)",
         """
         CREATE TABLE registered_key (
-            key_hash char(64) PRIMARY KEY,
+            key_hash text PRIMARY KEY CHECK (key_hash ~ '^[x0-9a-f][0-9a-f]{63}$'),
             session_id bigint NOT NULL REFERENCES app_session (id) ON DELETE CASCADE
         )
         """,
@@ -36,7 +37,7 @@ struct CreateVerification: DatabaseMigration {
         """
         CREATE TABLE tan (
             id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-            tan_hash char(64) NOT NULL CONSTRAINT tan_hash_unique UNIQUE,
+            tan_hash text NOT NULL CONSTRAINT tan_hash_unique UNIQUE CHECK (tan_hash ~ '^[0-9a-f]{64}$'),
             source text NOT NULL CHECK (source IN ('CONNECTED_LAB', 'TELETAN')),
             teletan_type text CHECK (teletan_type IN ('TEST', 'EVENT')),
             created_at timestamptz NOT NULL,
@@ -50,7 +51,7 @@ struct CreateVerification: DatabaseMigration {
         """
         CREATE TABLE tele_tan (
             id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
-            tele_tan_hash char(64) NOT NULL CONSTRAINT tele_tan_hash_unique UNIQUE,
+            tele_tan_hash text NOT NULL CONSTRAINT tele_tan_hash_unique UNIQUE CHECK (tele_tan_hash ~ '^[0-9a-f]{64}$'),
             type text NOT NULL CHECK (type IN ('TEST', 'EVENT')),
             created_at timestamptz NOT NULL,
             valid_until timestamptz NOT NULL,
