@@ -43,38 +43,50 @@ cleanup() {
 }
 trap cleanup EXIT
 
-DATABASE_URL="postgres://$PGUSER:$PGPASSWORD@$PGHOST:$PGPORT/$database?sslmode=disable" HTTP_PORT=$lab_port INTERNAL_HTTP_PORT=$internal_port \
-  LOG_LEVEL=warning DATABASE_POOL_SIZE=16 "$binary" >"$log" 2>&1 &
+# Services get the URL through their environment, never on a command line.
+export DATABASE_URL="postgres://$PGUSER:$PGPASSWORD@$PGHOST:$PGPORT/$database?sslmode=disable" LOG_LEVEL=warning DATABASE_POOL_SIZE=16
+
+# Waits for a service's readiness; a service that never gets ready ends the benchmark.
+wait_ready() {
+  for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$1/health/ready" >/dev/null && return 0; sleep 0.1; done
+  echo "bench.sh: the service on port $1 did not become ready; its log:" >&2
+  cat "$log" >&2
+  exit 1
+}
+
+# One wrk run with a Lua script of bench/, printing the summary lines.
+measure() {
+  local script="$1" port="$2"
+  wrk -t"$threads" -c"$connections" -d"$duration" --latency -s "$root/deploy/local/bench/$script" "http://127.0.0.1:$port" \
+    | grep -E "Requests/sec|Latency|50%|99%|Non-2xx|requests in"
+}
+
+HTTP_PORT=$lab_port INTERNAL_HTTP_PORT=$internal_port "$binary" >"$log" 2>&1 &
 service_pid=$!
-for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$lab_port/health/ready" >/dev/null && break; sleep 0.1; done
+wait_ready $lab_port
 
 echo "== test-result-service (release), $threads threads, $connections connections, $duration each =="
 echo
 echo "-- lab uploads, 100 results per batch"
-wrk -t"$threads" -c"$connections" -d"$duration" --latency -s "$root/deploy/local/bench/lab-upload.lua" "http://127.0.0.1:$lab_port" \
-  | grep -E "Requests/sec|Latency|50%|99%|Non-2xx|requests in"
+measure lab-upload.lua $lab_port
 echo
 echo "-- verification lookups (1000 distinct ids)"
-wrk -t"$threads" -c"$connections" -d"$duration" --latency -s "$root/deploy/local/bench/lookup.lua" "http://127.0.0.1:$internal_port" \
-  | grep -E "Requests/sec|Latency|50%|99%|Non-2xx|requests in"
+measure lookup.lua $internal_port
 echo
 rows="$(psql -tA -d "$database" -c 'SELECT count(*) FROM test_result')"
 echo "rows stored: $rows"
 echo "service RSS: $(ps -o rss= -p "$service_pid" | awk '{printf "%.0f MB", $1/1024}')"
 
-DATABASE_URL="postgres://$PGUSER:$PGPASSWORD@$PGHOST:$PGPORT/$database?sslmode=disable" HTTP_PORT=$app_port \
-  INTERNAL_HTTP_PORT=$verification_internal_port TEST_RESULT_INTERNAL_URL="http://127.0.0.1:$internal_port" \
-  TELETAN_JWT_PUBLIC_KEYS="$("$root/deploy/local/dev-jwt.sh" keys)" LOG_LEVEL=warning DATABASE_POOL_SIZE=16 \
-  "$verification_binary" >>"$log" 2>&1 &
+HTTP_PORT=$app_port INTERNAL_HTTP_PORT=$verification_internal_port TEST_RESULT_INTERNAL_URL="http://127.0.0.1:$internal_port" \
+  TELETAN_JWT_PUBLIC_KEYS="$("$root/deploy/local/dev-jwt.sh" keys)" "$verification_binary" >>"$log" 2>&1 &
 verification_pid=$!
-for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$app_port/health/ready" >/dev/null && break; sleep 0.1; done
+wait_ready $app_port
 
 echo
 echo "== verification-service (release) with test-result-service, same settings =="
 echo
 echo "-- registrations, a new hashed GUID each"
-wrk -t"$threads" -c"$connections" -d"$duration" --latency -s "$root/deploy/local/bench/register.lua" "http://127.0.0.1:$app_port" \
-  | grep -E "Requests/sec|Latency|50%|99%|Non-2xx|requests in"
+measure register.lua $app_port
 guid="$(head -c 32 /dev/urandom | sha256sum | cut -d' ' -f1)"
 curl -fsS -o /dev/null -X POST "http://127.0.0.1:$lab_port/api/v1/lab/results" -H 'Content-Type: application/json' \
   -d '{"labId":"bench","testResults":[{"id":"'"$guid"'","result":2}]}'
@@ -82,8 +94,7 @@ token="$(curl -fsS -X POST "http://127.0.0.1:$app_port/version/v1/registrationTo
   -d '{"key":"'"$guid"'","keyType":"GUID"}' | sed 's/.*"registrationToken":"\([^"]*\)".*/\1/')"
 echo
 echo "-- result polls of one token (each reads the session and asks test-result-service)"
-BENCH_TOKEN="$token" wrk -t"$threads" -c"$connections" -d"$duration" --latency -s "$root/deploy/local/bench/poll.lua" "http://127.0.0.1:$app_port" \
-  | grep -E "Requests/sec|Latency|50%|99%|Non-2xx|requests in"
+BENCH_TOKEN="$token" measure poll.lua $app_port
 echo
 echo "sessions stored: $(psql -tA -d "$database" -c 'SELECT count(*) FROM app_session')"
 echo "verification-service RSS: $(ps -o rss= -p "$verification_pid" | awk '{printf "%.0f MB", $1/1024}')"

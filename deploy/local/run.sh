@@ -73,7 +73,9 @@ start_service() {
   for item in "${env[@]}"; do
     case "$item" in *_PORT=*) port_in_use "${item#*=}" && fail "port ${item#*=} (for $name) is already in use; is another run active? ('make stop')" ;; esac
   done
-  env "${env[@]}" LOG_LEVEL="${LOG_LEVEL:-info}" "$bin/$binary" >>"$logs/$name.log" 2>&1 &
+  # Exported in a subshell, not passed to env(1): a command line is visible to every user in ps, and
+  # DATABASE_URL holds a password.
+  ( export "${env[@]}" LOG_LEVEL="${LOG_LEVEL:-info}"; exec "$bin/$binary" ) >>"$logs/$name.log" 2>&1 &
   echo $! >"$pids/$name.pid"
 }
 
