@@ -92,9 +92,10 @@ struct DatabaseMigratorTests {
         let broken = Migration(name: "0002_broken", statements: ["CREATE TABLE gadget (id int)", "ALTER TABLE nowhere ADD COLUMN x int"])
         let group = MigrationGroup(name: "widgets", migrations: [Self.first, broken])
 
-        await #expect(throws: (any Error).self) {
+        let error = await #expect(throws: PSQLError.self) {
             try await DatabaseMigrator(group: group).migrate(client: database.client, logger: database.logger)
         }
+        #expect(error?.sqlState == "42P01")  // undefined_table: the broken statement, not a connection problem
 
         let tables = try await database.client.query("SELECT count(*) FROM pg_tables WHERE tablename IN ('widget', 'gadget', 'schema_migrations')")
         var count = -1

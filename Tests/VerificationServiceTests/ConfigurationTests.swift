@@ -12,7 +12,8 @@ struct ConfigurationTests {
         let configuration = try VerificationFixture.configuration()
         let policy = configuration.policy
 
-        #expect(configuration.http.port == 0)
+        #expect(configuration.http.host == "127.0.0.1")
+        #expect(configuration.internalHTTP.host == "127.0.0.1")
         #expect(configuration.maxBodyBytes == 10_000)
         #expect(configuration.testResultURL == "http://127.0.0.1:8013")
         #expect(policy.tansPerRegistrationToken == 1)
