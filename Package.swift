@@ -53,7 +53,6 @@ let package = Package(
             name: "ENCrypto",
             dependencies: [
                 .product(name: "Crypto", package: "swift-crypto"),
-                .product(name: "X509", package: "swift-certificates"),
             ],
             path: "Shared/Crypto",
             swiftSettings: swiftSettings
@@ -64,7 +63,6 @@ let package = Package(
                 "ENCrypto",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             path: "Shared/Persistence",
@@ -76,7 +74,6 @@ let package = Package(
                 "ENPersistence",
                 "ENCrypto",
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),

@@ -27,7 +27,7 @@ extension TestResult {
         let internalApp = Application(
             router: self.buildInternalRouter(configuration: configuration, dependencies: dependencies, environment: environment, metrics: metrics),
             configuration: .init(address: .hostname(configuration.internalHTTP.host, port: configuration.internalHTTP.port), serverName: nil),
-            logger: Self.logger(environment.logger, listener: "internal")
+            logger: environment.logger.listener("internal")
         )
         let retention = PeriodicTask(name: "testresult.retention", interval: configuration.retention.interval, logger: environment.logger) {
             try await self.runRetention(policy: configuration.retention, dependencies: dependencies, metrics: metrics, logger: environment.logger)
@@ -39,7 +39,7 @@ extension TestResult {
             server: server,
             configuration: .init(address: .hostname(configuration.http.host, port: configuration.http.port), serverName: nil),
             services: dependencies.services + [retention, internalApp],
-            logger: Self.logger(environment.logger, listener: "lab")
+            logger: environment.logger.listener("lab")
         )
     }
 
@@ -50,8 +50,8 @@ extension TestResult {
         environment: ServiceEnvironment,
         metrics: TestResultMetrics
     ) throws -> Router<ServiceRequestContext> {
-        let router = self.baseRouter(configuration: configuration, dependencies: dependencies, environment: environment)
-        try DocumentController.openAPI(resource: Bundle.module.url(forResource: "openapi", withExtension: "yaml")).addRoutes(to: router)
+        let router = Router.service(maxBodyBytes: configuration.maxBodyBytes, checks: dependencies.readinessChecks, environment: environment)
+        try DocumentController.openAPI(in: Bundle.module).addRoutes(to: router)
         let api = router.group("api/v1")
         if configuration.tls != nil {
             api.add(middleware: ClientCertificateMiddleware(allowlist: configuration.labCertificateAllowlist))
@@ -72,7 +72,7 @@ extension TestResult {
         environment: ServiceEnvironment,
         metrics: TestResultMetrics
     ) -> Router<ServiceRequestContext> {
-        let router = self.baseRouter(configuration: configuration, dependencies: dependencies, environment: environment)
+        let router = Router.service(maxBodyBytes: configuration.maxBodyBytes, checks: dependencies.readinessChecks, environment: environment)
         InternalController(repository: dependencies.repository, clock: dependencies.clock, metrics: metrics).addRoutes(to: router.group("api/v1"))
         return router
     }
@@ -92,23 +92,5 @@ extension TestResult {
         }
         metrics.recordRetention(outcome)
         logger.info("Retention applied", metadata: ["results.masked": "\(outcome.masked)", "results.deleted": "\(outcome.deleted)"])
-    }
-
-    private static func logger(_ base: Logger, listener: String) -> Logger {
-        var logger = base
-        logger[metadataKey: "listener"] = "\(listener)"
-        return logger
-    }
-
-    private static func baseRouter(
-        configuration: TestResultConfiguration,
-        dependencies: TestResultDependencies,
-        environment: ServiceEnvironment
-    ) -> Router<ServiceRequestContext> {
-        let router = Router(context: ServiceRequestContext.self)
-        router.addStandardMiddleware(maxBodyBytes: configuration.maxBodyBytes, metricsFactory: environment.metricsFactory)
-        HealthController(checks: dependencies.readinessChecks).addRoutes(to: router)
-        MetricsController(registry: environment.metricsRegistry).addRoutes(to: router)
-        return router
     }
 }

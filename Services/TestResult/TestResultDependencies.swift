@@ -26,7 +26,7 @@ struct TestResultDependencies: Sendable {
     /// A repository on a client someone else runs (the test support does).
     static func postgres(client: PostgresClient, logger: Logger, clock: WallClock = .system) -> TestResultDependencies {
         TestResultDependencies(
-            repository: PostgresTestResultRepository(client: client, logger: logger.cappedForDatabase),
+            repository: PostgresTestResultRepository(client: client, logger: logger),
             clock: clock,
             services: [],
             readinessChecks: [PostgresReadinessCheck(client: client)]

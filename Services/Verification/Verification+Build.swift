@@ -26,7 +26,7 @@ extension Verification {
         let internalApp = Application(
             router: try self.buildInternalRouter(parts),
             configuration: .init(address: .hostname(configuration.internalHTTP.host, port: configuration.internalHTTP.port), serverName: nil),
-            logger: Self.logger(environment.logger, listener: "internal")
+            logger: environment.logger.listener("internal")
         )
         let retention = PeriodicTask(name: "verification.retention", interval: configuration.retention.interval, logger: environment.logger) {
             try await self.runRetention(parts)
@@ -35,7 +35,7 @@ extension Verification {
             router: try self.buildPublicRouter(parts),
             configuration: .init(address: .hostname(configuration.http.host, port: configuration.http.port), serverName: nil),
             services: dependencies.services + [retention, internalApp],
-            logger: Self.logger(environment.logger, listener: "app")
+            logger: environment.logger.listener("app")
         )
     }
 
@@ -67,20 +67,19 @@ extension Verification {
 
     /// The app API under `/version/v1`, plus health, metrics and its OpenAPI document.
     static func buildPublicRouter(_ parts: Parts) throws -> Router<ServiceRequestContext> {
-        let router = self.baseRouter(parts)
-        try DocumentController.openAPI(resource: Bundle.module.url(forResource: "openapi", withExtension: "yaml")).addRoutes(to: router)
+        let router = Self.router(parts)
+        try DocumentController.openAPI(in: Bundle.module).addRoutes(to: router)
         ExternalController(engine: parts.engine, delays: parts.delays, metrics: parts.metrics).addRoutes(to: router.group("version/v1"))
         return router
     }
 
     /// The internal API under `/version/v1`, plus health, metrics and its OpenAPI document.
     static func buildInternalRouter(_ parts: Parts) throws -> Router<ServiceRequestContext> {
-        let router = self.baseRouter(parts)
-        try DocumentController.openAPI(resource: Bundle.module.url(forResource: "openapi-internal", withExtension: "yaml")).addRoutes(to: router)
+        let router = Self.router(parts)
+        try DocumentController.openAPI(resource: "openapi-internal", in: Bundle.module).addRoutes(to: router)
         InternalController(
             engine: parts.engine,
             jwt: JWTVerifier(keys: parts.configuration.jwtKeys),
-            clock: parts.dependencies.clock,
             metrics: parts.metrics
         ).addRoutes(to: router.group("version/v1"))
         return router
@@ -106,17 +105,7 @@ extension Verification {
         )
     }
 
-    private static func logger(_ base: Logger, listener: String) -> Logger {
-        var logger = base
-        logger[metadataKey: "listener"] = "\(listener)"
-        return logger
-    }
-
-    private static func baseRouter(_ parts: Parts) -> Router<ServiceRequestContext> {
-        let router = Router(context: ServiceRequestContext.self)
-        router.addStandardMiddleware(maxBodyBytes: parts.configuration.maxBodyBytes, metricsFactory: parts.environment.metricsFactory)
-        HealthController(checks: parts.dependencies.readinessChecks).addRoutes(to: router)
-        MetricsController(registry: parts.environment.metricsRegistry).addRoutes(to: router)
-        return router
+    private static func router(_ parts: Parts) -> Router<ServiceRequestContext> {
+        Router.service(maxBodyBytes: parts.configuration.maxBodyBytes, checks: parts.dependencies.readinessChecks, environment: parts.environment)
     }
 }

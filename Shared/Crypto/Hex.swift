@@ -35,6 +35,14 @@ package enum Hex {
         text.utf8.count == count && text.utf8.allSatisfy { self.value(of: $0) != nil }
     }
 
+    /// Whether `text` is a SHA-256 in hex (64 digits, either case); with `xPrefix`, the first character may also be
+    /// `x` or `X`, the form of a date-of-birth hash (`^[XxA-Fa-f0-9][A-Fa-f0-9]{63}$`, cwa-satellites §1.2).
+    package static func isSHA256(_ text: some StringProtocol, xPrefix: Bool = false) -> Bool {
+        guard let first = text.utf8.first else { return false }
+        let xFirst = xPrefix && (first == UInt8(ascii: "x") || first == UInt8(ascii: "X"))
+        return text.utf8.count == 64 && (xFirst || self.value(of: first) != nil) && self.isHex(text.dropFirst(), count: 63)
+    }
+
     private static func value(of digit: UInt8) -> UInt8? {
         switch digit {
         case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")

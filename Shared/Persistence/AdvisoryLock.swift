@@ -38,4 +38,20 @@ package struct AdvisoryLock: Sendable, Hashable {
             return try await body(connection)
         }
     }
+
+    /// Takes the lock for the rest of the caller's transaction, waiting as long as the transaction's
+    /// `lock_timeout` allows.
+    package func lock(connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("SELECT pg_advisory_xact_lock(\(self.key))", logger: logger)
+    }
+}
+
+/// Runs `body`, a `withTransaction` call; when the transaction rolled back cleanly because its closure threw,
+/// rethrows the closure's own error instead of PostgresNIO's wrapper, so callers can match on it.
+package func rethrowingTransactionCause<Result>(_ body: () async throws -> Result) async throws -> Result {
+    do {
+        return try await body()
+    } catch let error as PostgresTransactionError where error.rollbackError == nil && error.closureError != nil {
+        throw error.closureError!
+    }
 }

@@ -9,8 +9,8 @@ package import PostgresNIO
 /// starters (replicas, a migration job) serialise: the second one waits, then finds nothing left to do.
 /// The recorded history must be a prefix of the code's list, by name and checksum; anything else is refused.
 package struct DatabaseMigrator: Sendable {
-    /// Advisory-lock key shared by every migrator on a database: ASCII "ENSCHEMA".
-    static let lockKey: Int64 = 0x454E_5343_4845_4D41
+    /// Advisory lock shared by every migrator on a database: key ASCII "ENSCHEMA".
+    static let lock = AdvisoryLock(key: 0x454E_5343_4845_4D41)
 
     package let group: MigrationGroup
 
@@ -30,20 +30,11 @@ package struct DatabaseMigrator: Sendable {
     @discardableResult
     package func migrate(connection: PostgresConnection, logger: Logger) async throws -> [String] {
         let group = self.group
-        return try await Self.unwrappingTransactionError {
+        // A `MigrationError` names the problem; the transaction's wrapper would hide it.
+        return try await rethrowingTransactionCause {
             try await connection.withTransaction(logger: logger) { connection in
                 try await Self.migrate(group: group, connection: connection, logger: logger)
             }
-        }
-    }
-
-    /// A transaction that rolled back cleanly after its body failed reports the body's error (a `MigrationError`
-    /// names the problem; the wrapper would hide it). Anything else is passed on as it is.
-    private static func unwrappingTransactionError<Result>(_ body: () async throws -> Result) async throws -> Result {
-        do {
-            return try await body()
-        } catch let error as PostgresTransactionError where error.rollbackError == nil && error.closureError != nil {
-            throw error.closureError!
         }
     }
 
@@ -51,7 +42,7 @@ package struct DatabaseMigrator: Sendable {
         // Waiting for another migrator is the point of the lock, but not forever: a stuck one fails this start
         // (the orchestrator retries) instead of hanging it. Applies to every lock the migration waits for.
         try await connection.query("SET LOCAL lock_timeout = '120s'", logger: logger)
-        try await connection.query("SELECT pg_advisory_xact_lock(\(Self.lockKey))", logger: logger)
+        try await Self.lock.lock(connection: connection, logger: logger)
         try await connection.query(
             """
             CREATE TABLE IF NOT EXISTS schema_migrations (

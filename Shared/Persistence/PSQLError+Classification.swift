@@ -3,8 +3,6 @@
 package import PostgresNIO
 
 extension PSQLError {
-    /// A unique or primary-key constraint refused the row (SQLSTATE 23505).
-    package var isUniqueViolation: Bool { self.sqlState == PostgresError.Code.uniqueViolation.raw }
 
     /// The object is in use, e.g. a template database with open connections (SQLSTATE 55006).
     package var isObjectInUse: Bool { self.sqlState == PostgresError.Code.objectInUse.raw }

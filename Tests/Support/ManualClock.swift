@@ -17,10 +17,6 @@ package final class ManualClock: Sendable {
         self.current.withLock { $0 = $0.addingTimeInterval(interval) }
     }
 
-    package func set(_ date: Date) {
-        self.current.value = date
-    }
-
     /// The clock as the services take it.
     package var wallClock: WallClock { WallClock { self.now } }
 }

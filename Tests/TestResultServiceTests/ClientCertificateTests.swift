@@ -17,13 +17,13 @@ struct ClientCertificateTests {
         let unknown = try pki.issueClient(commonName: "lab-unknown")
         let repository = InMemoryTestResultRepository()
         let app = try self.tlsApp(pki: pki, allowlist: [allowed.thumbprint], repository: repository)
-        let body = String(buffer: TestResultFixture.batch([(TestResultFixture.hashedGUID(), 2, nil)]))
+        let body = String(buffer: TestResultFixture.batch([(TestIDs.hashedGUID(), 2, nil)]))
 
         try await LiveServer.run(app) { port in
             let withAllowed = try await self.post(port: port, pki: pki, client: allowed, path: "/api/v1/lab/results", body: body)
             let withUnknown = try await self.post(port: port, pki: pki, client: unknown, path: "/api/v1/lab/results", body: body)
             let withNone = try await self.post(port: port, pki: pki, client: nil, path: "/api/v1/lab/results", body: body)
-            let lookupWithNone = try await self.post(port: port, pki: pki, client: nil, path: "/api/v1/quicktest/result", body: #"{"id":"\#(TestResultFixture.hashedGUID())"}"#)
+            let lookupWithNone = try await self.post(port: port, pki: pki, client: nil, path: "/api/v1/quicktest/result", body: #"{"id":"\#(TestIDs.hashedGUID())"}"#)
             let health = try await self.get(port: port, pki: pki, path: "/health/live")
 
             #expect(withAllowed.status == 204)
@@ -51,7 +51,9 @@ struct ClientCertificateTests {
 
         try await LiveServer.run(app) { port in
             await #expect(throws: (any Error).self) {
-                _ = try await self.post(port: port, pki: pki, client: stranger, path: "/api/v1/lab/results", body: "{}")
+                // A valid batch: had the handshake succeeded, it would have been stored.
+                let batch = TestResultFixture.batch([(TestIDs.hashedGUID(), 2, nil)]).text
+                _ = try await self.post(port: port, pki: pki, client: stranger, path: "/api/v1/lab/results", body: batch)
             }
         }
         #expect(await repository.count == 0)

@@ -15,7 +15,7 @@ import Testing
 @Suite("Lab upload validation")
 struct LabUploadValidationTests {
     static let clock = ManualClock(Date(timeIntervalSince1970: 1_700_000_000))
-    static let id = TestResultFixture.hashedGUID("validation")
+    static let id = TestIDs.hashedGUID("validation")
 
     /// A batch that must be refused, the route it goes to, and a fragment of the expected message.
     struct Rejection: Sendable, CustomTestStringConvertible {
@@ -107,7 +107,7 @@ struct LabUploadValidationTests {
         let repository = InMemoryTestResultRepository()
         let app = try TestResultFixture.labApp(dependencies: self.dependencies(repository))
         let dobHash = "x" + Self.id.dropFirst()
-        let body = TestResultFixture.batch(labID: nil, [(dobHash, 1, nil), (Self.id.uppercased().replacingOccurrences(of: "A", with: "a"), 2, 1_699_990_000), (TestResultFixture.hashedGUID(), 3, 1_700_003_600)])
+        let body = TestResultFixture.batch(labID: nil, [(dobHash, 1, nil), (Self.id.uppercased().replacingOccurrences(of: "A", with: "a"), 2, 1_699_990_000), (TestIDs.hashedGUID(), 3, 1_700_003_600)])
 
         try await app.test(.router) { client in
             let response = try await client.execute(uri: "/api/v1/lab/results", method: .post, headers: .json, body: body)
@@ -123,7 +123,7 @@ struct LabUploadValidationTests {
         let repository = InMemoryTestResultRepository()
         let configuration = try TestResultFixture.configuration(["LAB_MAX_RESULTS_PER_UPLOAD": "3"])
         let app = try TestResultFixture.labApp(configuration: configuration, dependencies: self.dependencies(repository))
-        let entries = (0..<4).map { (TestResultFixture.hashedGUID("\($0)"), 2, Int64?.none) }
+        let entries = (0..<4).map { (TestIDs.hashedGUID("\($0)"), 2, Int64?.none) }
 
         try await app.test(.router) { client in
             let response = try await client.execute(uri: "/api/v1/lab/results", method: .post, headers: .json, body: TestResultFixture.batch(entries))
@@ -158,7 +158,7 @@ struct LabUploadValidationTests {
         let repository = InMemoryTestResultRepository()
         let configuration = try TestResultFixture.configuration(["HTTP_MAX_BODY_SIZE": "1024"])
         let app = try TestResultFixture.labApp(configuration: configuration, dependencies: self.dependencies(repository))
-        let entries = (0..<20).map { (TestResultFixture.hashedGUID("\($0)"), 2, Int64?.none) }
+        let entries = (0..<20).map { (TestIDs.hashedGUID("\($0)"), 2, Int64?.none) }
         let body = TestResultFixture.batch(entries)
         #expect(body.readableBytes > 1024)
 
@@ -175,7 +175,7 @@ struct LabUploadValidationTests {
     @Test("a later entry for the same id in one batch replaces the earlier one")
     func laterDuplicateWins() throws {
         let validator = LabUploadValidator(maxResults: 10)
-        let other = TestResultFixture.hashedGUID("other")
+        let other = TestIDs.hashedGUID("other")
         let batch = LabResultBatch(
             labId: "lab",
             testResults: [

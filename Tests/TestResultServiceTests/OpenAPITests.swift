@@ -12,52 +12,14 @@ import Testing
 
 @Suite("OpenAPI document")
 struct OpenAPITests {
-    /// One documented operation and the ports it is documented on (the path's `servers`, or both when it has none).
-    struct Operation: CustomStringConvertible {
-        let method: String
-        let path: String
-        var ports: Set<Int>
-        var description: String { "\(self.method.uppercased()) \(self.path) on \(self.ports.sorted())" }
-    }
-
-    /// The operations under `paths:` of the document (two-space path keys, four-space method and `servers` keys).
-    static func documentedOperations() throws -> [Operation] {
+    /// The operations of openapi.yaml with the ports they are documented on (both when the path names none).
+    static func documentedOperations() throws -> [OpenAPIOperation] {
         let url = try #require(Bundle.module.url(forResource: "openapi", withExtension: "yaml") ?? Self.sourceDocument())
-        let lines = try String(contentsOf: url, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
-        let methods: Set<String> = ["get", "post", "put", "delete", "patch", "head", "options"]
-        var operations: [Operation] = []
-        var inPaths = false
-        var path: String?
-        var pathOperations: [Operation] = []
-        var pathPorts: Set<Int> = []
-        func flush() {
-            operations += pathOperations.map { operation in
-                var operation = operation
-                operation.ports = pathPorts.isEmpty ? [8003, 8013] : pathPorts
-                return operation
-            }
-            pathOperations = []
-            pathPorts = []
+        return try OpenAPIDocument.operations(in: url).map { operation in
+            var operation = operation
+            if operation.ports.isEmpty { operation.ports = [8003, 8013] }
+            return operation
         }
-        for line in lines {
-            if !line.hasPrefix(" ") && !line.isEmpty {
-                if inPaths { flush() }
-                inPaths = line.hasPrefix("paths:")
-                continue
-            }
-            guard inPaths else { continue }
-            if line.hasPrefix("  /") {
-                flush()
-                path = String(line.dropFirst(2).prefix { $0 != ":" })
-            } else if line.hasPrefix("      - url:"), let port = line.split(separator: ":").last.flatMap({ Int($0) }) {
-                pathPorts.insert(port)
-            } else if line.hasPrefix("    "), !line.hasPrefix("     "), let path {
-                let key = String(line.dropFirst(4).prefix { $0 != ":" })
-                if methods.contains(key) { pathOperations.append(Operation(method: key, path: path, ports: [])) }
-            }
-        }
-        flush()
-        return operations
     }
 
     private static func sourceDocument() -> URL? {
@@ -82,8 +44,8 @@ struct OpenAPITests {
         }
     }
 
-    private static func isRouted(_ operation: Operation, on app: some ApplicationProtocol) async throws -> Bool {
-        let method = HTTPRequest.Method(rawValue: operation.method.uppercased())!
+    private static func isRouted(_ operation: OpenAPIOperation, on app: some ApplicationProtocol) async throws -> Bool {
+        let method = HTTPRequest.Method(rawValue: operation.method)!
         let body = method == .post ? ByteBuffer(string: "{}") : nil
         let status = try await app.test(.router) { client in
             try await client.execute(uri: operation.path, method: method, headers: .json, body: body).status

@@ -23,7 +23,7 @@ struct ProcessLifecycleTests {
         let ready = try await HTTP.get("http://127.0.0.1:\(labPort)/health/ready")
         let lookup = try await HTTP.post(
             "http://127.0.0.1:\(internalPort)/api/v1/app/result",
-            json: #"{"id":"\#(TestResultFixture.hashedGUID())"}"#
+            json: #"{"id":"\#(TestIDs.hashedGUID())"}"#
         )
         service.signal(SIGTERM)
         let status = try await service.waitForExit()
@@ -40,7 +40,7 @@ struct ProcessLifecycleTests {
         let service = try ServiceProcess.start(BuiltProduct.url("test-result-service"), environment: database.processEnvironment)
         defer { service.kill() }
         let labPort = try await service.waitForPort(listener: "lab")
-        let id = TestResultFixture.hashedGUID()
+        let id = TestIDs.hashedGUID()
         let body = Array(TestResultFixture.batch([(id, 2, nil)]).readableBytesView)
         let (stream, continuation) = AsyncStream.makeStream(of: ByteBuffer.self)
         var request = HTTPClientRequest(url: "http://127.0.0.1:\(labPort)/api/v1/lab/results")

@@ -20,7 +20,7 @@ struct ResultStorageTests {
     @Test("a lab upload is read back by verification with its sc and labId")
     func uploadThenLookup() async throws {
         let (lab, internalAPI, _) = try self.apps()
-        let id = TestResultFixture.hashedGUID()
+        let id = TestIDs.hashedGUID()
 
         try await lab.test(.router) { client in
             let response = try await client.execute(
@@ -39,7 +39,7 @@ struct ResultStorageTests {
     @Test("an unknown id read by verification creates a pending PCR row dated now")
     func pendingOnFirstLookup() async throws {
         let (_, internalAPI, _) = try self.apps()
-        let id = TestResultFixture.hashedGUID()
+        let id = TestIDs.hashedGUID()
 
         let first = try await self.verificationLookup(internalAPI, id)
         let rows = try await self.rows()
@@ -53,7 +53,7 @@ struct ResultStorageTests {
     @Test("a lab may correct a result; the correction replaces result, sc and labId")
     func labCorrectsResult() async throws {
         let (lab, internalAPI, _) = try self.apps()
-        let id = TestResultFixture.hashedGUID()
+        let id = TestIDs.hashedGUID()
 
         try await self.upload(lab, "/api/v1/lab/results", TestResultFixture.batch(labID: "lab-1", [(id, 2, 1_699_900_000)]))
         try await self.upload(lab, "/api/v1/lab/results", TestResultFixture.batch(labID: "lab-2", [(id, 1, 1_699_950_000)]))
@@ -65,7 +65,7 @@ struct ResultStorageTests {
     @Test("a pending row created by a lookup is filled by the later upload")
     func uploadFillsPendingRow() async throws {
         let (lab, internalAPI, _) = try self.apps()
-        let id = TestResultFixture.hashedGUID()
+        let id = TestIDs.hashedGUID()
 
         _ = try await self.verificationLookup(internalAPI, id)
         try await self.upload(lab, "/api/v1/lab/results", TestResultFixture.batch([(id, 2, nil)]))
@@ -80,7 +80,7 @@ struct ResultStorageTests {
     ])
     func redeemedRowNeverChanges(_ redeemed: Int, _ path: String, _ upload: Int) async throws {
         let (lab, _, database) = try self.apps()
-        let id = TestResultFixture.hashedGUID()
+        let id = TestIDs.hashedGUID()
         let key = path.contains("/lab/") ? id : SecretHash.sha256Hex(id)
         try await database.client.query(
             """
@@ -99,7 +99,7 @@ struct ResultStorageTests {
     @Test("20 parallel batches over HTTP with the same 50 ids in different orders: all 204, one row per id")
     func parallelOverlappingBatches() async throws {
         let (lab, _, _) = try self.apps()
-        let ids = (0..<50).map { TestResultFixture.hashedGUID("overlap-\($0)") }
+        let ids = (0..<50).map { TestIDs.hashedGUID("overlap-\($0)") }
 
         let statuses = try await lab.test(.router) { client in
             try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
@@ -141,7 +141,7 @@ struct ResultStorageTests {
     @Test("a rapid-test portal reads back what it uploaded; the app finds it under SHA-256 of the portal's id")
     func rapidTestSameKeyForUploadAndLookup() async throws {
         let (lab, internalAPI, _) = try self.apps()
-        let portalID = TestResultFixture.hashedGUID()
+        let portalID = TestIDs.hashedGUID()
 
         let before = try await self.portalLookup(lab, "/api/v1/quicktest/result", portalID)
         try await self.upload(lab, "/api/v1/quicktest/results", TestResultFixture.batch(labID: "rat-1", [(portalID, 7, nil)]))
@@ -157,7 +157,7 @@ struct ResultStorageTests {
     @Test("PoC-NAT results: the portal sees 10–14, verification sees them as PCR codes 0–4")
     func pointOfCareCodesConvertedForVerification() async throws {
         let (lab, internalAPI, _) = try self.apps()
-        let portalID = TestResultFixture.hashedGUID()
+        let portalID = TestIDs.hashedGUID()
 
         try await self.upload(lab, "/api/v1/pocnat/results", TestResultFixture.batch([(portalID, 12, nil)]))
 
@@ -168,7 +168,7 @@ struct ResultStorageTests {
     @Test("an invalid batch stores nothing, even when its first entries are valid")
     func invalidBatchStoresNothing() async throws {
         let (lab, _, _) = try self.apps()
-        let body = ByteBuffer(string: #"{"testResults":[{"id":"\#(TestResultFixture.hashedGUID())","result":2},{"id":"nope","result":2}]}"#)
+        let body = ByteBuffer(string: #"{"testResults":[{"id":"\#(TestIDs.hashedGUID())","result":2},{"id":"nope","result":2}]}"#)
 
         try await lab.test(.router) { client in
             let response = try await client.execute(uri: "/api/v1/lab/results", method: .post, headers: .json, body: body)
@@ -181,7 +181,7 @@ struct ResultStorageTests {
     func parallelUploadsOfOneID() async throws {
         let database = try PostgresTestDatabase.require()
         let repository = PostgresTestResultRepository(client: database.client, logger: database.logger)
-        let id = TestResultFixture.hashedGUID()
+        let id = TestIDs.hashedGUID()
         let uploads = (0..<50).map { index in
             ResultUpload(
                 key: id,
@@ -212,7 +212,7 @@ struct ResultStorageTests {
     func parallelFirstLookups() async throws {
         let database = try PostgresTestDatabase.require()
         let repository = PostgresTestResultRepository(client: database.client, logger: database.logger)
-        let key = TestResultFixture.hashedGUID()
+        let key = TestIDs.hashedGUID()
 
         let results = try await withThrowingTaskGroup(of: StoredResult.self) { group in
             for _ in 0..<50 {

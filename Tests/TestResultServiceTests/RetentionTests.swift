@@ -21,8 +21,8 @@ struct RetentionTests {
         let repository = dependencies.repository
         let policy = RetentionPolicy()
         let metrics = TestResultMetrics(factory: ServiceEnvironment.testing().metricsFactory)
-        let pcr = TestResultFixture.hashedGUID(), rapid = TestResultFixture.hashedGUID(), pocnat = TestResultFixture.hashedGUID()
-        let young = TestResultFixture.hashedGUID()
+        let pcr = TestIDs.hashedGUID(), rapid = TestIDs.hashedGUID(), pocnat = TestIDs.hashedGUID()
+        let young = TestIDs.hashedGUID()
         _ = try await repository.store(
             [
                 ResultUpload(key: pcr, result: LabTestResult(code: 2)!, sampleCollectedAt: clock.now, labID: nil),
@@ -53,7 +53,7 @@ struct RetentionTests {
         let database = try PostgresTestDatabase.require()
         let clock = ManualClock()
         let repository = PostgresTestResultRepository(client: database.client, logger: database.logger)
-        let id = TestResultFixture.hashedGUID()
+        let id = TestIDs.hashedGUID()
         _ = try await repository.store([ResultUpload(key: id, result: LabTestResult(code: 2)!, sampleCollectedAt: clock.now, labID: nil)], now: clock.now)
         clock.advance(by: 22 * Self.day)
         _ = try await repository.applyRetention(maskBefore: RetentionPolicy().maskCutoff(now: clock.now), deleteBefore: .distantPast, now: clock.now)
@@ -68,7 +68,7 @@ struct RetentionTests {
     func skippedWhileLocked() async throws {
         let database = try PostgresTestDatabase.require()
         let repository = PostgresTestResultRepository(client: database.client, logger: database.logger)
-        let id = TestResultFixture.hashedGUID()
+        let id = TestIDs.hashedGUID()
         _ = try await repository.store([ResultUpload(key: id, result: LabTestResult(code: 2)!, sampleCollectedAt: Date(), labID: nil)], now: .distantPast)
         let holding = OneShot<Void>()
         let release = OneShot<Void>()
@@ -76,7 +76,7 @@ struct RetentionTests {
         async let holder: Void = database.client.withTransaction(logger: database.logger) { connection in
             // Signal even when taking the lock fails, so the test fails instead of waiting forever.
             defer { holding.fulfil(()) }
-            try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresTestResultRepository.retentionLock.key))", logger: database.logger)
+            try await PostgresTestResultRepository.retentionLock.lock(connection: connection, logger: database.logger)
             holding.fulfil(())
             await release.wait()
         }
@@ -95,7 +95,7 @@ struct RetentionTests {
         let database = try PostgresTestDatabase.require()
         let clock = ManualClock()
         let dependencies = TestResultDependencies.postgres(client: database.client, logger: database.logger, clock: clock.wallClock)
-        let id = TestResultFixture.hashedGUID()
+        let id = TestIDs.hashedGUID()
         _ = try await dependencies.repository.store([ResultUpload(key: id, result: LabTestResult(code: 7)!, sampleCollectedAt: clock.now, labID: nil)], now: clock.now)
         clock.advance(by: 22 * Self.day)
         let configuration = try TestResultFixture.configuration(["RETENTION_INTERVAL": "1s"])

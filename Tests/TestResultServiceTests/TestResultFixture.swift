@@ -45,11 +45,6 @@ enum TestResultFixture {
         return Application(router: router)
     }
 
-    /// A hashed GUID as the app computes it: lowercase hex SHA-256 of a GUID.
-    static func hashedGUID(_ seed: String = UUID().uuidString) -> String {
-        SecretHash.sha256Hex("guid-\(seed)")
-    }
-
     /// `{"labId": …, "testResults": [{"id": …, "result": …, "sc": …}, …]}`.
     static func batch(labID: String? = "lab-1", _ entries: [(id: String, result: Int, sc: Int64?)]) -> ByteBuffer {
         var object: [String: Any] = [

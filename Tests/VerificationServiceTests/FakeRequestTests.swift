@@ -24,10 +24,10 @@ struct FakeRequestTests {
     @Test("registrationToken: fake and real answers have the same status, headers and body length")
     func registrationTokenShape() async throws {
         try await VerificationHarness.run { harness async throws in
-            let guid = VerificationFixture.hashedGUID()
+            let guid = TestIDs.hashedGUID()
             let real = try await harness.register(guid: guid, headers: Self.realWithHeader)
-            let fake = try await harness.register(guid: VerificationFixture.hashedGUID(), headers: Self.fake)
-            let legacy = try await harness.register(guid: VerificationFixture.hashedGUID())
+            let fake = try await harness.register(guid: TestIDs.hashedGUID(), headers: Self.fake)
+            let legacy = try await harness.register(guid: TestIDs.hashedGUID())
 
             #expect(real.status == .created)
             #expect(self.shape(fake) == self.shape(real))
@@ -41,7 +41,7 @@ struct FakeRequestTests {
     @Test("testresult: fake and real answers have equal sizes, also with a long labId and for a teleTAN session")
     func testResultShape() async throws {
         try await VerificationHarness.run { harness async throws in
-            let guid = VerificationFixture.hashedGUID()
+            let guid = TestIDs.hashedGUID()
             let token = try await harness.registeredToken(guid: guid)
             let pending = try await harness.poll(token)
             try await harness.labResult(guid, code: 2, labID: String(repeating: "Ä", count: 64))
@@ -65,7 +65,7 @@ struct FakeRequestTests {
     @Test("tan: fake and real answers have the same status, headers and body length")
     func tanShape() async throws {
         try await VerificationHarness.run { harness async throws in
-            let guid = VerificationFixture.hashedGUID()
+            let guid = TestIDs.hashedGUID()
             try await harness.labResult(guid, code: 2)
             let token = try await harness.registeredToken(guid: guid)
             let real = try await harness.requestTAN(token, headers: Self.realWithHeader)
@@ -80,10 +80,10 @@ struct FakeRequestTests {
     @Test("fake requests touch no state: no session, no TAN, no quota use, no teleTAN redeemed, no call upstream")
     func fakesChangeNothing() async throws {
         try await VerificationHarness.run(["TEST_RESULT_CONNECT_TIMEOUT": "200ms"], testResultURL: "http://127.0.0.1:9") { harness async throws in
-            let guid = VerificationFixture.hashedGUID()
+            let guid = TestIDs.hashedGUID()
             let token = try await harness.registeredToken(guid: guid)
             let teleTAN = try await harness.teleTAN()
-            let registerFake = try await harness.register(guid: VerificationFixture.hashedGUID(), headers: Self.fake)
+            let registerFake = try await harness.register(guid: TestIDs.hashedGUID(), headers: Self.fake)
             let sameGUIDFake = try await harness.register(guid: guid, headers: Self.fake)
             let teleTANFake = try await harness.post(
                 harness.external,
@@ -129,7 +129,7 @@ struct FakeRequestTests {
 
             let tan = try await harness.post(app, "/version/v1/tan", VerificationFixture.token(RandomUUID.generate()), headers: Self.fake)
             let tanWait = waits.withLock { taken in defer { taken.removeAll() }; return taken }
-            _ = try await harness.post(app, "/version/v1/registrationToken", VerificationFixture.registration(guid: VerificationFixture.hashedGUID()), headers: Self.fake)
+            _ = try await harness.post(app, "/version/v1/registrationToken", VerificationFixture.registration(guid: TestIDs.hashedGUID()), headers: Self.fake)
             let tokenWait = waits.withLock { taken in defer { taken.removeAll() }; return taken }
 
             #expect(tan.status == .created)

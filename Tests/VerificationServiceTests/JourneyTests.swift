@@ -17,20 +17,24 @@ struct JourneyTests {
     @Test("lab posts positive → register → poll → TAN → verify → verify again fails; teleTAN → TAN with its type")
     func journeys() async throws {
         let database = try PostgresTestDatabase.require()
-        let testResult = try ServiceProcess.start(BuiltProduct.url("test-result-service"), environment: database.processEnvironment)
+        // Trace level: the most any operator could switch on, and where a leak would first show.
+        var testResultEnvironment = database.processEnvironment
+        testResultEnvironment["LOG_LEVEL"] = "trace"
+        let testResult = try ServiceProcess.start(BuiltProduct.url("test-result-service"), environment: testResultEnvironment)
         defer { testResult.kill() }
         let labPort = try await testResult.waitForPort(listener: "lab")
         let testResultInternal = try await testResult.waitForPort(listener: "internal")
         var environment = database.processEnvironment
         environment["TEST_RESULT_INTERNAL_URL"] = "http://127.0.0.1:\(testResultInternal)"
         environment["TELETAN_JWT_PUBLIC_KEYS"] = TestSigningKeys.shared.publicPEM
+        environment["LOG_LEVEL"] = "trace"
         let verification = try ServiceProcess.start(BuiltProduct.url("verification-service"), environment: environment)
         defer { verification.kill() }
         let app = "http://127.0.0.1:\(try await verification.waitForPort(listener: "app"))/version/v1"
         let internalAPI = "http://127.0.0.1:\(try await verification.waitForPort(listener: "internal"))/version/v1"
 
         // GUID journey.
-        let guid = VerificationFixture.hashedGUID()
+        let guid = TestIDs.hashedGUID()
         let lab = try await HTTP.post(
             "http://127.0.0.1:\(labPort)/api/v1/lab/results",
             json: #"{"labId":"lab-1","testResults":[{"id":"\#(guid)","result":2}]}"#

@@ -14,7 +14,7 @@ struct RegistrationTests {
     @Test("a GUID registers once: again, with another DOB, or in upper case is 400")
     func oneTokenPerGUID() async throws {
         try await VerificationHarness.run { harness async throws in
-            let guid = VerificationFixture.hashedGUID()
+            let guid = TestIDs.hashedGUID()
             let first = try await harness.register(guid: guid)
             let again = try await harness.register(guid: guid)
             let withDOB = try await harness.register(guid: guid, dob: VerificationFixture.dobHash())
@@ -33,13 +33,13 @@ struct RegistrationTests {
     func oneTokenPerDOBHash() async throws {
         try await VerificationHarness.run { harness async throws in
             let dob = VerificationFixture.dobHash()
-            let guid = VerificationFixture.hashedGUID()
+            let guid = TestIDs.hashedGUID()
             let first = try await harness.register(guid: guid, dob: dob)
-            let reusedDOB = try await harness.register(guid: VerificationFixture.hashedGUID(), dob: dob)
+            let reusedDOB = try await harness.register(guid: TestIDs.hashedGUID(), dob: dob)
             // The DOB pattern admits a plain hex hash, so a registered GUID could be sent as someone's DOB hash.
-            let guidAsDOB = try await harness.register(guid: VerificationFixture.hashedGUID(), dob: guid)
+            let guidAsDOB = try await harness.register(guid: TestIDs.hashedGUID(), dob: guid)
             let dobWithHex = "a" + dob.dropFirst()
-            let secondGUID = VerificationFixture.hashedGUID()
+            let secondGUID = TestIDs.hashedGUID()
             let okay = try await harness.register(guid: secondGUID, dob: dobWithHex)
             let dobAsGUID = try await harness.register(guid: dobWithHex)
 
@@ -56,7 +56,7 @@ struct RegistrationTests {
     @Test("100 parallel registrations of one GUID: exactly one token")
     func parallelGUID() async throws {
         try await VerificationHarness.run { harness async throws in
-            let body = VerificationFixture.registration(guid: VerificationFixture.hashedGUID())
+            let body = VerificationFixture.registration(guid: TestIDs.hashedGUID())
             let replies = try await harness.parallel(100, harness.external, "/version/v1/registrationToken", body)
 
             #expect(replies.filter { $0.status == .created }.count == 1)
@@ -115,10 +115,10 @@ struct RegistrationTests {
     @Test("only hashes are stored: no token, teleTAN or TAN appears in any row")
     func onlyHashesStored() async throws {
         try await VerificationHarness.run { harness async throws in
-            let guid = VerificationFixture.hashedGUID()
+            let guid = TestIDs.hashedGUID()
             try await harness.labResult(guid, code: 2)
             let token = try await harness.registeredToken(guid: guid)
-            let tan = try await harness.requestTAN(token).string("tan") ?? "missing"
+            let tan = try #require(try await harness.requestTAN(token).string("tan"))
             let teleTAN = try await harness.teleTAN()
             let rows = try await harness.database.client.query(
                 """

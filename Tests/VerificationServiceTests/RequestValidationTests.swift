@@ -24,8 +24,7 @@ struct RequestValidationTests {
         let running = Task { await client.run() }
         running.cancel()
         _ = await running.value
-        let dependencies = VerificationDependencies.postgres(client: client, configuration: configuration, logger: logger)
-        let parts = Verification.Parts(configuration: configuration, dependencies: dependencies, environment: .testing())
+        let (parts, dependencies) = VerificationFixture.parts(client: client, configuration: configuration, logger: logger)
         do {
             try await body(Application(router: try Verification.buildPublicRouter(parts)), Application(router: try Verification.buildInternalRouter(parts)))
         } catch {

@@ -13,7 +13,7 @@ struct ResultAndTANTests {
     @Test("polling reports pending until the lab posts, then the lab's result, sc and labId")
     func pollThroughTestResultService() async throws {
         try await VerificationHarness.run { harness async throws in
-            let guid = VerificationFixture.hashedGUID()
+            let guid = TestIDs.hashedGUID()
             let token = try await harness.registeredToken(guid: guid)
             let pending = try await harness.poll(token).json()
             try await harness.labResult(guid, code: 2, labID: "lab-9")
@@ -30,7 +30,7 @@ struct ResultAndTANTests {
     @Test("a DOB hash whose result differs from the GUID's is 403 on the poll, on the TAN request and internally")
     func dobMismatch() async throws {
         try await VerificationHarness.run { harness async throws in
-            let guid = VerificationFixture.hashedGUID()
+            let guid = TestIDs.hashedGUID()
             let dob = VerificationFixture.dobHash()
             let token = try await harness.registeredToken(guid: guid, dob: dob)
             try await harness.labResult(guid, code: 2)
@@ -52,7 +52,7 @@ struct ResultAndTANTests {
     @Test("with DOB_HASH_CHECK_EXTERNAL=false the app's poll skips the DOB check; the internal one does not")
     func dobCheckSwitch() async throws {
         try await VerificationHarness.run(["DOB_HASH_CHECK_EXTERNAL": "false"]) { harness async throws in
-            let guid = VerificationFixture.hashedGUID()
+            let guid = TestIDs.hashedGUID()
             let token = try await harness.registeredToken(guid: guid, dob: VerificationFixture.dobHash())
             try await harness.labResult(guid, code: 2)
 
@@ -81,7 +81,7 @@ struct ResultAndTANTests {
     @Test("the internal poll returns the hashed GUID as testId; an unknown token is 404 there and 400 outside")
     func internalPoll() async throws {
         try await VerificationHarness.run { harness async throws in
-            let guid = VerificationFixture.hashedGUID()
+            let guid = TestIDs.hashedGUID()
             let token = try await harness.registeredToken(guid: guid.uppercased())
             try await harness.labResult(guid, code: 7)
             let reply = try await harness.post(harness.internal, "/version/v1/testresult", VerificationFixture.token(token)).json()
@@ -97,7 +97,7 @@ struct ResultAndTANTests {
     @Test("TANs only for positive PCR (2) or rapid (7) results", arguments: [(0, false), (1, false), (2, true), (3, false), (6, false), (7, true), (8, false)])
     func tanPreconditions(code: Int, issued: Bool) async throws {
         try await VerificationHarness.run { harness async throws in
-            let guid = VerificationFixture.hashedGUID()
+            let guid = TestIDs.hashedGUID()
             let token = try await harness.registeredToken(guid: guid)
             if code != 0 { try await harness.labResult(guid, code: code) }
             let reply = try await harness.requestTAN(token)
@@ -111,12 +111,12 @@ struct ResultAndTANTests {
     @Test("one TAN per token by default; TAN_PER_REGISTRATION_TOKEN=2 allows two; 20 parallel requests get one")
     func tanQuota() async throws {
         try await VerificationHarness.run { harness async throws in
-            let guid = VerificationFixture.hashedGUID()
+            let guid = TestIDs.hashedGUID()
             try await harness.labResult(guid, code: 2)
             let token = try await harness.registeredToken(guid: guid)
             let first = try await harness.requestTAN(token)
             let second = try await harness.requestTAN(token)
-            let racedGUID = VerificationFixture.hashedGUID()
+            let racedGUID = TestIDs.hashedGUID()
             try await harness.labResult(racedGUID, code: 2)
             let racedToken = try await harness.registeredToken(guid: racedGUID)
             let raced = try await harness.parallel(20, harness.external, "/version/v1/tan", VerificationFixture.token(racedToken))
@@ -127,7 +127,7 @@ struct ResultAndTANTests {
             #expect(try await harness.count("tan") == 2)
         }
         try await VerificationHarness.run(["TAN_PER_REGISTRATION_TOKEN": "2"]) { harness async throws in
-            let guid = VerificationFixture.hashedGUID()
+            let guid = TestIDs.hashedGUID()
             try await harness.labResult(guid, code: 2)
             let token = try await harness.registeredToken(guid: guid)
             let statuses = [
@@ -140,7 +140,7 @@ struct ResultAndTANTests {
     @Test("a TAN verifies once, within 14 days; a teleTAN-derived TAN carries its type in X-CWA-TELETAN-TYPE")
     func tanVerification() async throws {
         try await VerificationHarness.run { harness async throws in
-            let guid = VerificationFixture.hashedGUID()
+            let guid = TestIDs.hashedGUID()
             try await harness.labResult(guid, code: 2)
             let tan = try await harness.requestTAN(try await harness.registeredToken(guid: guid)).string("tan") ?? ""
             let verified = try await harness.verify(tan)
@@ -148,7 +148,7 @@ struct ResultAndTANTests {
 
             var lateTANs: [String] = []
             for _ in 0..<2 {
-                let lateGUID = VerificationFixture.hashedGUID()
+                let lateGUID = TestIDs.hashedGUID()
                 try await harness.labResult(lateGUID, code: 2)
                 lateTANs.append(try await harness.requestTAN(try await harness.registeredToken(guid: lateGUID)).string("tan") ?? "")
             }
@@ -179,7 +179,7 @@ struct ResultAndTANTests {
     @Test("100 parallel verifications of one TAN: exactly one 200")
     func parallelVerification() async throws {
         try await VerificationHarness.run { harness async throws in
-            let guid = VerificationFixture.hashedGUID()
+            let guid = TestIDs.hashedGUID()
             try await harness.labResult(guid, code: 2)
             let tan = try await harness.requestTAN(try await harness.registeredToken(guid: guid)).string("tan") ?? ""
             let replies = try await harness.parallel(100, harness.internal, "/version/v1/tan/verify", VerificationFixture.tan(tan))
@@ -201,7 +201,7 @@ struct ResultAndTANTests {
     func upstreamDown() async throws {
         // Port 9 (discard) on loopback is closed on test machines: connections are refused at once.
         try await VerificationHarness.run(["TEST_RESULT_CONNECT_TIMEOUT": "200ms"], testResultURL: "http://127.0.0.1:9") { harness async throws in
-            let token = try await harness.registeredToken(guid: VerificationFixture.hashedGUID())
+            let token = try await harness.registeredToken(guid: TestIDs.hashedGUID())
             let poll = try await harness.poll(token)
             let tan = try await harness.requestTAN(token)
 

@@ -17,7 +17,7 @@ struct RetentionTests {
     func cleanUp() async throws {
         try await VerificationHarness.run { harness async throws in
             // Day 0: a session with a consumed TAN, a session with an unused TAN, a TEST teleTAN.
-            let consumedGUID = VerificationFixture.hashedGUID(), unusedGUID = VerificationFixture.hashedGUID()
+            let consumedGUID = TestIDs.hashedGUID(), unusedGUID = TestIDs.hashedGUID()
             try await harness.labResult(consumedGUID, code: 2)
             try await harness.labResult(unusedGUID, code: 2)
             let consumedDOB = VerificationFixture.dobHash()
@@ -32,7 +32,7 @@ struct RetentionTests {
             let afterDay0 = try await self.counts(harness)
             // Day 2: the TEST teleTAN expired an hour after creation and left the rate window.
             harness.clock.advance(by: 2 * Self.day)
-            let young = VerificationFixture.hashedGUID()
+            let young = TestIDs.hashedGUID()
             _ = try await harness.registeredToken(guid: young)
             try await Verification.runRetention(harness.parts)
             let afterDay2 = try await self.counts(harness)
@@ -53,7 +53,7 @@ struct RetentionTests {
     @Test("an unused TAN that is still valid is deleted with its age: TAN_VALIDITY 30d, ENTITY_RETENTION 21d")
     func tansGoWithAge() async throws {
         try await VerificationHarness.run(["TAN_VALIDITY": "30d"]) { harness async throws in
-            let guid = VerificationFixture.hashedGUID()
+            let guid = TestIDs.hashedGUID()
             try await harness.labResult(guid, code: 2)
             _ = try await harness.requestTAN(try await harness.registeredToken(guid: guid))
             harness.clock.advance(by: 21 * Self.day - 1)
@@ -88,10 +88,10 @@ struct RetentionTests {
     func skippedWhileLocked() async throws {
         try await VerificationHarness.run { harness async throws in
             let database = harness.database
-            _ = try await harness.registeredToken(guid: VerificationFixture.hashedGUID())
+            _ = try await harness.registeredToken(guid: TestIDs.hashedGUID())
             harness.clock.advance(by: 22 * Self.day)
             let outcome = try await database.client.withTransaction(logger: database.logger) { connection in
-                try await connection.query("SELECT pg_advisory_xact_lock(\(VerificationStore.retentionLock.key))", logger: database.logger)
+                try await VerificationStore.retentionLock.lock(connection: connection, logger: database.logger)
                 return try await harness.parts.dependencies.store.applyRetention(cutoff: harness.clock.now, now: harness.clock.now, rateWindowStart: harness.clock.now)
             }
             #expect(outcome == nil)

@@ -83,14 +83,16 @@ enum VerificationFixture {
         return try VerificationConfiguration.load(from: SettingsReader(values: values))
     }
 
-    /// A hashed GUID as the app computes it.
-    static func hashedGUID(_ seed: String = UUID().uuidString) -> String {
-        SecretHash.sha256Hex("guid-\(seed)")
-    }
-
     /// A DOB hash as the app computes it: SHA-256 of GUID and birth date, first character replaced by `x`.
     static func dobHash(_ seed: String = UUID().uuidString) -> String {
         "x" + SecretHash.sha256Hex("dob-\(seed)").dropFirst()
+    }
+
+    /// Both routers' parts over `client`, a database client the caller runs (or never does); the caller shuts the
+    /// dependencies down.
+    static func parts(client: PostgresClient, configuration: VerificationConfiguration, logger: Logger) -> (Verification.Parts, VerificationDependencies) {
+        let dependencies = VerificationDependencies.postgres(client: client, configuration: configuration, logger: logger)
+        return (Verification.Parts(configuration: configuration, dependencies: dependencies, environment: .testing()), dependencies)
     }
 
     static func registration(guid: String, dob: String? = nil) -> String {

@@ -5,15 +5,12 @@ import ENModels
 
 /// A hashed test id: 64 hex characters, the first of which may be `x` for a date-of-birth hash
 /// (pattern `^[XxA-Fa-f0-9][A-Fa-f0-9]{63}$`, cwa-satellites §2.1).
-struct TestID: Hashable, Sendable {
+struct TestID: Sendable {
     /// Exactly as received.
     let raw: String
 
     init?(_ text: String) {
-        let bytes = Array(text.utf8)
-        guard bytes.count == 64, bytes[0] == UInt8(ascii: "x") || bytes[0] == UInt8(ascii: "X") || Hex.isHex(text.prefix(1), count: 1),
-            Hex.isHex(text.dropFirst(), count: 63)
-        else { return nil }
+        guard Hex.isSHA256(text, xPrefix: true) else { return nil }
         self.raw = text
     }
 

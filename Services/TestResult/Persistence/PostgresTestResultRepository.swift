@@ -14,15 +14,20 @@ struct PostgresTestResultRepository: TestResultRepository {
     let client: PostgresClient
     let logger: Logger
 
+    init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger.cappedForDatabase
+    }
+
     func store(_ uploads: [ResultUpload], now: Date) async throws -> StoreOutcome {
         guard !uploads.isEmpty else { return StoreOutcome() }
-        // Rows are locked in key order, so two batches sharing ids in different orders cannot deadlock each
-        // other. Retention locks in its own order; the rare deadlock with it is retried.
-        let sorted = uploads.sorted { $0.key < $1.key }
+        // The statement inserts in key order (its ORDER BY), so two batches sharing ids in different orders lock
+        // them in the same order and cannot deadlock each other. Retention locks in its own order; the rare
+        // deadlock with it is retried.
         var attempt = 1
         while true {
             do {
-                return try await self.upsert(sorted, now: now)
+                return try await self.upsert(uploads, now: now)
             } catch let error as PSQLError where error.isTransactionConflict && attempt < 3 {
                 attempt += 1
             }
@@ -32,15 +37,15 @@ struct PostgresTestResultRepository: TestResultRepository {
     private func upsert(_ uploads: [ResultUpload], now: Date) async throws -> StoreOutcome {
         // One statement for the whole batch: it is atomic, and concurrent uploads of the same id serialise on the
         // unique index. The validator has removed duplicate keys, which ON CONFLICT could not update twice.
-        // A redeemed row (code 4, 9 or 14: code % 5 = 4) is never updated.
-        let labIDs = uploads.map { $0.labID ?? "" }
+        // A redeemed row (code 4, 9 or 14: code % 5 = 4) is never updated. A batch has one lab id.
+        let labID = uploads.first?.labID
         let rows = try await self.client.query(
             """
             INSERT INTO test_result (result_id, result, result_date, lab_id, created_at, updated_at)
-            SELECT upload.result_id, upload.result, upload.result_date, NULLIF(upload.lab_id, ''), \(now), \(now)
+            SELECT upload.result_id, upload.result, upload.result_date, \(labID), \(now), \(now)
             FROM unnest(\(uploads.map(\.key))::text[], \(uploads.map { Int16($0.result.code) })::smallint[],
-                        \(uploads.map(\.sampleCollectedAt))::timestamptz[], \(labIDs)::text[])
-                AS upload(result_id, result, result_date, lab_id)
+                        \(uploads.map(\.sampleCollectedAt))::timestamptz[])
+                AS upload(result_id, result, result_date)
             ORDER BY upload.result_id
             ON CONFLICT (result_id) DO UPDATE
                 SET result = excluded.result, result_date = excluded.result_date,
@@ -63,26 +68,30 @@ struct PostgresTestResultRepository: TestResultRepository {
         return try await self.client.withConnection { connection in
             // Most lookups are polls of a known id: read first, insert only when missing. Separate statements,
             // not one CTE: a CTE's SELECT would not see a row a concurrent transaction committed while our INSERT
-            // waited on it.
-            for _ in 0..<3 {
-                if let stored = try await self.read(key: key, connection: connection) { return stored }
-                try await connection.query(
-                    """
-                    INSERT INTO test_result (result_id, result, result_date, created_at, updated_at)
-                    VALUES (\(key), \(pending), \(now), \(now), \(now))
-                    ON CONFLICT (result_id) DO NOTHING
-                    """,
-                    logger: self.logger
-                )
-                if let stored = try await self.read(key: key, connection: connection) { return stored }
-                // Deleted by retention between the statements: try again.
-            }
+            // waited on it; hence the second read when a concurrent lookup inserted first.
+            if let stored = try await self.read(key: key, connection: connection) { return stored }
+            let inserted = try await connection.query(
+                """
+                INSERT INTO test_result (result_id, result, result_date, created_at, updated_at)
+                VALUES (\(key), \(pending), \(now), \(now), \(now))
+                ON CONFLICT (result_id) DO NOTHING
+                RETURNING result, result_date, lab_id
+                """,
+                logger: self.logger
+            )
+            if let stored = try await Self.storedResult(inserted) { return stored }
+            if let stored = try await self.read(key: key, connection: connection) { return stored }
             throw StoredResultError.vanished
         }
     }
 
     private func read(key: String, connection: PostgresConnection) async throws -> StoredResult? {
-        let rows = try await connection.query("SELECT result, result_date, lab_id FROM test_result WHERE result_id = \(key)", logger: self.logger)
+        try await Self.storedResult(
+            try await connection.query("SELECT result, result_date, lab_id FROM test_result WHERE result_id = \(key)", logger: self.logger)
+        )
+    }
+
+    private static func storedResult(_ rows: PostgresRowSequence) async throws -> StoredResult? {
         for try await (code, date, labID) in rows.decode((Int16, Date, String?).self) {
             guard let result = LabTestResult(code: Int(code)) else { throw StoredResultError.invalidCode }
             return StoredResult(result: result, sampleCollectedAt: date, labID: labID)
@@ -93,6 +102,12 @@ struct PostgresTestResultRepository: TestResultRepository {
     func applyRetention(maskBefore: Date, deleteBefore: Date, now: Date) async throws -> RetentionOutcome? {
         try await Self.retentionLock.withTryLock(client: self.client, logger: self.logger) { connection in
             var outcome = RetentionOutcome()
+            // Deletion first, so rows about to go are not rewritten.
+            let deleted = try await connection.query(
+                "DELETE FROM test_result WHERE created_at < \(deleteBefore) RETURNING 1",
+                logger: self.logger
+            )
+            for try await _ in deleted { outcome.deleted += 1 }
             // Masking keeps the kind: 0–3 → 4, 5–8 → 9, 10–13 → 14 (see LabTestResult.redeemed).
             let masked = try await connection.query(
                 """
@@ -103,11 +118,6 @@ struct PostgresTestResultRepository: TestResultRepository {
                 logger: self.logger
             )
             for try await _ in masked { outcome.masked += 1 }
-            let deleted = try await connection.query(
-                "DELETE FROM test_result WHERE created_at < \(deleteBefore) RETURNING 1",
-                logger: self.logger
-            )
-            for try await _ in deleted { outcome.deleted += 1 }
             return outcome
         }
     }
@@ -117,6 +127,6 @@ struct PostgresTestResultRepository: TestResultRepository {
 enum StoredResultError: Error {
     /// The database holds a code outside 0–14 (the table's check constraint makes this unreachable).
     case invalidCode
-    /// The row disappeared three times in a row between insert and read.
+    /// The row disappeared between insert and read (retention deleted a row created "now": only with a wrong clock).
     case vanished
 }

@@ -24,55 +24,75 @@ struct ExternalController: Sendable {
 
     /// POST /version/v1/registrationToken → 201 `{"registrationToken": …}`.
     func registrationToken(_ request: Request, context: ServiceRequestContext) async throws -> Response {
-        let started = ContinuousClock.now
-        let mode = FakeMode(request.headers)
-        let key = try await request.decodeJSON(as: RegistrationTokenRequest.self, context: context).validated()
-        let padding = mode.pads(.registrationToken) ? ResponsePadding.random(count: PaddedJSON.registrationTokenPadding) : nil
-        guard mode != .fake else {
-            let body = RegistrationTokenResponse(registrationToken: RandomUUID.generate(), responsePadding: padding)
-            return try await self.fake(.registrationToken, started: started) { try PaddedJSON.response(.created, encoding: body) }
-        }
-        let token = try await self.engine.register(key)
-        self.delays.record(.registrationToken, duration: ContinuousClock.now - started)
-        return try PaddedJSON.response(.created, encoding: RegistrationTokenResponse(registrationToken: token, responsePadding: padding))
+        try await self.serve(
+            .registrationToken,
+            request,
+            input: { try await $0.decodeJSON(as: RegistrationTokenRequest.self, context: context).validated() },
+            real: { try await self.engine.register($0) },
+            fake: { RandomUUID.generate() },
+            render: { token, mode in
+                let padding = Self.padding(PaddedJSON.registrationTokenPadding, .registrationToken, mode)
+                return try PaddedJSON.response(.created, encoding: RegistrationTokenResponse(registrationToken: token, responsePadding: padding))
+            }
+        )
     }
 
     /// POST /version/v1/testresult → 200 `{"testResult", "sc", "labId"?, "responsePadding"}`.
     func testResult(_ request: Request, context: ServiceRequestContext) async throws -> Response {
-        let started = ContinuousClock.now
-        let mode = FakeMode(request.headers)
-        let token = try await request.decodeJSON(as: RegistrationTokenBody.self, context: context).validated()
-        guard mode != .fake else {
-            let body = TestResultResponse(testResult: 2, sc: Int64(self.engine.clock.now.timeIntervalSince1970.rounded(.down)), labId: nil)
-            return try await self.fake(.testResult, started: started) { PaddedJSON.response(.ok, try PaddedJSON.padded(body)) }
-        }
-        let result = try await self.engine.result(token: token)
-        self.delays.record(.testResult, duration: ContinuousClock.now - started)
-        let body = TestResultResponse(testResult: result.testResult, sc: result.sc, labId: result.labId)
-        return PaddedJSON.response(.ok, try PaddedJSON.padded(body))
+        try await self.serve(
+            .testResult,
+            request,
+            input: { try await $0.decodeJSON(as: RegistrationTokenBody.self, context: context).validated() },
+            real: { try await self.engine.result(token: $0) },
+            fake: { ResultView(testResult: VerificationEngine.positive, sc: Int64(self.engine.clock.now.timeIntervalSince1970.rounded(.down))) },
+            render: { result, _ in
+                PaddedJSON.response(.ok, try PaddedJSON.padded(TestResultResponse(testResult: result.testResult, sc: result.sc, labId: result.labId)))
+            }
+        )
     }
 
     /// POST /version/v1/tan → 201 `{"tan": …}`.
     func tan(_ request: Request, context: ServiceRequestContext) async throws -> Response {
-        let started = ContinuousClock.now
-        let mode = FakeMode(request.headers)
-        let token = try await request.decodeJSON(as: RegistrationTokenBody.self, context: context).validated()
-        let padding = mode.pads(.tan) ? ResponsePadding.random(count: PaddedJSON.tanPadding) : nil
-        guard mode != .fake else {
-            let body = TANResponse(tan: RandomUUID.generate(), responsePadding: padding)
-            return try await self.fake(.tan, started: started) { try PaddedJSON.response(.created, encoding: body) }
-        }
-        let tan = try await self.engine.issueTAN(token: token)
-        self.delays.record(.tan, duration: ContinuousClock.now - started)
-        return try PaddedJSON.response(.created, encoding: TANResponse(tan: tan, responsePadding: padding))
+        try await self.serve(
+            .tan,
+            request,
+            input: { try await $0.decodeJSON(as: RegistrationTokenBody.self, context: context).validated() },
+            real: { try await self.engine.issueTAN(token: $0) },
+            fake: { RandomUUID.generate() },
+            render: { tan, mode in
+                try PaddedJSON.response(.created, encoding: TANResponse(tan: tan, responsePadding: Self.padding(PaddedJSON.tanPadding, .tan, mode)))
+            }
+        )
     }
 
-    /// Waits until a delay drawn for `endpoint` has passed since `started`, then answers with `body`.
-    private func fake(_ endpoint: AppEndpoint, started: ContinuousClock.Instant, body: () throws -> Response) async throws -> Response {
-        self.metrics.recordFake(endpoint)
-        var generator = SystemRandomNumberGenerator()
-        let remaining = self.delays.delay(endpoint, using: &generator) - (ContinuousClock.now - started)
-        if remaining > .zero { try await self.sleep(remaining) }
-        return try body()
+    /// What every app endpoint does: decode and validate `input` (real or fake alike); for a fake request, wait
+    /// until a delay drawn for `endpoint` has passed and render a `fake` value; for a real one, render the `real`
+    /// value and fold the request's duration into the endpoint's estimate.
+    private func serve<Input, Value>(
+        _ endpoint: AppEndpoint,
+        _ request: Request,
+        input: (Request) async throws -> Input,
+        real: (Input) async throws -> Value,
+        fake: () -> Value,
+        render: (Value, FakeMode) throws -> Response
+    ) async throws -> Response {
+        let started = ContinuousClock.now
+        let mode = FakeMode(request.headers)
+        let validated = try await input(request)
+        guard mode != .fake else {
+            self.metrics.recordFake(endpoint)
+            var generator = SystemRandomNumberGenerator()
+            let remaining = self.delays.delay(endpoint, using: &generator) - (ContinuousClock.now - started)
+            if remaining > .zero { try await self.sleep(remaining) }
+            return try render(fake(), mode)
+        }
+        let value = try await real(validated)
+        self.delays.record(endpoint, duration: ContinuousClock.now - started)
+        return try render(value, mode)
+    }
+
+    /// `count` random characters when the answer carries padding (§1.5), else none.
+    private static func padding(_ count: Int, _ endpoint: AppEndpoint, _ mode: FakeMode) -> String? {
+        mode.pads(endpoint) ? ResponsePadding.random(count: count) : nil
     }
 }

@@ -11,7 +11,6 @@ struct InternalController: Sendable {
 
     let engine: VerificationEngine
     let jwt: JWTVerifier
-    let clock: WallClock
     let metrics: VerificationMetrics
 
     func addRoutes(to group: RouterGroup<ServiceRequestContext>) {
@@ -40,26 +39,37 @@ struct InternalController: Sendable {
             guard let parsed = TeleTANType(rawValue: value) else { throw VerificationFailure.invalidRequest("X-CWA-TELETAN-TYPE: expected TEST or EVENT") }
             type = parsed
         }
-        guard let authorization = request.headers[.authorization] else {
-            throw VerificationFailure.invalidRequest("the Authorization header is required")
+        do {
+            try self.authorize(request.headers[.authorization], type: type)
+            let teleTAN = try await self.engine.createTeleTAN(type: type)
+            self.metrics.recordTeleTAN(type: type, outcome: "created")
+            return try PaddedJSON.response(.created, encoding: TeleTANResponse(value: teleTAN.value))
+        } catch let failure as VerificationFailure {
+            switch failure {
+            case .unauthorized: self.metrics.recordTeleTAN(type: type, outcome: "unauthorized")
+            case .rateLimited: self.metrics.recordTeleTAN(type: type, outcome: "rate_limited")
+            case .busy: self.metrics.recordTeleTAN(type: type, outcome: "busy")
+            default: break
+            }
+            throw failure
         }
+    }
+
+    /// A bearer JWT, valid now, whose roles permit `type`; 400 without the header, 401 for anything else wrong.
+    private func authorize(_ authorization: String?, type: TeleTANType) throws(VerificationFailure) {
+        guard let authorization else { throw .invalidRequest("the Authorization header is required") }
         guard authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
-            self.metrics.recordTeleTAN(type: type, outcome: "unauthorized")
-            throw VerificationFailure.unauthorized("expected Authorization: Bearer <JWT>")
+            throw .unauthorized("expected Authorization: Bearer <JWT>")
         }
         let claims: JWTVerifier.Claims
         do {
-            claims = try self.jwt.verify(String(authorization.dropFirst(7)), now: self.clock.now)
+            claims = try self.jwt.verify(String(authorization.dropFirst(7)), now: self.engine.clock.now)
         } catch {
-            self.metrics.recordTeleTAN(type: type, outcome: "unauthorized")
-            throw VerificationFailure.unauthorized(error.description)
+            throw .unauthorized(error.description)
         }
         guard TeleTANAuthorization.permits(roles: claims.roles, type: type) else {
-            self.metrics.recordTeleTAN(type: type, outcome: "unauthorized")
-            throw VerificationFailure.unauthorized("the token's roles do not permit teleTANs of type \(type.rawValue)")
+            throw .unauthorized("the token's roles do not permit teleTANs of type \(type.rawValue)")
         }
-        let teleTAN = try await self.engine.createTeleTAN(type: type)
-        return try PaddedJSON.response(.created, encoding: TeleTANResponse(value: teleTAN.value))
     }
 
     /// POST /version/v1/testresult → 200 `{"testResult", "sc", "labId"?, "testId"}`; 404 for an unknown token,

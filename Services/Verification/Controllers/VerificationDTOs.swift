@@ -93,10 +93,14 @@ enum PaddedJSON {
         return (try? Self.encode(longest).count).map { $0 + 1 } ?? 512
     }()
 
-    static func encode(_ value: some Encodable) throws -> Data {
+    private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return try encoder.encode(value)
+        return encoder
+    }()
+
+    static func encode(_ value: some Encodable) throws -> Data {
+        try Self.encoder.encode(value)
     }
 
     /// `response` with padding that brings the encoded body to `testResultSize` bytes (alphanumeric padding
@@ -109,10 +113,8 @@ enum PaddedJSON {
         return try Self.encode(response)
     }
 
-    static func response(_ status: HTTPResponse.Status, _ body: Data, headers: HTTPFields = [:]) -> Response {
-        var headers = headers
-        headers[.contentType] = "application/json"
-        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: body)))
+    static func response(_ status: HTTPResponse.Status, _ body: Data) -> Response {
+        Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
     }
 
     static func response(_ status: HTTPResponse.Status, encoding value: some Encodable) throws -> Response {

@@ -1,5 +1,7 @@
 // Registration tokens, TANs, hashed GUIDs and DOB hashes: the formats of cwa-satellites §1.2–1.3.
 
+import ENCrypto
+
 /// Random UUIDs of version 4 in lowercase text: the form of registration tokens and TANs (§1.3).
 enum RandomUUID {
     /// 122 random bits from `generator` with the version (4) and variant (10xx) bits set.
@@ -7,15 +9,16 @@ enum RandomUUID {
         var bytes = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         bytes[6] = (bytes[6] & 0x0F) | 0x40
         bytes[8] = (bytes[8] & 0x3F) | 0x80
-        let digits = Array("0123456789abcdef".utf8)
-        var text: [UInt8] = []
-        text.reserveCapacity(36)
-        for (index, byte) in bytes.enumerated() {
-            if index == 4 || index == 6 || index == 8 || index == 10 { text.append(UInt8(ascii: "-")) }
-            text.append(digits[Int(byte >> 4)])
-            text.append(digits[Int(byte & 0x0F)])
+        let hex = Hex.encode(bytes)
+        // 8-4-4-4-12 hex digits.
+        var text = ""
+        var rest = Substring(hex)
+        for length in [8, 4, 4, 4, 12] {
+            if !text.isEmpty { text += "-" }
+            text += rest.prefix(length)
+            rest = rest.dropFirst(length)
         }
-        return String(decoding: text, as: UTF8.self)
+        return text
     }
 
     /// From the system's CSPRNG (`getrandom` on Linux).
@@ -44,7 +47,7 @@ enum RandomUUID {
         return true
     }
 
-    static func isLowerHex(_ byte: UInt8) -> Bool {
+    private static func isLowerHex(_ byte: UInt8) -> Bool {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
     }
 }
@@ -55,7 +58,7 @@ struct HashedGUID: Hashable, Sendable {
     let value: String
 
     init?(_ text: String) {
-        guard text.utf8.count == 64, text.utf8.allSatisfy(\.isASCIIHexDigit) else { return nil }
+        guard Hex.isSHA256(text) else { return nil }
         self.value = text.lowercased()
     }
 }
@@ -66,17 +69,7 @@ struct DOBHash: Hashable, Sendable {
     let value: String
 
     init?(_ text: String) {
-        let bytes = Array(text.utf8)
-        guard bytes.count == 64, let first = bytes.first else { return nil }
-        guard first == UInt8(ascii: "x") || first == UInt8(ascii: "X") || first.isASCIIHexDigit else { return nil }
-        guard bytes.dropFirst().allSatisfy(\.isASCIIHexDigit) else { return nil }
+        guard Hex.isSHA256(text, xPrefix: true) else { return nil }
         self.value = text.lowercased()
-    }
-}
-
-extension UInt8 {
-    var isASCIIHexDigit: Bool {
-        (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(self)
-            || (UInt8(ascii: "A")...UInt8(ascii: "F")).contains(self)
     }
 }

@@ -43,22 +43,21 @@ enum FakeMode: Equatable, Sendable {
 final class FakeDelayEstimator: Sendable {
     private let averages: Mutex<[AppEndpoint: Double]>
     private let samples: Double
-    private let maximum: Duration
+    /// The longest delay a fake request waits.
+    static let maximum: Duration = .seconds(10)
 
     /// - Parameters:
     ///   - initial: the estimate before any real request was measured (the reference: 10 ms).
     ///   - samples: weight of the past in the moving average (the reference: 5).
-    ///   - maximum: the longest delay a fake request waits.
-    init(initial: Duration = .milliseconds(10), samples: Int = 5, maximum: Duration = .seconds(10)) {
-        let milliseconds = initial.timeIntervalMilliseconds
+    init(initial: Duration = .milliseconds(10), samples: Int = 5) {
+        let milliseconds = initial / .milliseconds(1)
         self.averages = Mutex(Dictionary(uniqueKeysWithValues: AppEndpoint.allCases.map { ($0, milliseconds) }))
         self.samples = Double(max(1, samples))
-        self.maximum = maximum
     }
 
     /// Folds the duration of a completed real request into that endpoint's average.
     func record(_ endpoint: AppEndpoint, duration: Duration) {
-        let milliseconds = duration.timeIntervalMilliseconds
+        let milliseconds = duration / .milliseconds(1)
         self.averages.withLock { averages in
             let current = averages[endpoint] ?? milliseconds
             averages[endpoint] = current + (milliseconds - current) / self.samples
@@ -74,7 +73,7 @@ final class FakeDelayEstimator: Sendable {
     func delay(_ endpoint: AppEndpoint, using generator: inout some RandomNumberGenerator) -> Duration {
         let mean = self.averages.withLock { $0[endpoint] ?? 0 }
         let sample = Self.poisson(mean: mean, using: &generator)
-        return min(.milliseconds(sample), self.maximum)
+        return min(.milliseconds(sample), Self.maximum)
     }
 
     /// Knuth's method for small means; above 30 the normal approximation, which is close and needs no loop.
@@ -109,11 +108,5 @@ enum ResponsePadding {
     static func random(count: Int) -> String {
         var generator = SystemRandomNumberGenerator()
         return self.random(count: count, using: &generator)
-    }
-}
-
-extension Duration {
-    var timeIntervalMilliseconds: Double {
-        Double(self.components.seconds) * 1000 + Double(self.components.attoseconds) / 1e15
     }
 }

@@ -1,6 +1,7 @@
 // The rules of cwa-satellites §1.4: registration, result polling, TAN issuance and verification, teleTANs.
 
 import ENCrypto
+import ENModels
 import ENServiceKit
 import Foundation
 import Logging
@@ -29,8 +30,9 @@ struct VerificationEngine: Sendable {
     let metrics: VerificationMetrics
     let logger: Logger
 
-    /// Result codes a TAN may be issued for: POSITIVE (PCR; PoC-NAT arrives mapped to it) and QUICK_POSITIVE.
-    static let positiveResults: Set<Int> = [2, 7]
+
+    /// The code of a positive PCR test: what teleTAN sessions (and fake polls) report.
+    static let positive = LabTestResult(kind: .pcr, outcome: .positive).code
 
     /// A new registration token; one per GUID, per DOB hash and per teleTAN.
     func register(_ key: RegistrationKey) async throws -> String {
@@ -64,7 +66,7 @@ struct VerificationEngine: Sendable {
         let session = try await self.session(token, unknown: .unknownToken)
         switch session.source {
         case .teleTAN:
-            return ResultView(testResult: 2, sc: Int64(session.createdAt.timeIntervalSince1970.rounded(.down)), labId: nil)
+            return ResultView(testResult: Self.positive, sc: Int64(session.createdAt.timeIntervalSince1970.rounded(.down)), labId: nil)
         case .guid(let guid, let dob):
             return try await self.lookup(guid, dob: self.policy.checkDOBOnExternalResult ? dob : nil)
         }
@@ -88,7 +90,8 @@ struct VerificationEngine: Sendable {
         switch session.source {
         case .guid(let guid, let dob):
             let result = try await self.lookup(guid, dob: dob)
-            guard Self.positiveResults.contains(result.testResult) else { throw VerificationFailure.resultNotPositive }
+            // POSITIVE (PCR; PoC-NAT arrives mapped to it) or QUICK_POSITIVE.
+            guard LabTestResult(code: result.testResult)?.outcome == .positive else { throw VerificationFailure.resultNotPositive }
         case .teleTAN(let type):
             teleTANType = type
         }
@@ -139,7 +142,6 @@ struct VerificationEngine: Sendable {
             )
             switch outcome {
             case .created(let inWindow):
-                self.metrics.recordTeleTAN(type: type, outcome: "created")
                 if inWindow * 5 >= self.policy.teleTANRateLimit * 4 {
                     self.logger.warning(
                         "teleTAN creation is at 80 % of its rate limit or more",
@@ -148,7 +150,6 @@ struct VerificationEngine: Sendable {
                 }
                 return teleTAN
             case .rateLimited:
-                self.metrics.recordTeleTAN(type: type, outcome: "rate_limited")
                 throw VerificationFailure.rateLimited
             case .busy:
                 throw VerificationFailure.busy

@@ -24,7 +24,7 @@ struct VerificationMetrics: Sendable {
         self.count("en_verification_tan_verifications_total", [("outcome", outcome)])
     }
 
-    /// A teleTAN request, by type and outcome (`created`, `rate_limited`, `unauthorized`).
+    /// A teleTAN request, by type and outcome (`created`, `rate_limited`, `unauthorized`, `busy`).
     func recordTeleTAN(type: TeleTANType, outcome: String) {
         self.count("en_verification_teletans_total", [("type", type.rawValue.lowercased()), ("outcome", outcome)])
     }
@@ -40,9 +40,9 @@ struct VerificationMetrics: Sendable {
     }
 
     func recordRetention(_ outcome: VerificationRetentionOutcome) {
-        Counter(label: "en_verification_retention_deleted_total", dimensions: [("entity", "session")], factory: self.factory).increment(by: outcome.sessions)
-        Counter(label: "en_verification_retention_deleted_total", dimensions: [("entity", "tan")], factory: self.factory).increment(by: outcome.tans)
-        Counter(label: "en_verification_retention_deleted_total", dimensions: [("entity", "teletan")], factory: self.factory).increment(by: outcome.teleTANs)
+        for (entity, count) in [("session", outcome.sessions), ("tan", outcome.tans), ("teletan", outcome.teleTANs)] {
+            Counter(label: "en_verification_retention_deleted_total", dimensions: [("entity", entity)], factory: self.factory).increment(by: count)
+        }
     }
 
     private func count(_ label: String, _ dimensions: [(String, String)]) {

@@ -75,68 +75,55 @@ struct VerificationStore: Sendable {
     /// a value registrable once, whichever of the two columns it was first used in (§1.4).
     func registerGUID(tokenHash: String, guid: HashedGUID, dob: DOBHash?, now: Date) async throws -> RegistrationOutcome {
         let keys = [guid.value] + (dob.map { [$0.value] } ?? [])
-        return try await self.registering {
-            try await self.transaction { connection in
-                let id = try await self.insertSession(
-                    connection,
-                    tokenHash: tokenHash,
-                    """
-                    INSERT INTO app_session (registration_token_hash, source, hashed_guid, hashed_guid_dob, created_at, updated_at)
-                    VALUES (\(tokenHash), 'HASHED_GUID', \(guid.value), \(dob?.value), \(now), \(now))
-                    ON CONFLICT DO NOTHING RETURNING id
-                    """
-                )
-                let inserted = try await self.count(
-                    connection,
-                    """
-                    WITH added AS (
-                        INSERT INTO registered_key (key_hash, session_id) SELECT key, \(id) FROM unnest(\(keys)::text[]) AS key
-                        ON CONFLICT DO NOTHING RETURNING 1
-                    ) SELECT count(*) FROM added
-                    """
-                )
-                guard inserted == keys.count else { throw Rollback(outcome: RegistrationOutcome.keyUnavailable) }
-                return .registered
-            }
+        return try await self.transaction { connection in
+            let id = try await self.insertSession(
+                connection,
+                tokenHash: tokenHash,
+                """
+                INSERT INTO app_session (registration_token_hash, source, hashed_guid, hashed_guid_dob, created_at, updated_at)
+                VALUES (\(tokenHash), 'HASHED_GUID', \(guid.value), \(dob?.value), \(now), \(now))
+                ON CONFLICT DO NOTHING RETURNING id
+                """
+            )
+            let inserted = try await self.count(
+                connection,
+                """
+                WITH added AS (
+                    INSERT INTO registered_key (key_hash, session_id) SELECT key, \(id) FROM unnest(\(keys)::text[]) AS key
+                    ON CONFLICT DO NOTHING RETURNING 1
+                ) SELECT count(*) FROM added
+                """
+            )
+            guard inserted == keys.count else { throw Rollback(outcome: RegistrationOutcome.keyUnavailable) }
+            return .registered
         }
     }
 
     /// A session for a teleTAN, which is marked redeemed in the same transaction; only an unredeemed, unexpired
     /// teleTAN qualifies, and the row lock lets exactly one of concurrent registrations have it.
     func registerTeleTAN(tokenHash: String, teleTANHash: String, now: Date) async throws -> RegistrationOutcome {
-        try await self.registering {
-            try await self.transaction { connection in
-                let rows = try await connection.query(
-                    """
-                    UPDATE tele_tan SET redeemed_at = \(now)
-                    WHERE tele_tan_hash = \(teleTANHash) AND redeemed_at IS NULL AND valid_until > \(now)
-                    RETURNING type
-                    """,
-                    logger: self.logger
-                )
-                var type: String?
-                for try await value in rows.decode(String.self) { type = value }
-                guard let type else { throw Rollback(outcome: RegistrationOutcome.keyUnavailable) }
-                _ = try await self.insertSession(
-                    connection,
-                    tokenHash: tokenHash,
-                    """
-                    INSERT INTO app_session (registration_token_hash, source, tele_tan_hash, teletan_type, created_at, updated_at)
-                    VALUES (\(tokenHash), 'TELETAN', \(teleTANHash), \(type), \(now), \(now))
-                    ON CONFLICT DO NOTHING RETURNING id
-                    """
-                )
-                return .registered
-            }
-        }
-    }
-
-    /// A transaction's `Rollback` as its outcome.
-    private func registering(_ body: () async throws -> RegistrationOutcome) async throws -> RegistrationOutcome {
-        do {
-            return try await body()
-        } catch let rollback as Rollback<RegistrationOutcome> {
-            return rollback.outcome
+        try await self.transaction { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE tele_tan SET redeemed_at = \(now)
+                WHERE tele_tan_hash = \(teleTANHash) AND redeemed_at IS NULL AND valid_until > \(now)
+                RETURNING type
+                """,
+                logger: self.logger
+            )
+            var type: String?
+            for try await value in rows.decode(String.self) { type = value }
+            guard let type else { throw Rollback(outcome: RegistrationOutcome.keyUnavailable) }
+            _ = try await self.insertSession(
+                connection,
+                tokenHash: tokenHash,
+                """
+                INSERT INTO app_session (registration_token_hash, source, tele_tan_hash, teletan_type, created_at, updated_at)
+                VALUES (\(tokenHash), 'TELETAN', \(teleTANHash), \(type), \(now), \(now))
+                ON CONFLICT DO NOTHING RETURNING id
+                """
+            )
+            return .registered
         }
     }
 
@@ -184,37 +171,33 @@ struct VerificationStore: Sendable {
         now: Date,
         validUntil: Date
     ) async throws -> TANIssueOutcome {
-        do {
-            return try await self.transaction { connection in
-                let counted = try await self.count(
-                    connection,
-                    """
-                    WITH counted AS (
-                        UPDATE app_session SET tan_counter = tan_counter + 1, updated_at = \(now)
-                        WHERE id = \(sessionID) AND tan_counter < \(Int32(maxPerSession)) RETURNING 1
-                    ) SELECT count(*) FROM counted
-                    """
-                )
-                guard counted == 1 else {
-                    let exists = try await self.count(connection, "SELECT count(*) FROM app_session WHERE id = \(sessionID)")
-                    throw Rollback(outcome: exists == 0 ? TANIssueOutcome.sessionGone : .quotaUsed)
-                }
-                let source = teleTANType == nil ? "CONNECTED_LAB" : "TELETAN"
-                let inserted = try await self.count(
-                    connection,
-                    """
-                    WITH added AS (
-                        INSERT INTO tan (tan_hash, source, teletan_type, created_at, valid_from, valid_until)
-                        VALUES (\(tanHash), \(source), \(teleTANType?.rawValue), \(now), \(now), \(validUntil))
-                        ON CONFLICT (tan_hash) DO NOTHING RETURNING 1
-                    ) SELECT count(*) FROM added
-                    """
-                )
-                guard inserted == 1 else { throw Rollback(outcome: TANIssueOutcome.collision) }
-                return .issued
+        return try await self.transaction { connection in
+            let counted = try await self.count(
+                connection,
+                """
+                WITH counted AS (
+                    UPDATE app_session SET tan_counter = tan_counter + 1, updated_at = \(now)
+                    WHERE id = \(sessionID) AND tan_counter < \(Int32(maxPerSession)) RETURNING 1
+                ) SELECT count(*) FROM counted
+                """
+            )
+            guard counted == 1 else {
+                let exists = try await self.count(connection, "SELECT count(*) FROM app_session WHERE id = \(sessionID)")
+                throw Rollback(outcome: exists == 0 ? TANIssueOutcome.sessionGone : .quotaUsed)
             }
-        } catch let rollback as Rollback<TANIssueOutcome> {
-            return rollback.outcome
+            let source = teleTANType == nil ? "CONNECTED_LAB" : "TELETAN"
+            let inserted = try await self.count(
+                connection,
+                """
+                WITH added AS (
+                    INSERT INTO tan (tan_hash, source, teletan_type, created_at, valid_from, valid_until)
+                    VALUES (\(tanHash), \(source), \(teleTANType?.rawValue), \(now), \(now), \(validUntil))
+                    ON CONFLICT (tan_hash) DO NOTHING RETURNING 1
+                ) SELECT count(*) FROM added
+                """
+            )
+            guard inserted == 1 else { throw Rollback(outcome: TANIssueOutcome.collision) }
+            return .issued
         }
     }
 
@@ -251,7 +234,7 @@ struct VerificationStore: Sendable {
     private func lockedTeleTANCreation(hash: String, type: TeleTANType, now: Date, validUntil: Date, limit: Int, windowStart: Date) async throws -> TeleTANCreation {
         try await self.transaction { connection in
             try await connection.query("SET LOCAL lock_timeout = '2s'", logger: self.logger)
-            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.teleTANIssueLock.key))", logger: self.logger)
+            try await Self.teleTANIssueLock.lock(connection: connection, logger: self.logger)
             let recent = try await self.count(connection, "SELECT count(*) FROM tele_tan WHERE created_at > \(windowStart)")
             guard recent < limit else { return .rateLimited }
             let inserted = try await self.count(
@@ -307,19 +290,18 @@ struct VerificationStore: Sendable {
         return 0
     }
 
-    /// `withTransaction`, with the closure's own error rethrown as it was thrown (not wrapped).
-    private func transaction<Result: Sendable>(_ body: (PostgresConnection) async throws -> sending Result) async throws -> Result {
+    /// `withTransaction` with the closure's own error rethrown as it was thrown, and a `Rollback` returned as the
+    /// outcome it carries (after the rollback).
+    private func transaction<Outcome: Sendable>(_ body: (PostgresConnection) async throws -> sending Outcome) async throws -> Outcome {
         do {
-            return try await self.client.withTransaction(logger: self.logger, body)
-        } catch let error as PostgresTransactionError where error.rollbackError == nil && error.closureError != nil {
-            throw error.closureError!
+            return try await rethrowingTransactionCause { try await self.client.withTransaction(logger: self.logger, body) }
+        } catch let rollback as Rollback<Outcome> {
+            return rollback.outcome
         }
     }
 }
 
 enum VerificationStoreError: Error {
-    /// A statement with `RETURNING` returned nothing.
-    case noRowReturned
     /// A row violates what the schema's checks guarantee.
     case invalidRow
 }

@@ -55,7 +55,7 @@ final class TestResultClient: Service, Sendable {
     /// - Parameter baseURL: `TEST_RESULT_INTERNAL_URL`, e.g. `http://127.0.0.1:8013`.
     init(baseURL: String, policy: UpstreamPolicy, logger: Logger) {
         var configuration = HTTPClient.Configuration()
-        configuration.timeout = .init(connect: policy.connectTimeout.timeAmount, read: policy.readTimeout.timeAmount)
+        configuration.timeout = .init(connect: TimeAmount(policy.connectTimeout), read: TimeAmount(policy.readTimeout))
         configuration.redirectConfiguration = .disallow
         configuration.decompression = .disabled
         self.http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
@@ -95,7 +95,7 @@ final class TestResultClient: Service, Sendable {
                 self.logger.warning("test-result-service unavailable", metadata: ["upstream.failure": "\(failure)", "upstream.attempts": "\(attempt)"])
                 throw TestResultUnavailable(description: failure)
             }
-            let wait = Duration.milliseconds(Double.random(in: 0...backoff.timeIntervalMilliseconds, using: &generator))
+            let wait = backoff * Double.random(in: 0...1, using: &generator)
             backoff = backoff * 2
             do { try await Task.sleep(for: wait) } catch { throw TestResultUnavailable(description: "the call was cancelled") }
         }
@@ -113,7 +113,7 @@ final class TestResultClient: Service, Sendable {
         let response: HTTPClientResponse
         let body: ByteBuffer
         do {
-            response = try await self.http.execute(request, timeout: (self.policy.connectTimeout + self.policy.readTimeout).timeAmount)
+            response = try await self.http.execute(request, timeout: TimeAmount(self.policy.connectTimeout + self.policy.readTimeout))
             body = try await response.body.collect(upTo: 64 * 1024)
         } catch let error as HTTPClientError where error == .cancelled {
             throw error
@@ -135,12 +135,6 @@ final class TestResultClient: Service, Sendable {
         default:
             throw TestResultUnavailable(description: "test-result-service answered \(response.status.code)")
         }
-    }
-}
-
-extension Duration {
-    var timeAmount: TimeAmount {
-        .nanoseconds(self.components.seconds * 1_000_000_000 + self.components.attoseconds / 1_000_000_000)
     }
 }
 

@@ -119,10 +119,8 @@ package final class SettingsReader {
     /// A comma-separated list; empty entries are dropped.
     package func list(_ name: String, help: String) -> [String] {
         self.document(name, nil, help)
-        let values = self.reader.stringArray(forKey: Self.key(name)) ?? self.raw(name).map { [$0] } ?? []
-        return values.flatMap { $0.split(separator: ",") }.map { $0.trimmingCharacters(in: .whitespaces) }.filter {
-            !$0.isEmpty
-        }
+        // raw() joins the values of a repeated or comma-split flag with commas, so one split serves both sources.
+        return (self.raw(name) ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
     }
 
     /// A value of a closed set of choices.

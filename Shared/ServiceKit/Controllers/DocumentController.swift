@@ -2,22 +2,23 @@
 
 package import Foundation
 package import Hummingbird
+import NIOCore
 
 /// A static document read once at start-up.
 package struct DocumentController<Context: RequestContext>: Sendable {
     private let path: String
     private let contentType: String
-    private let bytes: [UInt8]
+    private let body: ByteBuffer
 
     package init(path: String, contentType: String, bytes: [UInt8]) {
         self.path = path
         self.contentType = contentType
-        self.bytes = bytes
+        self.body = ByteBuffer(bytes: bytes)
     }
 
-    /// The service's `openapi.yaml` resource, served at `/openapi.yaml`.
-    package static func openAPI(resource url: URL?) throws -> DocumentController {
-        guard let url else { throw DocumentError.missing("openapi.yaml") }
+    /// The service's OpenAPI resource `name` (`openapi.yaml` unless a port has its own), served at `/openapi.yaml`.
+    package static func openAPI(resource name: String = "openapi", in bundle: Bundle) throws -> DocumentController {
+        guard let url = bundle.url(forResource: name, withExtension: "yaml") else { throw DocumentError.missing("\(name).yaml") }
         return DocumentController(path: "/openapi.yaml", contentType: "application/yaml; charset=utf-8", bytes: Array(try Data(contentsOf: url)))
     }
 
@@ -26,7 +27,7 @@ package struct DocumentController<Context: RequestContext>: Sendable {
             Response(
                 status: .ok,
                 headers: [.contentType: self.contentType],
-                body: .init(byteBuffer: ByteBuffer(bytes: self.bytes))
+                body: .init(byteBuffer: self.body)
             )
         }
     }

@@ -16,7 +16,8 @@ package struct HealthController<Context: RequestContext>: Sendable {
     }
 
     package func addRoutes(to router: Router<Context>) {
-        router.get("/health/live") { _, _ in Self.json(.ok, ["status": "up"]) }
+        let live = Self.json(.ok, ["status": "up"])
+        router.get("/health/live") { _, _ in live }
         router.get("/health/ready") { _, context in await self.ready(logger: context.logger) }
     }
 
@@ -48,12 +49,17 @@ package struct HealthController<Context: RequestContext>: Sendable {
                     verdict.answer(false, continuation)
                 }
             }
-            Task {
-                try? await Task.sleep(for: timeout)
+            let timer = Task {
+                guard (try? await Task.sleep(for: timeout)) != nil else { return }
                 if verdict.answer(false, continuation) {
                     logger.warning("Readiness check timed out", metadata: ["check": "\(check.name)"])
                     work.cancel()
                 }
+            }
+            // Once the check has answered, the timer has nothing left to do.
+            Task {
+                _ = await work.result
+                timer.cancel()
             }
         }
     }

@@ -17,7 +17,7 @@ extension Request {
         let buffer = try await self.body.collect(upTo: context.maxUploadSize)
         let data = Data(buffer.readableBytesView)
         do {
-            return try JSONDecoder().decode(Value.self, from: data)
+            return try JSONProblem.decoder.decode(Value.self, from: data)
         } catch let error as DecodingError {
             throw APIError(.badRequest, JSONProblem.describe(error, body: data))
         }
@@ -26,6 +26,9 @@ extension Request {
 
 /// Human-readable descriptions of JSON decoding failures.
 package enum JSONProblem {
+    /// One decoder for every request body (its configuration never changes).
+    static let decoder = JSONDecoder()
+
     package static func describe(_ error: DecodingError, body: Data) -> String {
         switch error {
         case .typeMismatch(let type, let context):

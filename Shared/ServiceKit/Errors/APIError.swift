@@ -25,11 +25,15 @@ package struct APIError: HTTPResponseError, Equatable, CustomStringConvertible {
 
     package var description: String { "\(self.status.code) \(self.message)" }
 
-    /// `{"error":"<message>"}` with proper JSON escaping.
-    static func body(_ message: String) -> [UInt8] {
+    private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.withoutEscapingSlashes]
-        let data = (try? encoder.encode(["error": message])) ?? Data(#"{"error":"error"}"#.utf8)
+        return encoder
+    }()
+
+    /// `{"error":"<message>"}` with proper JSON escaping.
+    static func body(_ message: String) -> [UInt8] {
+        let data = (try? Self.encoder.encode(["error": message])) ?? Data(#"{"error":"error"}"#.utf8)
         return Array(data)
     }
 }

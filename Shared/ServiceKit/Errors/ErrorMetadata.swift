@@ -1,6 +1,7 @@
 // What may be logged about an unexpected error.
 
 package import Logging
+import ENPersistence
 import PostgresNIO
 
 /// Log metadata for an error that is not a client mistake: its type and, for PostgreSQL, the error code,
@@ -17,17 +18,30 @@ package enum ErrorMetadata {
         var metadata: Logger.Metadata = ["error.type": "\(String(reflecting: type(of: error)))"]
         if let error = error as? PSQLError {
             metadata["error.code"] = "\(error.code)"
-            let state = error.serverInfo?[.sqlState]
-            if let state { metadata["db.sqlstate"] = "\(state)" }
-            if let message = error.serverInfo?[.message], Self.messageIsSafe(sqlState: state) { metadata["db.message"] = "\(message)" }
+            Self.addServer(state: error.sqlState, message: error.serverInfo?[.message], to: &metadata)
         }
         // The simple-query protocol (migrations) reports server errors with the older error type.
         if case .server(let server) = error as? PostgresError {
-            let state = server.fields[.sqlState]
-            if let state { metadata["db.sqlstate"] = "\(state)" }
-            if let message = server.fields[.message], Self.messageIsSafe(sqlState: state) { metadata["db.message"] = "\(message)" }
+            Self.addServer(state: server.fields[.sqlState], message: server.fields[.message], to: &metadata)
         }
         return metadata
+    }
+
+    /// `of(error)` plus `error.description`: our own error types describe themselves without secrets; others are
+    /// named by type only.
+    package static func described(_ error: any Error) -> Logger.Metadata {
+        let description =
+            switch error {
+            case let error as MigrationError: error.description
+            case let error as DocumentError: error.description
+            default: String(reflecting: type(of: error))
+            }
+        return self.of(error).merging(["error.description": "\(description)"]) { first, _ in first }
+    }
+
+    private static func addServer(state: String?, message: String?, to metadata: inout Logger.Metadata) {
+        if let state { metadata["db.sqlstate"] = "\(state)" }
+        if let message, Self.messageIsSafe(sqlState: state) { metadata["db.message"] = "\(message)" }
     }
 
     /// Data exceptions (class 22) quote the offending value ("invalid input syntax for type …: \"…\""), which may be a

@@ -73,7 +73,7 @@ extension HTTPServiceEntrypoint {
             logger.info("Stopped")
             return 0
         } catch {
-            logger.critical("Service failed", metadata: ErrorMetadata.of(error).merging(["error.description": "\(Self.safeDescription(error))"]) { a, _ in a })
+            logger.critical("Service failed", metadata: ErrorMetadata.described(error))
             return 1
         }
     }
@@ -87,18 +87,8 @@ extension HTTPServiceEntrypoint {
             logger.info("Migrations complete", metadata: ["migration.applied": "\(applied.count)"])
             return 0
         } catch {
-            logger.critical("Migration failed", metadata: ErrorMetadata.of(error).merging(["error.description": "\(Self.safeDescription(error))"]) { a, _ in a })
+            logger.critical("Migration failed", metadata: ErrorMetadata.described(error))
             return 1
-        }
-    }
-
-    /// Our own error types describe themselves without secrets; others are named by type only.
-    private static func safeDescription(_ error: any Error) -> String {
-        switch error {
-        case let error as MigrationError: error.description
-        case let error as ConfigurationError: error.description
-        case let error as DocumentError: error.description
-        default: String(reflecting: type(of: error))
         }
     }
 }

@@ -2,6 +2,7 @@
 
 package import Hummingbird
 import Logging
+import NIOCore
 package import Metrics
 
 /// Logs `method`, the matched route template (never the raw path), status and duration, and records
@@ -28,7 +29,7 @@ package struct RequestObservabilityMiddleware<Context: RequestContext>: RouterMi
     }
 
     private func record(method: String, route: String, status: Int, elapsed: Duration, logger: Logger) {
-        let nanoseconds = elapsed.components.seconds * 1_000_000_000 + elapsed.components.attoseconds / 1_000_000_000
+        let nanoseconds = TimeAmount(elapsed).nanoseconds
         let quiet = route.hasPrefix("/health") || route == "/metrics"
         logger.log(
             level: quiet ? .debug : .info,

@@ -3,7 +3,8 @@
 import ENPersistence
 
 /// The schema of cwa-satellites §1.6, with two changes: GUID and DOB hashes are unique across both columns
-/// through `registered_key` (the reference checks that in code, which races), and teleTANs live in a table of
+/// through `registered_key` alone (the reference checks that in code, which races, plus a unique constraint per
+/// column), and teleTANs live in a table of
 /// their own rather than beside TANs. TANs carry no link to the session they came from. Hashes are `text` with
 /// a pattern check, not `char(64)`: a `char` column compared with a `text` parameter cannot use its index.
 struct CreateVerification: DatabaseMigration {
@@ -14,8 +15,8 @@ struct CreateVerification: DatabaseMigration {
             id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
             registration_token_hash text NOT NULL CONSTRAINT app_session_token_unique UNIQUE CHECK (registration_token_hash ~ '^[0-9a-f]{64}$'),
             source text NOT NULL CHECK (source IN ('HASHED_GUID', 'TELETAN')),
-            hashed_guid text CONSTRAINT app_session_guid_unique UNIQUE CHECK (hashed_guid ~ '^[0-9a-f]{64}$'),
-            hashed_guid_dob text CONSTRAINT app_session_dob_unique UNIQUE CHECK (hashed_guid_dob ~ '^[x0-9a-f][0-9a-f]{63}$'),
+            hashed_guid text CHECK (hashed_guid ~ '^[0-9a-f]{64}$'),
+            hashed_guid_dob text CHECK (hashed_guid_dob ~ '^[x0-9a-f][0-9a-f]{63}$'),
             tele_tan_hash text CONSTRAINT app_session_teletan_unique UNIQUE CHECK (tele_tan_hash ~ '^[0-9a-f]{64}$'),
             teletan_type text CHECK (teletan_type IN ('TEST', 'EVENT')),
             tan_counter integer NOT NULL DEFAULT 0 CHECK (tan_counter >= 0),

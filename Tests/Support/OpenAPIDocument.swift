@@ -1,0 +1,59 @@
+// The operations an OpenAPI document lists, for tests that hold a service's routers against its documents.
+
+import ENCrypto
+package import Foundation
+
+/// One documented operation: `POST /path`, and the ports of its path's own `servers` (empty when it names none).
+package struct OpenAPIOperation: Hashable, Sendable, CustomStringConvertible {
+    /// Upper case: `GET`, `POST`.
+    package let method: String
+    package let path: String
+    package var ports: Set<Int>
+
+    package var description: String { "\(self.method) \(self.path)" + (self.ports.isEmpty ? "" : " on \(self.ports.sorted())") }
+}
+
+package enum OpenAPIDocument {
+    /// The operations under `paths:` of the YAML document at `url`. Reads the layout our documents use: top-level
+    /// keys at column 0, path keys indented two spaces, method keys four, per-path `servers` entries six.
+    package static func operations(in url: URL) throws -> [OpenAPIOperation] {
+        let methods: Set<String> = ["get", "post", "put", "delete", "patch", "head", "options"]
+        var operations: [OpenAPIOperation] = []
+        var inPaths = false
+        var path: String?
+        var pathOperations: [OpenAPIOperation] = []
+        var pathPorts: Set<Int> = []
+        func flush() {
+            operations += pathOperations.map { OpenAPIOperation(method: $0.method, path: $0.path, ports: pathPorts) }
+            pathOperations = []
+            pathPorts = []
+        }
+        for line in try String(contentsOf: url, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false) {
+            if !line.hasPrefix(" ") && !line.isEmpty {
+                if inPaths { flush() }
+                inPaths = line.hasPrefix("paths:")
+                continue
+            }
+            guard inPaths else { continue }
+            if line.hasPrefix("  /") {
+                flush()
+                path = String(line.dropFirst(2).prefix { $0 != ":" })
+            } else if line.hasPrefix("      - url:"), let port = line.split(separator: ":").last.flatMap({ Int($0) }) {
+                pathPorts.insert(port)
+            } else if line.hasPrefix("    "), !line.hasPrefix("     "), let path {
+                let key = String(line.dropFirst(4).prefix { $0 != ":" })
+                if methods.contains(key) { pathOperations.append(OpenAPIOperation(method: key.uppercased(), path: path, ports: [])) }
+            }
+        }
+        flush()
+        return operations
+    }
+}
+
+/// Test ids as the app computes them.
+package enum TestIDs {
+    /// A hashed GUID: lowercase hex SHA-256 of a (random by default) GUID.
+    package static func hashedGUID(_ seed: String = UUID().uuidString) -> String {
+        SecretHash.sha256Hex("guid-\(seed)")
+    }
+}
