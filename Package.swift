@@ -84,6 +84,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Shared/ServiceKit",
             swiftSettings: swiftSettings
@@ -105,7 +107,6 @@ let package = Package(
             ],
             resources: [.copy("openapi.yaml"), .copy("openapi-internal.yaml")]
         ),
-
         // MARK: - Tests
         .target(
             name: "ENTestSupport",

@@ -44,16 +44,12 @@ struct VerificationConfiguration: ServiceConfiguration {
             range: 1024...1_048_576,
             help: "Largest request body in bytes; larger ones get 413 before they are read."
         )
-        self.testResultURL = settings.string(
+        self.testResultURL = settings.httpURL(
             "TEST_RESULT_INTERNAL_URL",
             default: "http://127.0.0.1:8013",
             help: "Base URL of test-result-service's internal API."
         )
-        if let url = URL(string: self.testResultURL), ["http", "https"].contains(url.scheme ?? ""), url.host != nil, url.query == nil {
-        } else {
-            settings.report("TEST_RESULT_INTERNAL_URL", "must be an http(s) URL such as http://127.0.0.1:8013")
-        }
-        self.upstream = UpstreamPolicy(settings: settings)
+        self.upstream = UpstreamPolicy(settings: settings, prefix: "TEST_RESULT", peer: "test-result-service")
         self.policy = VerificationPolicy(settings: settings)
         self.retention = VerificationRetention(settings: settings)
         let keys = settings.requiredString(

@@ -127,18 +127,6 @@ struct FormatTests {
         #expect(abs(estimator.average(.registrationToken) / .milliseconds(1) - 10) < 0.001)
     }
 
-    @Test("fake delays are Poisson samples around the estimate: their mean is close to it")
-    func poissonDelays() {
-        var generator = SeededGenerator(seed: 5)
-        for mean in [5.0, 80.0] {
-            let samples = (0..<4000).map { _ in FakeDelayEstimator.poisson(mean: mean, using: &generator) }
-            let average = Double(samples.reduce(0, +)) / Double(samples.count)
-            #expect(abs(average - mean) < mean * 0.05, "mean \(mean): \(average)")
-            #expect(samples.allSatisfy { $0 >= 0 })
-        }
-        #expect(FakeDelayEstimator.poisson(mean: 0, using: &generator) == 0)
-    }
-
     @Test("the result poll's padded size fits the longest possible body")
     func paddedSize() throws {
         // Not the body the size is computed from: quotes escape to two bytes, a non-BMP character is four.

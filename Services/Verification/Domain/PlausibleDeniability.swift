@@ -1,8 +1,7 @@
 // Fake requests that cannot be told from real ones by size or timing (cwa-satellites §1.5).
 
-import Foundation
+import ENServiceKit
 import HTTPTypes
-import Synchronization
 
 /// The three app-facing endpoints; each has its own timing estimate.
 enum AppEndpoint: String, Sendable, CaseIterable {
@@ -40,60 +39,29 @@ enum FakeMode: Equatable, Sendable {
 ///
 /// The reference keeps one average per endpoint but its update methods for two endpoints write into the TAN
 /// average (§1.5); here each endpoint's estimate is updated only by that endpoint's real requests.
-final class FakeDelayEstimator: Sendable {
-    private let averages: Mutex<[AppEndpoint: Double]>
-    private let samples: Double
-    /// The longest delay a fake request waits.
-    static let maximum: Duration = .seconds(10)
+struct FakeDelayEstimator: Sendable {
+    private let delays: [AppEndpoint: FakeDelay]
 
     /// - Parameters:
     ///   - initial: the estimate before any real request was measured (the reference: 10 ms).
     ///   - samples: weight of the past in the moving average (the reference: 5).
     init(initial: Duration = .milliseconds(10), samples: Int = 5) {
-        let milliseconds = initial / .milliseconds(1)
-        self.averages = Mutex(Dictionary(uniqueKeysWithValues: AppEndpoint.allCases.map { ($0, milliseconds) }))
-        self.samples = Double(max(1, samples))
+        self.delays = Dictionary(uniqueKeysWithValues: AppEndpoint.allCases.map { ($0, FakeDelay(initial: initial, samples: samples)) })
     }
 
     /// Folds the duration of a completed real request into that endpoint's average.
     func record(_ endpoint: AppEndpoint, duration: Duration) {
-        let milliseconds = duration / .milliseconds(1)
-        self.averages.withLock { averages in
-            let current = averages[endpoint] ?? milliseconds
-            averages[endpoint] = current + (milliseconds - current) / self.samples
-        }
+        self.delays[endpoint]?.record(duration)
     }
 
     /// The current estimate for `endpoint`.
     func average(_ endpoint: AppEndpoint) -> Duration {
-        .milliseconds(self.averages.withLock { $0[endpoint] ?? 0 })
+        self.delays[endpoint]?.average ?? .zero
     }
 
-    /// A Poisson-distributed number of milliseconds with the endpoint's average as mean, capped at `maximum`.
+    /// A Poisson-distributed delay with the endpoint's average as mean, capped at `FakeDelay.maximum`.
     func delay(_ endpoint: AppEndpoint, using generator: inout some RandomNumberGenerator) -> Duration {
-        let mean = self.averages.withLock { $0[endpoint] ?? 0 }
-        let sample = Self.poisson(mean: mean, using: &generator)
-        return min(.milliseconds(sample), Self.maximum)
-    }
-
-    /// Knuth's method for small means; above 30 the normal approximation, which is close and needs no loop.
-    static func poisson(mean: Double, using generator: inout some RandomNumberGenerator) -> Int {
-        guard mean > 0 else { return 0 }
-        if mean < 30 {
-            let limit = exp(-mean)
-            var product = Double.random(in: 0..<1, using: &generator)
-            var count = 0
-            while product > limit {
-                count += 1
-                product *= Double.random(in: 0..<1, using: &generator)
-            }
-            return count
-        }
-        // Box–Muller.
-        let u1 = Double.random(in: Double.ulpOfOne..<1, using: &generator)
-        let u2 = Double.random(in: 0..<1, using: &generator)
-        let normal = (-2 * log(u1)).squareRoot() * cos(2 * .pi * u2)
-        return max(0, Int((mean + normal * mean.squareRoot()).rounded()))
+        self.delays[endpoint]?.delay(using: &generator) ?? .zero
     }
 }
 

@@ -177,7 +177,7 @@ struct VerificationEngine: Sendable {
             let (byGUID, byDOB) = try await (guidResult, dobResult)
             guard byGUID.testResult == byDOB.testResult else { throw VerificationFailure.dobMismatch }
             return Self.view(byGUID)
-        } catch is TestResultUnavailable {
+        } catch is UpstreamUnavailable {
             self.metrics.recordUpstreamFailure()
             throw VerificationFailure.testResultsUnavailable
         }

@@ -70,6 +70,16 @@ package final class SettingsReader {
         return value
     }
 
+    /// An http(s) base URL without a query, such as a peer's `http://127.0.0.1:8012`.
+    package func httpURL(_ name: String, default defaultValue: String, help: String) -> String {
+        let value = self.string(name, default: defaultValue, help: help)
+        guard let url = URL(string: value), ["http", "https"].contains(url.scheme ?? ""), url.host != nil, url.query == nil else {
+            self.report(name, "must be an http(s) URL such as \(defaultValue)")
+            return value
+        }
+        return value
+    }
+
     /// An integer within `range`.
     package func int(_ name: String, default defaultValue: Int, range: ClosedRange<Int>, help: String) -> Int {
         self.document(name, "\(defaultValue)", help)

@@ -1,27 +1,37 @@
 // The middleware stack and the routes every service router starts with.
 
+package import HTTPTypes
 package import Hummingbird
 package import Logging
 package import Metrics
 
 extension Router {
-    /// Adds, outermost first: request id, request log and metrics, the error boundary, the body-size limit.
-    /// The order matters: the log and metrics see the final status of every request, including errors, and
-    /// the error boundary also catches the 413 of the size limit.
-    package func addStandardMiddleware(maxBodyBytes: Int, metricsFactory: any MetricsFactory) {
+    /// Adds, outermost first: request id, request log and metrics, fixed response headers (when given), the
+    /// error boundary, the body-size limit. The order matters: the log and metrics see the final status of every
+    /// request, including errors; the fixed headers are set on error answers too; and the error boundary also
+    /// catches the 413 of the size limit.
+    package func addStandardMiddleware(maxBodyBytes: Int, metricsFactory: any MetricsFactory, responseHeaders: HTTPFields = [:]) {
         self.add(middleware: RequestIDMiddleware())
         self.add(middleware: RequestObservabilityMiddleware(factory: metricsFactory))
+        if !responseHeaders.isEmpty {
+            self.add(middleware: ResponseHeadersMiddleware(headers: responseHeaders))
+        }
         self.add(middleware: ErrorMiddleware())
         self.add(middleware: BodySizeLimitMiddleware(maxBytes: maxBodyBytes))
     }
 }
 
 extension Router where Context == ServiceRequestContext {
-    /// A listener's router: the standard middleware, `/health/live` and `/health/ready` (with `checks`), and
-    /// `/metrics` from the process's registry.
-    package static func service(maxBodyBytes: Int, checks: [any ReadinessCheck], environment: ServiceEnvironment) -> Router {
+    /// A listener's router: the standard middleware (with `responseHeaders` on every answer), `/health/live` and
+    /// `/health/ready` (with `checks`), and `/metrics` from the process's registry.
+    package static func service(
+        maxBodyBytes: Int,
+        checks: [any ReadinessCheck],
+        environment: ServiceEnvironment,
+        responseHeaders: HTTPFields = [:]
+    ) -> Router {
         let router = Router(context: ServiceRequestContext.self)
-        router.addStandardMiddleware(maxBodyBytes: maxBodyBytes, metricsFactory: environment.metricsFactory)
+        router.addStandardMiddleware(maxBodyBytes: maxBodyBytes, metricsFactory: environment.metricsFactory, responseHeaders: responseHeaders)
         HealthController(checks: checks).addRoutes(to: router)
         MetricsController(registry: environment.metricsRegistry).addRoutes(to: router)
         return router
@@ -34,5 +44,18 @@ extension Logger {
         var logger = self
         logger[metadataKey: "listener"] = "\(name)"
         return logger
+    }
+}
+
+/// Sets fixed headers (such as a `Content-Security-Policy`) on every response that passes through it.
+struct ResponseHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
+    let headers: HTTPFields
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        var response = try await next(request, context)
+        for field in self.headers {
+            response.headers[field.name] = field.value
+        }
+        return response
     }
 }

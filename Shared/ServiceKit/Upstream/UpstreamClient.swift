@@ -1,0 +1,142 @@
+// Calls to a peer service's internal API: timeouts, bounded retries with full jitter, and no redirects.
+
+import AsyncHTTPClient
+import Foundation
+import NIOHTTP1
+package import Logging
+package import NIOCore
+import ServiceLifecycle
+
+/// How hard a client tries to reach a peer.
+package struct UpstreamPolicy: Sendable, Equatable {
+    package var connectTimeout: Duration = .seconds(2)
+    package var readTimeout: Duration = .seconds(5)
+    /// Further attempts after the first, for connection errors, timeouts and 5xx answers.
+    package var retries = 2
+    /// The first back-off; each further one doubles, and the actual wait is uniform in [0, back-off] ("full jitter").
+    package var backoff: Duration = .milliseconds(100)
+
+    package init() {}
+
+    /// Reads `<PREFIX>_CONNECT_TIMEOUT`, `<PREFIX>_READ_TIMEOUT`, `<PREFIX>_RETRIES` and `<PREFIX>_RETRY_BACKOFF`.
+    package init(settings: SettingsReader, prefix: String, peer: String) {
+        let defaults = UpstreamPolicy()
+        self.connectTimeout = settings.duration("\(prefix)_CONNECT_TIMEOUT", default: defaults.connectTimeout, help: "Connect timeout towards \(peer).")
+        self.readTimeout = settings.duration("\(prefix)_READ_TIMEOUT", default: defaults.readTimeout, help: "Read timeout towards \(peer).")
+        self.retries = settings.int("\(prefix)_RETRIES", default: defaults.retries, range: 0...5, help: "Retries of a failed call to \(peer).")
+        self.backoff = settings.duration("\(prefix)_RETRY_BACKOFF", default: defaults.backoff, help: "First back-off between retries (doubles, jittered).")
+    }
+}
+
+/// A peer's answer that is not a server error.
+package struct UpstreamResponse: Sendable {
+    package var status: Int
+    package var headers: [(name: String, value: String)]
+    package var body: ByteBuffer
+
+    /// The first value of header `name` (case-insensitive).
+    package func header(_ name: String) -> String? {
+        self.headers.first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+    }
+}
+
+/// The peer gave no usable answer within the retries, or the call was cancelled.
+package struct UpstreamUnavailable: Error, CustomStringConvertible {
+    package var description: String
+
+    package init(_ description: String) {
+        self.description = description
+    }
+}
+
+/// An HTTP client for one peer, run as a service of the application so it is shut down after the servers.
+package final class UpstreamClient: Service, Sendable {
+    private let http: HTTPClient
+    private let peer: String
+    private let policy: UpstreamPolicy
+    private let logger: Logger
+    /// The largest answer read from the peer.
+    private static let maxBodyBytes = 64 * 1024
+
+    package init(peer: String, policy: UpstreamPolicy, logger: Logger) {
+        var configuration = HTTPClient.Configuration()
+        configuration.timeout = .init(connect: TimeAmount(policy.connectTimeout), read: TimeAmount(policy.readTimeout))
+        configuration.redirectConfiguration = .disallow
+        configuration.decompression = .disabled
+        self.http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        self.peer = peer
+        self.policy = policy
+        self.logger = logger
+    }
+
+    package func run() async throws {
+        try? await gracefulShutdown()
+        try await self.shutdown()
+    }
+
+    package func shutdown() async throws {
+        try await self.http.shutdown()
+    }
+
+    /// POSTs `json` to `url` and returns the first answer below 500. Connection errors, timeouts and 5xx
+    /// answers are retried `policy.retries` times after a jittered, doubling back-off.
+    package func postJSON(_ url: String, _ json: String) async throws(UpstreamUnavailable) -> UpstreamResponse {
+        var generator = SystemRandomNumberGenerator()
+        var backoff = self.policy.backoff
+        var attempt = 0
+        while true {
+            attempt += 1
+            let failure: String
+            switch await self.attempt(url, json) {
+            case .answer(let response): return response
+            case .cancelled: throw UpstreamUnavailable("the call was cancelled")
+            case .retryable(let reason): failure = reason
+            }
+            guard attempt <= self.policy.retries, !Task.isCancelled else {
+                self.logger.warning("\(self.peer) unavailable", metadata: ["upstream.failure": "\(failure)", "upstream.attempts": "\(attempt)"])
+                throw UpstreamUnavailable(failure)
+            }
+            let wait = backoff * Double.random(in: 0...1, using: &generator)
+            backoff = backoff * 2
+            do { try await Task.sleep(for: wait) } catch { throw UpstreamUnavailable("the call was cancelled") }
+        }
+    }
+
+    private enum Attempt {
+        case answer(UpstreamResponse)
+        case retryable(String)
+        case cancelled
+    }
+
+    private func attempt(_ url: String, _ json: String) async -> Attempt {
+        var request = HTTPClientRequest(url: url)
+        request.method = .POST
+        request.headers.add(name: "Content-Type", value: "application/json")
+        request.body = .bytes(ByteBuffer(string: json))
+        let response: HTTPClientResponse
+        let body: ByteBuffer
+        do {
+            response = try await self.http.execute(request, timeout: TimeAmount(self.policy.connectTimeout + self.policy.readTimeout))
+            body = try await response.body.collect(upTo: Self.maxBodyBytes)
+        } catch let error as HTTPClientError where error == .cancelled {
+            return .cancelled
+        } catch is CancellationError {
+            return .cancelled
+        } catch {
+            return .retryable("transport: \(String(reflecting: type(of: error)))")
+        }
+        if (500...599).contains(response.status.code) {
+            return .retryable("status \(response.status.code)")
+        }
+        return .answer(UpstreamResponse(status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) }, body: body))
+    }
+}
+
+extension String {
+    /// The text without any trailing repetitions of `suffix` (`http://host/` → `http://host`).
+    package func trimmingSuffix(_ suffix: String) -> String {
+        var text = self
+        while text.hasSuffix(suffix) { text.removeLast(suffix.count) }
+        return text
+    }
+}
