@@ -47,6 +47,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
             ],
             path: "Shared/Models",
+            resources: [.copy("Resources/derivation-maps.json")],
             swiftSettings: swiftSettings
         ),
         .target(
