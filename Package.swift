@@ -16,6 +16,7 @@ let package = Package(
     products: [
         .executable(name: "test-result-service", targets: ["TestResultService"]),
         .executable(name: "verification-service", targets: ["VerificationService"]),
+        .executable(name: "submission-service", targets: ["SubmissionService"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -108,6 +109,16 @@ let package = Package(
             ],
             resources: [.copy("openapi.yaml"), .copy("openapi-internal.yaml")]
         ),
+        service(
+            "Submission",
+            binary: "submission-service",
+            extra: [
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
+
         // MARK: - Tests
         .target(
             name: "ENTestSupport",
@@ -145,6 +156,18 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ]
+        ),
+        serviceTests(
+            "Submission",
+            extra: [
+                "VerificationService",
+                "TestResultService",
+                "ENModels",
+                "ENCrypto",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
         ),
     ]

@@ -1,0 +1,97 @@
+// The app-facing API: key submission and submission on behalf, with dummy requests (cwa-server §1.1–§1.3, §1.11).
+
+import ENServiceKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+
+/// Routes under `/version/v1`.
+///
+/// A request with `cwa-fake` other than `0` is a dummy: its body is read like a real one, then nothing is
+/// parsed, verified or stored, and it is answered with exactly the headers and empty body of a real success
+/// after a delay drawn around the recent duration of real requests to the same endpoint. Real and dummy
+/// requests are plain async handlers, so thousands of waiting dummies hold no thread.
+struct SubmissionController: Sendable {
+    static let fakeHeader = HTTPField.Name("cwa-fake")!
+    static let authorizationHeader = HTTPField.Name("cwa-authorization")!
+    static let otpHeader = HTTPField.Name("cwa-otp")!
+    static let savedCheckInsHeader = HTTPField.Name("cwa-saved-checkins")!
+    static let filteredCheckInsHeader = HTTPField.Name("cwa-filtered-checkins")!
+
+    let engine: SubmissionEngine
+    let delays: [SubmissionEndpoint: FakeDelay]
+    let metrics: SubmissionMetrics
+    /// How a fake request waits (`Task.sleep`; tests record the durations instead).
+    var sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+
+    init(engine: SubmissionEngine, delays: [SubmissionEndpoint: FakeDelay], metrics: SubmissionMetrics) {
+        self.engine = engine
+        self.delays = delays
+        self.metrics = metrics
+    }
+
+    func addRoutes(to group: RouterGroup<ServiceRequestContext>) {
+        group.post("diagnosis-keys") { request, context in try await self.submit(.diagnosisKeys, request, context: context) }
+        group.post("submission-on-behalf") { request, context in try await self.submit(.onBehalf, request, context: context) }
+    }
+
+    func submit(_ endpoint: SubmissionEndpoint, _ request: Request, context: ServiceRequestContext) async throws -> Response {
+        let started = ContinuousClock.now
+        guard let fake = request.headers[Self.fakeHeader] else { throw SubmissionFailure.missingFakeHeader }
+        let mediaType = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+        guard mediaType == "application/x-protobuf" else { throw SubmissionFailure.unsupportedContentType }
+        let body = try await request.body.collect(upTo: context.maxUploadSize)
+
+        guard fake.trimmingCharacters(in: .whitespaces) == "0" else {
+            self.metrics.recordRequest(endpoint, fake: true)
+            var generator = SystemRandomNumberGenerator()
+            let delay = self.delays[endpoint]?.delay(using: &generator) ?? .zero
+            let remaining = delay - (ContinuousClock.now - started)
+            if remaining > .zero { try await self.sleep(remaining) }
+            return Self.success(SubmissionReceipt(savedCheckIns: 0, filteredCheckIns: 0))
+        }
+
+        let tan = try Self.tan(request.headers)
+        self.metrics.recordRequest(endpoint, fake: false)
+        let receipt: SubmissionReceipt
+        do {
+            receipt = try await self.engine.submit(endpoint, body: body.readableBytesView, tan: tan)
+        } catch {
+            // The reference folds 403s into the estimate too: they cost a verification round trip like a success.
+            if error.apiError.status == .forbidden { self.record(endpoint, since: started) }
+            throw error
+        }
+        self.record(endpoint, since: started)
+        return Self.success(receipt)
+    }
+
+    /// §1.2: exactly one of `cwa-authorization` and `cwa-otp`; self-report OTPs are not supported yet.
+    private static func tan(_ headers: HTTPFields) throws(SubmissionFailure) -> String {
+        let tan = headers[Self.authorizationHeader]
+        let otp = headers[Self.otpHeader]
+        switch (tan, otp) {
+        case (.some, .some): throw .ambiguousAuthorization
+        case (nil, .some): throw .selfReportUnsupported
+        case (nil, nil): throw .missingAuthorization
+        case (.some(let tan), nil): return tan
+        }
+    }
+
+    private func record(_ endpoint: SubmissionEndpoint, since started: ContinuousClock.Instant) {
+        let duration = ContinuousClock.now - started
+        guard let delay = self.delays[endpoint] else { return }
+        delay.record(duration)
+        self.metrics.recordDuration(endpoint, duration, fakeDelay: delay.average)
+    }
+
+    /// 200 with an empty body and the check-in counts: the same bytes for real and fake requests.
+    static func success(_ receipt: SubmissionReceipt) -> Response {
+        Response(
+            status: .ok,
+            headers: [
+                Self.savedCheckInsHeader: String(receipt.savedCheckIns),
+                Self.filteredCheckInsHeader: String(receipt.filteredCheckIns),
+            ]
+        )
+    }
+}

@@ -1,0 +1,189 @@
+// A valid payload turned into the rows to store: keys dropped, derived, enriched and padded, check-ins
+// filtered and padded (cwa-server §1.4, §1.6, §1.9, §1.10).
+
+import Crypto
+import ENModels
+import Foundation
+
+/// A diagnosis key as stored.
+struct DiagnosisKeyRow: Sendable, Equatable {
+    var keyData: [UInt8]
+    var rollingStartIntervalNumber: Int32
+    var rollingPeriod: Int32
+    var transmissionRiskLevel: Int32
+    var daysSinceOnsetOfSymptoms: Int32
+    var reportType: String
+}
+
+/// An encrypted check-in as stored.
+struct ProtectedReportRow: Sendable, Equatable {
+    var locationIDHash: [UInt8]
+    var iv: [UInt8]
+    var encryptedCheckInRecord: [UInt8]
+    var mac: [UInt8]
+}
+
+/// An unencrypted check-in (real or fake) as a trace time interval warning.
+struct TraceWarningRow: Sendable, Equatable {
+    /// SHA-256 of the location id.
+    var traceLocationID: [UInt8]
+    var startIntervalNumber: Int32
+    var period: Int32
+    var transmissionRiskLevel: Int32
+}
+
+/// Everything one submission stores, in one transaction.
+struct PreparedSubmission: Sendable, Equatable {
+    var submissionType: String
+    var originCountry: String
+    var visitedCountries: [String]
+    var consentToFederation: Bool
+    /// Hours since the epoch (UTC) at submission.
+    var submissionHour: Int64
+    /// Real and padding keys, shuffled.
+    var keys: [DiagnosisKeyRow]
+    /// Real keys dropped for being in the future or older than the retention window.
+    var droppedKeys = 0
+    var protectedReports: [ProtectedReportRow] = []
+    /// Real and fake trace warnings, shuffled.
+    var traceWarnings: [TraceWarningRow] = []
+    /// How many of `traceWarnings` stand for a real check-in.
+    var realTraceWarnings = 0
+    /// Unencrypted check-ins the filters or the daily cap dropped.
+    var filteredCheckIns = 0
+}
+
+/// Ten-minute intervals and whole hours since the epoch.
+enum ENTime {
+    static let intervalSeconds = 600
+    static let intervalsPerDay = 144
+
+    static func interval(_ date: Date) -> Int {
+        Int((date.timeIntervalSince1970 / Double(self.intervalSeconds)).rounded(.down))
+    }
+
+    static func hour(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 / 3600).rounded(.down))
+    }
+
+    /// The interval of midnight UTC that begins the day of `date`.
+    static func midnightInterval(_ date: Date) -> Int {
+        self.interval(date) / self.intervalsPerDay * self.intervalsPerDay
+    }
+}
+
+extension PreparedSubmission {
+    /// The rows for a validated `payload` submitted at `now`. `random` draws padding key data, fake check-in
+    /// jitter and the shuffles; production passes the system's CSPRNG.
+    init(payload: SubmissionPayload, policy: SubmissionPolicy, now: Date, using random: inout some RandomNumberGenerator) {
+        let origin = payload.origin.isEmpty ? policy.originCountry : payload.origin
+        self.init(
+            submissionType: payload.submissionType.storageName,
+            originCountry: origin,
+            visitedCountries: Set(payload.visitedCountries + [origin]).sorted(),
+            consentToFederation: payload.consentToFederation,
+            submissionHour: ENTime.hour(now),
+            keys: []
+        )
+        let kept = Self.keysInWindow(payload.keys, policy: policy, now: now)
+        self.droppedKeys = payload.keys.count - kept.count
+        let real = kept.map { Self.row($0, policy: policy) }
+        self.keys = Self.padded(real, multiplier: policy.keyPaddingMultiplier, using: &random)
+        self.protectedReports = payload.checkInProtectedReports.map {
+            ProtectedReportRow(locationIDHash: Array($0.locationIDHash), iv: Array($0.iv), encryptedCheckInRecord: Array($0.encryptedCheckInRecord), mac: Array($0.mac))
+        }
+        if policy.checkIns.unencryptedEnabled {
+            let accepted = CheckInFilter.accepted(payload.checkIns, policy: policy.checkIns, now: now)
+            self.filteredCheckIns = payload.checkIns.count - accepted.count
+            self.realTraceWarnings = accepted.count
+            self.traceWarnings = CheckInFilter.warnings(accepted, policy: policy.checkIns, using: &random)
+        }
+    }
+
+    /// §1.4: keys whose interval starts in the future, or before today's midnight minus the retention days, are
+    /// dropped without failing the request.
+    static func keysInWindow(_ keys: [TemporaryExposureKey], policy: SubmissionPolicy, now: Date) -> [TemporaryExposureKey] {
+        let current = ENTime.interval(now)
+        let oldest = ENTime.midnightInterval(now) - policy.retentionDays * ENTime.intervalsPerDay
+        return keys.filter { (oldest...current).contains(Int($0.rollingStartIntervalNumber)) }
+    }
+
+    /// §1.6: the missing one of TRL and DSOS derived from the other. The payload rules guarantee one is present
+    /// and a present TRL is 1…8, which the DSOS map covers entirely.
+    static func row(_ key: TemporaryExposureKey, policy: SubmissionPolicy) -> DiagnosisKeyRow {
+        let trl = key.hasTransmissionRiskLevel
+            ? Int(key.transmissionRiskLevel)
+            : policy.derivations.trl(forDSOS: Int(key.daysSinceOnsetOfSymptoms), defaultTRL: policy.defaultTRL)
+        let dsos = key.hasDaysSinceOnsetOfSymptoms
+            ? Int(key.daysSinceOnsetOfSymptoms)
+            : policy.derivations.dsos(forTRL: trl) ?? policy.derivations.dsos(forTRL: policy.defaultTRL) ?? 0
+        return DiagnosisKeyRow(
+            keyData: Array(key.keyData),
+            rollingStartIntervalNumber: key.rollingStartIntervalNumber,
+            rollingPeriod: key.rollingPeriod,
+            transmissionRiskLevel: Int32(trl),
+            daysSinceOnsetOfSymptoms: Int32(dsos),
+            reportType: key.reportType.storageName ?? ReportType.confirmedTest.storageName!
+        )
+    }
+
+    /// §1.9: `multiplier − 1` copies of every key with fresh random key data, all shuffled so the stored order
+    /// does not tell real from padding.
+    static func padded(_ keys: [DiagnosisKeyRow], multiplier: Int, using random: inout some RandomNumberGenerator) -> [DiagnosisKeyRow] {
+        var rows = keys
+        for key in keys {
+            for _ in 1..<max(1, multiplier) {
+                var copy = key
+                copy.keyData = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &random) }
+                rows.append(copy)
+            }
+        }
+        rows.shuffle(using: &random)
+        return rows
+    }
+}
+
+/// The deprecated unencrypted check-ins: the daily cap, the filters and the fake padding (§1.10).
+enum CheckInFilter {
+    /// TRLs whose transmission-risk value is 0 (`trl-value-mapping`): such check-ins cannot warn anyone.
+    static let zeroRiskTRLs: Set<UInt32> = [1, 2]
+
+    /// The check-ins to store: none when a day has more than the cap; otherwise those with a risk, not ended
+    /// longer ago than the threshold, and not starting in the future.
+    static func accepted(_ checkIns: [CheckIn], policy: CheckInPolicy, now: Date) -> [CheckIn] {
+        let perDay = Dictionary(grouping: checkIns) { $0.startIntervalNumber / UInt32(ENTime.intervalsPerDay) }
+        if perDay.values.contains(where: { $0.count > policy.maxPerDay }) { return [] }
+        let current = ENTime.interval(now)
+        let oldestEnd = current - policy.acceptedEventDateThresholdDays * ENTime.intervalsPerDay
+        return checkIns.filter {
+            !self.zeroRiskTRLs.contains($0.transmissionRiskLevel) && Int($0.endIntervalNumber) >= oldestEnd
+                && Int($0.startIntervalNumber) <= current
+        }
+    }
+
+    /// Trace warnings for the accepted check-ins plus `paddingMultiplier` fakes each, shuffled. A fake's location
+    /// id is `locationId ‖ pepper ‖ counter`; its start moves by up to ±5 intervals but not before its day's
+    /// midnight, and its period by up to ±2 but not below 2 (a whole-day period stays whole).
+    static func warnings(_ checkIns: [CheckIn], policy: CheckInPolicy, using random: inout some RandomNumberGenerator) -> [TraceWarningRow] {
+        var rows: [TraceWarningRow] = []
+        for checkIn in checkIns {
+            let start = Int(checkIn.startIntervalNumber)
+            let period = Int(checkIn.endIntervalNumber) - start
+            let trl = Int32(checkIn.transmissionRiskLevel)
+            rows.append(TraceWarningRow(traceLocationID: self.hash(checkIn.locationID), startIntervalNumber: Int32(start), period: Int32(period), transmissionRiskLevel: trl))
+            for counter in 0..<policy.paddingMultiplier {
+                let midnight = start / ENTime.intervalsPerDay * ENTime.intervalsPerDay
+                let fakeStart = max(midnight, start + Int.random(in: -5...5, using: &random))
+                let fakePeriod = period == ENTime.intervalsPerDay ? period : max(2, period + Int.random(in: -2...2, using: &random))
+                let location = Array(checkIn.locationID) + policy.paddingPepper + Array(String(counter).utf8)
+                rows.append(TraceWarningRow(traceLocationID: self.hash(location), startIntervalNumber: Int32(fakeStart), period: Int32(fakePeriod), transmissionRiskLevel: trl))
+            }
+        }
+        rows.shuffle(using: &random)
+        return rows
+    }
+
+    static func hash(_ bytes: some DataProtocol) -> [UInt8] {
+        Array(SHA256.hash(data: bytes))
+    }
+}

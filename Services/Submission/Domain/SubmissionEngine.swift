@@ -1,0 +1,126 @@
+// A real submission, from payload bytes to stored rows: validate, prepare, verify the TAN, store (cwa-server §1.4).
+
+import ENModels
+import ENServiceKit
+import Foundation
+import Logging
+import SwiftProtobuf
+
+/// Where submissions are stored; `KeyStore` in production.
+protocol SubmissionStoring: Sendable {
+    func store(_ submission: PreparedSubmission) async throws -> StoreOutcome
+}
+
+extension KeyStore: SubmissionStoring {}
+
+/// The answer to a stored submission: the check-in counts of §1.3's headers.
+struct SubmissionReceipt: Sendable, Equatable {
+    var savedCheckIns: Int
+    var filteredCheckIns: Int
+}
+
+struct SubmissionEngine: Sendable {
+    let policy: SubmissionPolicy
+    let verifier: any TANVerifying
+    let store: any SubmissionStoring
+    let clock: WallClock
+    let metrics: SubmissionMetrics
+    let logger: Logger
+
+    /// Validates `body` for `endpoint`, and only when it is valid, verifies (and so uses up) `tan`, then stores
+    /// everything in one transaction. A bad payload never burns a TAN; a TAN that fails verification stores
+    /// nothing.
+    func submit(_ endpoint: SubmissionEndpoint, body: some DataProtocol, tan: String) async throws(SubmissionFailure) -> SubmissionReceipt {
+        let payload: SubmissionPayload
+        do {
+            payload = try SubmissionPayload(serializedBytes: Array(body))
+        } catch {
+            self.metrics.recordRejected(endpoint, rule: "protobuf")
+            throw .unreadablePayload
+        }
+        let rules = endpoint == .diagnosisKeys ? PayloadRule.diagnosisKeys : PayloadRule.onBehalf
+        if let violation = PayloadRule.firstViolation(of: rules, in: payload, policy: self.policy) {
+            self.metrics.recordRejected(endpoint, rule: violation.rule)
+            self.logger.debug(
+                "Submission payload rejected",
+                metadata: ["submission.rule": "\(violation.rule)", "submission.payload": "\(PrintablePayload(payload))"]
+            )
+            throw .invalidPayload(violation)
+        }
+        guard let tan = TANHeader.parse(tan) else {
+            self.metrics.recordInvalidTAN(endpoint)
+            throw .malformedTAN
+        }
+        var random = SystemRandomNumberGenerator()
+        let prepared = PreparedSubmission(payload: payload, policy: self.policy, now: self.clock.now, using: &random)
+
+        let verdict: TANVerdict
+        do {
+            verdict = try await self.verifier.verify(tan)
+        } catch {
+            self.metrics.recordUnavailable(endpoint, dependency: "verification")
+            throw .verificationUnavailable
+        }
+        switch (endpoint, verdict) {
+        case (_, .rejected):
+            self.metrics.recordInvalidTAN(endpoint)
+            throw .tanRejected
+        case (.diagnosisKeys, _) where verdict.isEventTAN:
+            self.metrics.recordInvalidTAN(endpoint)
+            throw .eventTANNotAllowed
+        case (.onBehalf, _) where !verdict.isEventTAN:
+            self.metrics.recordInvalidTAN(endpoint)
+            throw .eventTANRequired
+        default:
+            break
+        }
+
+        let outcome: StoreOutcome
+        do {
+            outcome = try await self.store.store(prepared)
+        } catch {
+            self.metrics.recordUnavailable(endpoint, dependency: "database")
+            self.logger.error("Submission not stored", metadata: ErrorMetadata.of(error))
+            throw .storageUnavailable
+        }
+        self.metrics.recordStored(outcome, dropped: prepared.droppedKeys, filtered: prepared.filteredCheckIns)
+        if endpoint == .onBehalf { self.metrics.recordOnBehalf() }
+        self.logger.debug(
+            "Submission stored",
+            metadata: [
+                "submission.payload": "\(PrintablePayload(payload))", "submission.keys.stored": "\(outcome.keys)",
+                "submission.keys.dropped": "\(prepared.droppedKeys)",
+            ]
+        )
+        let saved = outcome.checkInsStored ? outcome.protectedReports + prepared.realTraceWarnings : 0
+        return SubmissionReceipt(savedCheckIns: saved, filteredCheckIns: prepared.filteredCheckIns)
+    }
+}
+
+/// What may be logged of a payload (cwa-server §1.12): counts and enum values, never key data, location ids or
+/// padding bytes.
+struct PrintablePayload: CustomStringConvertible {
+    let payload: SubmissionPayload
+
+    init(_ payload: SubmissionPayload) {
+        self.payload = payload
+    }
+
+    /// The origin when it is a country code; anything else a client sent is not echoed into the log.
+    private var origin: String {
+        if self.payload.origin.isEmpty { return "-" }
+        return CountryCode.isValid(self.payload.origin) ? self.payload.origin : "invalid"
+    }
+
+    var description: String {
+        let keys = self.payload.keys.map { key in
+            let trl = key.hasTransmissionRiskLevel ? "\(key.transmissionRiskLevel)" : "-"
+            let dsos = key.hasDaysSinceOnsetOfSymptoms ? "\(key.daysSinceOnsetOfSymptoms)" : "-"
+            return "{data: HIDDEN, trl: \(trl), rsin: \(key.rollingStartIntervalNumber), period: \(key.rollingPeriod), type: \(key.reportType.storageName ?? "?"), dsos: \(dsos)}"
+        }
+        return "type: \(self.payload.submissionType.storageName), origin: \(self.origin), "
+            + "visited: \(self.payload.visitedCountries.count), consent: \(self.payload.consentToFederation), "
+            + "padding: \(self.payload.requestPadding.count) bytes, checkIns: \(self.payload.checkIns.count), "
+            + "protectedReports: \(self.payload.checkInProtectedReports.count), keys: [\(keys.joined(separator: ", "))]"
+    }
+}

@@ -1,0 +1,43 @@
+// The refusals of a submission, and the status each one answers with (cwa-server §1.3).
+
+import ENServiceKit
+import HTTPTypes
+
+/// A rule or a dependency said no. Messages name the rule, never a submitted value.
+enum SubmissionFailure: Error, Equatable, APIErrorConvertible {
+    case missingFakeHeader
+    case unsupportedContentType
+    case selfReportUnsupported
+    case ambiguousAuthorization
+    case missingAuthorization
+    case unreadablePayload
+    case invalidPayload(RuleViolation)
+    case malformedTAN
+    case tanRejected
+    /// The TAN of an event teleTAN on the key path.
+    case eventTANNotAllowed
+    /// A TAN that is not an event teleTAN's on the on-behalf path.
+    case eventTANRequired
+    case verificationUnavailable
+    case storageUnavailable
+
+    var apiError: APIError {
+        switch self {
+        case .missingFakeHeader: APIError(.badRequest, "the cwa-fake header is required (0 for a real submission)")
+        case .unsupportedContentType: APIError(.unsupportedMediaType, "Content-Type must be application/x-protobuf")
+        case .selfReportUnsupported: APIError(.badRequest, "self-report submissions (cwa-otp) are not supported")
+        case .ambiguousAuthorization: APIError(.badRequest, "send cwa-authorization or cwa-otp, not both")
+        case .missingAuthorization: APIError(.badRequest, "the cwa-authorization header (the TAN) is required")
+        case .unreadablePayload: APIError(.badRequest, "the body is not a SubmissionPayload protobuf message")
+        case .invalidPayload(let violation): APIError(.badRequest, violation.message)
+        case .malformedTAN: APIError(.forbidden, "the TAN is not a UUID")
+        case .tanRejected: APIError(.forbidden, "the TAN is unknown, expired or used")
+        case .eventTANNotAllowed: APIError(.forbidden, "the TAN of an event teleTAN cannot submit keys")
+        case .eventTANRequired: APIError(.forbidden, "a submission on behalf needs the TAN of an event teleTAN")
+        case .verificationUnavailable:
+            APIError(.serviceUnavailable, "TAN verification is unavailable; nothing was stored, try again later", headers: [.retryAfter: "30"])
+        case .storageUnavailable:
+            APIError(.serviceUnavailable, "storage is unavailable; nothing was stored, try again later", headers: [.retryAfter: "30"])
+        }
+    }
+}

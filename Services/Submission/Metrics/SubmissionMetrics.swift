@@ -1,0 +1,65 @@
+// The service's own metrics, prefixed `en_submission_`. Labels are low-cardinality; no value is ever a secret.
+
+import Metrics
+
+/// The two app-facing endpoints; each has its own fake-delay estimate and metric label.
+enum SubmissionEndpoint: String, Sendable, CaseIterable {
+    case diagnosisKeys = "diagnosis_keys"
+    case onBehalf = "submission_on_behalf"
+}
+
+struct SubmissionMetrics: Sendable {
+    private let factory: any MetricsFactory
+
+    init(factory: any MetricsFactory) {
+        self.factory = factory
+    }
+
+    /// A request answered, by endpoint and kind (`real`, `fake`).
+    func recordRequest(_ endpoint: SubmissionEndpoint, fake: Bool) {
+        self.count("en_submission_requests_total", [("endpoint", endpoint.rawValue), ("kind", fake ? "fake" : "real")])
+    }
+
+    /// A payload that broke `rule`.
+    func recordRejected(_ endpoint: SubmissionEndpoint, rule: String) {
+        self.count("en_submission_rejected_total", [("endpoint", endpoint.rawValue), ("rule", rule)])
+    }
+
+    /// A TAN verification-service refused, or of the wrong kind for the endpoint.
+    func recordInvalidTAN(_ endpoint: SubmissionEndpoint) {
+        self.count("en_submission_invalid_tan_total", [("endpoint", endpoint.rawValue)])
+    }
+
+    /// A submission on behalf stored.
+    func recordOnBehalf() {
+        self.count("en_submission_on_behalf_total", [])
+    }
+
+    /// verification-service or the database could not be reached.
+    func recordUnavailable(_ endpoint: SubmissionEndpoint, dependency: String) {
+        self.count("en_submission_unavailable_total", [("endpoint", endpoint.rawValue), ("dependency", dependency)])
+    }
+
+    /// What a stored submission held.
+    func recordStored(_ outcome: StoreOutcome, dropped: Int, filtered: Int) {
+        Counter(label: "en_submission_keys_stored_total", factory: self.factory).increment(by: outcome.keys)
+        Counter(label: "en_submission_keys_dropped_total", factory: self.factory).increment(by: dropped)
+        Counter(label: "en_submission_checkins_stored_total", dimensions: [("kind", "protected")], factory: self.factory)
+            .increment(by: outcome.protectedReports)
+        Counter(label: "en_submission_checkins_stored_total", dimensions: [("kind", "trace_warning")], factory: self.factory)
+            .increment(by: outcome.traceWarnings)
+        Counter(label: "en_submission_checkins_filtered_total", factory: self.factory).increment(by: filtered)
+    }
+
+    /// The duration of a real request, and the fake-delay estimate it moved.
+    func recordDuration(_ endpoint: SubmissionEndpoint, _ duration: Duration, fakeDelay: Duration) {
+        Timer(label: "en_submission_duration_seconds", dimensions: [("endpoint", endpoint.rawValue)], factory: self.factory)
+            .recordNanoseconds(Int64(duration / .nanoseconds(1)))
+        Gauge(label: "en_submission_fake_delay_seconds", dimensions: [("endpoint", endpoint.rawValue)], factory: self.factory)
+            .record(fakeDelay / .seconds(1))
+    }
+
+    private func count(_ label: String, _ dimensions: [(String, String)]) {
+        Counter(label: label, dimensions: dimensions, factory: self.factory).increment()
+    }
+}

@@ -1,0 +1,128 @@
+// Diagnosis keys and check-ins in the `keys` PostgreSQL database (cwa-server §1.8, §1.10).
+
+import ENPersistence
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// What a submission stored.
+struct StoreOutcome: Sendable, Equatable {
+    /// Key rows inserted (real and padding); fewer than prepared when a key exists already.
+    var keys = 0
+    var protectedReports = 0
+    var traceWarnings = 0
+    /// Whether the check-ins were stored; false when their statements failed and were rolled back alone.
+    var checkInsStored = true
+}
+
+/// Stores a prepared submission in one transaction: keys (and, through the trigger, their federation mirror)
+/// and check-ins commit together or not at all. A failing check-in statement is rolled back to a savepoint
+/// and the keys still commit, because a check-in problem never fails the key submission (§1.10).
+struct KeyStore: Sendable {
+    let client: PostgresClient
+    let logger: Logger
+
+    init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger.cappedForDatabase
+    }
+
+    func store(_ submission: PreparedSubmission) async throws -> StoreOutcome {
+        try await rethrowingTransactionCause {
+            try await self.client.withTransaction(logger: self.logger) { connection in
+                try await connection.query("SET LOCAL statement_timeout = 10000", logger: self.logger)
+                var outcome = StoreOutcome()
+                outcome.keys = try await self.insertKeys(submission, connection)
+                guard !submission.protectedReports.isEmpty || !submission.traceWarnings.isEmpty else { return outcome }
+                try await connection.query("SAVEPOINT check_ins", logger: self.logger)
+                do {
+                    outcome.protectedReports = try await self.insertProtectedReports(submission, connection)
+                    outcome.traceWarnings = try await self.insertTraceWarnings(submission, connection)
+                    try await connection.query("RELEASE SAVEPOINT check_ins", logger: self.logger)
+                } catch let error as PSQLError {
+                    try await connection.query("ROLLBACK TO SAVEPOINT check_ins", logger: self.logger)
+                    self.logger.error("Check-ins not stored; the keys are", metadata: ["error.sqlstate": "\(error.sqlState ?? "-")"])
+                    outcome.protectedReports = 0
+                    outcome.traceWarnings = 0
+                    outcome.checkInsStored = false
+                }
+                return outcome
+            }
+        }
+    }
+
+    /// One statement for all keys. A key is skipped when the same key data exists as a PCR key (a PCR key is
+    /// never overwritten by a rapid-test one) and, through `ON CONFLICT DO NOTHING`, when the same key data and
+    /// type exist; neither case is an error or logged by PostgreSQL.
+    private func insertKeys(_ submission: PreparedSubmission, _ connection: PostgresConnection) async throws -> Int {
+        guard !submission.keys.isEmpty else { return 0 }
+        let keys = submission.keys
+        let query: PostgresQuery = """
+            WITH candidate AS (
+                SELECT * FROM unnest(\(keys.map { ByteBuffer(bytes: $0.keyData) })::bytea[], \(keys.map(\.rollingStartIntervalNumber))::integer[],
+                                     \(keys.map(\.rollingPeriod))::integer[], \(keys.map(\.transmissionRiskLevel))::integer[],
+                                     \(keys.map(\.daysSinceOnsetOfSymptoms))::integer[], \(keys.map(\.reportType))::text[])
+                    AS k(key_data, rolling_start_interval_number, rolling_period, transmission_risk_level, days_since_onset_of_symptoms, report_type)
+            ), inserted AS (
+                INSERT INTO diagnosis_key (
+                    key_data, submission_type, rolling_start_interval_number, rolling_period, submission_timestamp,
+                    transmission_risk_level, origin_country, visited_countries, report_type, days_since_onset_of_symptoms,
+                    consent_to_federation
+                )
+                SELECT c.key_data, \(submission.submissionType), c.rolling_start_interval_number, c.rolling_period, \(submission.submissionHour),
+                       c.transmission_risk_level, \(submission.originCountry), \(submission.visitedCountries)::text[], c.report_type,
+                       c.days_since_onset_of_symptoms, \(submission.consentToFederation)
+                  FROM candidate c
+                 WHERE NOT EXISTS (
+                       SELECT 1 FROM diagnosis_key d WHERE d.key_data = c.key_data AND d.submission_type = 'SUBMISSION_TYPE_PCR_TEST')
+                ON CONFLICT DO NOTHING
+                RETURNING 1
+            )
+            SELECT count(*) FROM inserted
+            """
+        return try await self.count(query, connection)
+    }
+
+    /// Encrypted check-ins as sent; a report stored before (a retried upload) is not stored twice.
+    private func insertProtectedReports(_ submission: PreparedSubmission, _ connection: PostgresConnection) async throws -> Int {
+        guard !submission.protectedReports.isEmpty else { return 0 }
+        let reports = submission.protectedReports
+        let query: PostgresQuery = """
+            WITH inserted AS (
+                INSERT INTO check_in_protected_reports (trace_location_id_hash, initialization_vector, encrypted_check_in_record, mac, submission_timestamp)
+                SELECT r.hash, r.iv, r.record, r.mac, \(submission.submissionHour)
+                  FROM unnest(\(reports.map { ByteBuffer(bytes: $0.locationIDHash) })::bytea[], \(reports.map { ByteBuffer(bytes: $0.iv) })::bytea[],
+                              \(reports.map { ByteBuffer(bytes: $0.encryptedCheckInRecord) })::bytea[], \(reports.map { ByteBuffer(bytes: $0.mac) })::bytea[])
+                       AS r(hash, iv, record, mac)
+                ON CONFLICT DO NOTHING
+                RETURNING 1
+            )
+            SELECT count(*) FROM inserted
+            """
+        return try await self.count(query, connection)
+    }
+
+    private func insertTraceWarnings(_ submission: PreparedSubmission, _ connection: PostgresConnection) async throws -> Int {
+        guard !submission.traceWarnings.isEmpty else { return 0 }
+        let rows = submission.traceWarnings
+        let query: PostgresQuery = """
+            WITH inserted AS (
+                INSERT INTO trace_time_interval_warning (
+                    trace_location_id, start_interval_number, period, transmission_risk_level, submission_timestamp, submission_type)
+                SELECT w.location, w.start, w.period, w.trl, \(submission.submissionHour), \(submission.submissionType)
+                  FROM unnest(\(rows.map { ByteBuffer(bytes: $0.traceLocationID) })::bytea[], \(rows.map(\.startIntervalNumber))::integer[],
+                              \(rows.map(\.period))::integer[], \(rows.map(\.transmissionRiskLevel))::integer[])
+                       AS w(location, start, period, trl)
+                RETURNING 1
+            )
+            SELECT count(*) FROM inserted
+            """
+        return try await self.count(query, connection)
+    }
+
+    private func count(_ query: PostgresQuery, _ connection: PostgresConnection) async throws -> Int {
+        for try await count in try await connection.query(query, logger: self.logger).decode(Int.self) { return count }
+        return 0
+    }
+}

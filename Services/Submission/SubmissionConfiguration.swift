@@ -1,0 +1,59 @@
+// Every setting of submission-service, read and validated once.
+
+import ENPersistence
+import ENServiceKit
+import Foundation
+
+/// The configuration of submission-service.
+struct SubmissionConfiguration: ServiceConfiguration {
+    /// App-facing port (behind the gateway).
+    var http: ListenAddress
+    var database: DatabaseConfiguration
+    var logging: LoggingConfiguration
+    /// Largest accepted request body (`MAX_REQUEST_BYTES`; the reference's `maximum-request-size`).
+    var maxRequestBytes: Int
+    /// Base URL of verification-service's internal API.
+    var verificationURL: String
+    var upstream: UpstreamPolicy
+    var policy: SubmissionPolicy
+    /// The fake-delay estimate before real requests were measured, and the weight of the past in it.
+    var fakeDelayInitial: Duration
+    var fakeDelaySamples: Int
+
+    /// Reads:
+    /// - `HTTP_HOST` (127.0.0.1), `HTTP_PORT` (8001)
+    /// - `DATABASE_URL` (required, secret), `DATABASE_POOL_SIZE`, `DATABASE_AUTO_MIGRATE`, `LOG_LEVEL`, `LOG_FORMAT`
+    /// - `MAX_REQUEST_BYTES` (100000; the reference allows 280 B…200 KB)
+    /// - `VERIFICATION_INTERNAL_URL` (http://127.0.0.1:8012) and the `VERIFICATION_*` timeouts and retries
+    /// - the limits of `SubmissionPolicy` and `CheckInPolicy`
+    /// - `FAKE_DELAY_INITIAL` (10ms), `FAKE_DELAY_SAMPLES` (10)
+    init(settings: SettingsReader) {
+        self.http = ListenAddress(settings: settings, prefix: "HTTP", defaultPort: 8001, purpose: "app API")
+        self.database = DatabaseConfiguration(settings: settings)
+        self.logging = LoggingConfiguration(settings: settings)
+        self.maxRequestBytes = settings.int(
+            "MAX_REQUEST_BYTES",
+            default: 100_000,
+            range: 280...200_000,
+            help: "Largest submission body in bytes; larger ones get 413 before they are read."
+        )
+        self.verificationURL = settings.httpURL(
+            "VERIFICATION_INTERNAL_URL",
+            default: "http://127.0.0.1:8012",
+            help: "Base URL of verification-service's internal API (TAN verification)."
+        )
+        self.upstream = UpstreamPolicy(settings: settings, prefix: "VERIFICATION", peer: "verification-service")
+        self.policy = SubmissionPolicy(settings: settings)
+        self.fakeDelayInitial = settings.duration(
+            "FAKE_DELAY_INITIAL",
+            default: .milliseconds(10),
+            help: "Assumed duration of real submissions until some were measured."
+        )
+        self.fakeDelaySamples = settings.int(
+            "FAKE_DELAY_SAMPLES",
+            default: 10,
+            range: 1...1000,
+            help: "Weight of the past in the moving average of real durations."
+        )
+    }
+}

@@ -1,0 +1,141 @@
+// Headers, content type, size limit and dummy requests, on the router over recording fakes.
+
+import ENModels
+import ENServiceKit
+import ENTestSupport
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+@testable import SubmissionService
+
+@Suite("Requests")
+struct RequestTests {
+    static let tan = "3d7f1d8f-8f0e-4a43-9f0f-6d3c2b8c1a11"
+
+    @Test("missing cwa-fake, a cwa-otp, both authorisations or none: 400 without verifying anything")
+    func headers() async throws {
+        let harness = try UnitHarness()
+        let body = SubmissionFixture.payload().bytes
+        var noFake = SubmissionFixture.headers(tan: Self.tan)
+        noFake[SubmissionController.fakeHeader] = nil
+        var otp = SubmissionFixture.headers()
+        otp[SubmissionController.otpHeader] = Self.tan
+        var both = SubmissionFixture.headers(tan: Self.tan)
+        both[SubmissionController.otpHeader] = Self.tan
+        for (headers, message) in [
+            (noFake, "cwa-fake"), (otp, "not supported"), (both, "not both"), (SubmissionFixture.headers(), "cwa-authorization"),
+        ] {
+            let reply = try await harness.post(body, headers: headers)
+            #expect(reply.status == .badRequest)
+            #expect(reply.text.contains(message), "\(reply.text)")
+        }
+        #expect(harness.verifier.calls.withLock { $0 } == 0)
+    }
+
+    @Test("a body that is not a protobuf message: 400; another content type: 415")
+    func bodies() async throws {
+        let harness = try UnitHarness()
+        let garbage = try await harness.post(ByteBuffer(bytes: [0xFF, 0xFF, 0xFF]), headers: SubmissionFixture.headers(tan: Self.tan))
+        #expect(garbage.status == .badRequest)
+        #expect(garbage.text.contains("SubmissionPayload"))
+        var json = SubmissionFixture.headers(tan: Self.tan)
+        json[.contentType] = "application/json"
+        #expect(try await harness.post(SubmissionFixture.payload().bytes, headers: json).status == .unsupportedMediaType)
+        #expect(harness.verifier.calls.withLock { $0 } == 0)
+    }
+
+    @Test("a body over MAX_REQUEST_BYTES gets 413, real or fake")
+    func sizeLimit() async throws {
+        let harness = try UnitHarness(["MAX_REQUEST_BYTES": "1000"])
+        var payload = SubmissionFixture.payload()
+        payload.requestPadding = Data(count: 2000)
+        #expect(try await harness.post(payload.bytes, headers: SubmissionFixture.headers(tan: Self.tan)).status == .contentTooLarge)
+        #expect(try await harness.post(payload.bytes, headers: SubmissionFixture.headers(fake: "1")).status == .contentTooLarge)
+        #expect(harness.store.stored.withLock { $0.isEmpty })
+    }
+
+    @Test("a real submission stores what it prepared and answers the check-in counts")
+    func realSubmission() async throws {
+        let harness = try UnitHarness()
+        var payload = SubmissionFixture.payload(keys: 5)
+        payload.checkInProtectedReports = [SubmissionFixture.protectedReport()]
+        let reply = try await harness.post(payload.bytes, headers: SubmissionFixture.headers(tan: Self.tan))
+        #expect(reply.status == .ok)
+        #expect(reply.headers[SubmissionController.savedCheckInsHeader] == "1")
+        #expect(harness.verifier.calls.withLock { $0 } == 1)
+        #expect(harness.store.stored.withLock { $0.first?.keys.count } == 5)
+    }
+
+    @Test("a fake request verifies nothing, stores nothing, and answers what a real success answers", arguments: ["1", "2", "true"])
+    func fakeRequest(_ value: String) async throws {
+        let harness = try UnitHarness()
+        let real = try await harness.post(SubmissionFixture.payload().bytes, headers: SubmissionFixture.headers(tan: Self.tan))
+        let calls = harness.verifier.calls.withLock { $0 }
+        let stored = harness.store.stored.withLock { $0.count }
+
+        // A fake's body is not even read as a payload: phones send padding-only dummies.
+        var dummy = SubmissionPayload()
+        dummy.requestPadding = Data(count: 500)
+        let fake = try await harness.post(dummy.bytes, headers: SubmissionFixture.headers(tan: Self.tan, fake: value))
+        #expect(harness.verifier.calls.withLock { $0 } == calls)
+        #expect(harness.store.stored.withLock { $0.count } == stored)
+
+        #expect(fake.status == real.status)
+        #expect(Array(fake.body.readableBytesView) == Array(real.body.readableBytesView))
+        let names = { (reply: Reply) in reply.headers.filter { $0.name != .init("x-request-id")! }.map { "\($0.name): \($0.value)" }.sorted() }
+        #expect(names(fake) == names(real))
+        #expect(!names(fake).isEmpty)
+    }
+
+    @Test("a fake request waits a delay drawn around the real durations of its own endpoint")
+    func fakeDelay() async throws {
+        let harness = try UnitHarness(["FAKE_DELAY_INITIAL": "10ms"])
+        for _ in 0..<200 { harness.parts.delays[.onBehalf]?.record(.milliseconds(800)) }
+        _ = try await harness.post(nil, path: "/version/v1/submission-on-behalf", headers: SubmissionFixture.headers(fake: "1"))
+        _ = try await harness.post(nil, headers: SubmissionFixture.headers(fake: "1"))
+        let sleeps = harness.sleeps.withLock { $0 }
+        #expect(sleeps.count <= 2)
+        // The on-behalf dummy waits around 800 ms, the key dummy around 10 ms (or not at all when its body took longer).
+        #expect(sleeps.first.map { $0 > .milliseconds(600) && $0 < .milliseconds(1000) } == true)
+        #expect(sleeps.dropFirst().allSatisfy { $0 < .milliseconds(200) })
+    }
+
+    @Test("the real submissions' durations move the estimate, and it is exported as a gauge")
+    func estimateMoves() async throws {
+        let harness = try UnitHarness(["FAKE_DELAY_INITIAL": "5s"])
+        _ = try await harness.post(SubmissionFixture.payload().bytes, headers: SubmissionFixture.headers(tan: Self.tan))
+        #expect(try #require(harness.parts.delays[.diagnosisKeys]?.average) < .seconds(5))
+        let text = try await harness.app.test(.router) { client in try await client.execute(uri: "/metrics", method: .get).body.text }
+        #expect(text.contains(#"en_submission_fake_delay_seconds{endpoint="diagnosis_keys"}"#))
+        #expect(text.contains(#"en_submission_requests_total{endpoint="diagnosis_keys",kind="real"} 1"#))
+    }
+
+    @Test("dummies are served concurrently: 200 of them waiting at once all complete")
+    func concurrentDummies() async throws {
+        let harness = try UnitHarness()
+        let statuses = try await harness.app.test(.router) { client in
+            try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                for _ in 0..<200 {
+                    group.addTask {
+                        try await client.execute(uri: "/version/v1/diagnosis-keys", method: .post, headers: SubmissionFixture.headers(fake: "1")).status
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+        #expect(statuses.count == 200 && statuses.allSatisfy { $0 == .ok })
+    }
+
+    @Test("TAN header forms", arguments: [
+        ("3D7F1D8F-8F0E-4A43-9F0F-6D3C2B8C1A11", "3d7f1d8f-8f0e-4a43-9f0f-6d3c2b8c1a11"),
+        (" TAN 3d7f1d8f-8f0e-4a43-9f0f-6d3c2b8c1a11 ", "3d7f1d8f-8f0e-4a43-9f0f-6d3c2b8c1a11"),
+        ("tan 3d7f1d8f-8f0e-4a43-9f0f-6d3c2b8c1a11", "3d7f1d8f-8f0e-4a43-9f0f-6d3c2b8c1a11"),
+        ("TAN", nil), ("3d7f1d8f8f0e4a439f0f6d3c2b8c1a11", nil), ("Bearer 3d7f1d8f-8f0e-4a43-9f0f-6d3c2b8c1a11", nil),
+    ] as [(String, String?)])
+    func tanForms(_ header: String, _ expected: String?) {
+        #expect(TANHeader.parse(header) == expected)
+    }
+}
