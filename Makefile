@@ -65,9 +65,10 @@ protos-check: protos ## Fail when the committed generated code differs from what
 		echo "protos-check: generated code is out of date; run 'make protos' and commit the result"; exit 1; fi
 	@echo "protos-check: generated code matches protos/"
 
-bench: ## Measure test-result and verification throughput against the local database (see README)
+bench: ## Measure test-result, verification and submission throughput against the local database (see README)
 	$(SWIFT) build -c release --product test-result-service
 	$(SWIFT) build -c release --product verification-service
+	$(SWIFT) build -c release --product submission-service
 	deploy/local/bench.sh
 
 clean: ## Remove build folders (keeps .data/)

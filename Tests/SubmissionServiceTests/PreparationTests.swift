@@ -115,14 +115,16 @@ struct PreparationTests {
         #expect(CheckInFilter.accepted(Array(checkIns.prefix(3)), policy: policy, now: Self.now).count == 3)
     }
 
-    @Test("check-ins without risk, ended too long ago or starting in the future are filtered")
+    @Test("check-ins without risk, ended too long ago, starting in the future or ending beyond tomorrow are filtered")
     func filters() {
         let policy = CheckInPolicy()
         let kept = SubmissionFixture.checkIn(location: 1)
         let noRisk = SubmissionFixture.checkIn(location: 2, trl: 2)
         let old = SubmissionFixture.checkIn(location: 3, hoursAgo: 10 * 24 + 2)
         let future = SubmissionFixture.checkIn(location: 4, hoursAgo: -1)
-        let accepted = CheckInFilter.accepted([kept, noRisk, old, future], policy: policy, now: Self.now)
+        var endless = SubmissionFixture.checkIn(location: 6)
+        endless.endIntervalNumber = .max
+        let accepted = CheckInFilter.accepted([kept, noRisk, old, future, endless], policy: policy, now: Self.now)
         #expect(accepted == [kept])
     }
 

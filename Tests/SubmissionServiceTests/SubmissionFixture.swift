@@ -331,9 +331,7 @@ struct SubmissionHarness: Sendable {
 
     /// `SELECT count(*)` of a table.
     func count(_ table: String, where condition: String = "true") async throws -> Int {
-        let rows = try await self.database.client.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table) WHERE \(condition)"))
-        for try await value in rows.decode(Int.self) { return value }
-        return 0
+        try await self.database.count(table, where: condition)
     }
 
     /// Rows of all four submission tables.

@@ -36,6 +36,15 @@ package struct PostgresTestDatabase: Sendable {
     }
 }
 
+extension PostgresTestDatabase {
+    /// `SELECT count(*)` of `table` rows matching `condition` (SQL written by the test, never by a client).
+    package func count(_ table: String, where condition: String = "true") async throws -> Int {
+        let rows = try await self.client.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table) WHERE \(condition)"))
+        for try await value in rows.decode(Int.self) { return value }
+        return 0
+    }
+}
+
 extension Trait where Self == PostgresTrait {
     /// Gives every test (each case of a parameterised test) its own database, created from a template database
     /// on which `groups` were migrated once per process. Without `POSTGRES_HOST` the tests are skipped, or fail

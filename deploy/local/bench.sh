@@ -4,6 +4,8 @@
 #   2. test-result-service: verification lookups (POST /api/v1/app/result), mostly of existing rows
 #   3. verification-service: registrations, each with a new GUID (POST /version/v1/registrationToken)
 #   4. verification-service: result polls of one token, each asking test-result-service (POST /version/v1/testresult)
+#   5. submission-service: real submissions of 14 keys, each verifying a fresh TAN with verification-service
+#      (POST /version/v1/diagnosis-keys); the TANs are written into the verification database beforehand
 # wrk runs on the same machine, so the figures are for client and server sharing the cores.
 # Settings: BENCH_DURATION (default 15s), BENCH_CONNECTIONS (default 32), BENCH_THREADS (default 2).
 set -euo pipefail
@@ -12,6 +14,7 @@ root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
 pg="$root/deploy/local/postgres.sh"
 binary="$root/.build/release/test-result-service"
 verification_binary="$root/.build/release/verification-service"
+submission_binary="$root/.build/release/submission-service"
 duration="${BENCH_DURATION:-15s}"
 connections="${BENCH_CONNECTIONS:-32}"
 threads="${BENCH_THREADS:-2}"
@@ -19,8 +22,9 @@ lab_port=18003
 internal_port=18013
 app_port=18002
 verification_internal_port=18012
+submission_port=18001
 
-for b in "$binary" "$verification_binary"; do [ -x "$b" ] || { echo "bench.sh: $b missing (make bench builds it)" >&2; exit 1; }; done
+for b in "$binary" "$verification_binary" "$submission_binary"; do [ -x "$b" ] || { echo "bench.sh: $b missing (make bench builds it)" >&2; exit 1; }; done
 if ! command -v wrk >/dev/null; then
   echo "bench.sh: installing wrk"
   $( [ "$(id -u)" = 0 ] || echo sudo ) apt-get update -qq
@@ -36,10 +40,11 @@ database="en_bench_$(date +%s)"
 psql -q -d postgres -c "CREATE DATABASE $database"
 log="$(mktemp)"
 cleanup() {
+  [ -n "${submission_pid:-}" ] && kill -TERM "$submission_pid" 2>/dev/null && wait "$submission_pid" 2>/dev/null
   [ -n "${verification_pid:-}" ] && kill -TERM "$verification_pid" 2>/dev/null && wait "$verification_pid" 2>/dev/null
   [ -n "${service_pid:-}" ] && kill -TERM "$service_pid" 2>/dev/null && wait "$service_pid" 2>/dev/null
   psql -q -d postgres -c "DROP DATABASE IF EXISTS $database WITH (FORCE)" || true
-  rm -f "$log"
+  rm -f "$log" "${tans:-}"
 }
 trap cleanup EXIT
 
@@ -98,3 +103,23 @@ BENCH_TOKEN="$token" measure poll.lua $app_port
 echo
 echo "sessions stored: $(psql -tA -d "$database" -c 'SELECT count(*) FROM app_session')"
 echo "verification-service RSS: $(ps -o rss= -p "$verification_pid" | awk '{printf "%.0f MB", $1/1024}')"
+
+HTTP_PORT=$submission_port VERIFICATION_INTERNAL_URL="http://127.0.0.1:$verification_internal_port" "$submission_binary" >>"$log" 2>&1 &
+submission_pid=$!
+wait_ready $submission_port
+# Unused TANs as verification-service stores them (SHA-256 of the text), more than a run can use.
+tans="$(mktemp)"
+psql -tA -d "$database" -c "
+  WITH fresh AS MATERIALIZED (SELECT gen_random_uuid()::text AS tan FROM generate_series(1, 40000)),
+       added AS (INSERT INTO tan (tan_hash, source, created_at, valid_from, valid_until)
+                 SELECT encode(sha256(convert_to(tan, 'UTF8')), 'hex'), 'CONNECTED_LAB', now(), now(), now() + interval '1 day' FROM fresh)
+  SELECT tan FROM fresh" >"$tans"
+
+echo
+echo "== submission-service (release) with verification-service, same settings =="
+echo
+echo "-- real submissions of 14 keys, a fresh TAN each (TAN verification, validation, one transaction)"
+BENCH_TANS="$tans" BENCH_THREADS="$threads" measure submit.lua $submission_port
+echo
+echo "keys stored: $(psql -tA -d "$database" -c 'SELECT count(*) FROM diagnosis_key')"
+echo "submission-service RSS: $(ps -o rss= -p "$submission_pid" | awk '{printf "%.0f MB", $1/1024}')"

@@ -22,6 +22,7 @@ pids="$data/run"
 services=(
   "test-result|test-result-service|HTTP_PORT=8003 INTERNAL_HTTP_PORT=8013 DATABASE_URL=@db:testresult"
   "verification|verification-service|HTTP_PORT=8002 INTERNAL_HTTP_PORT=8012 DATABASE_URL=@db:verification TEST_RESULT_INTERNAL_URL=http://127.0.0.1:8013 TELETAN_JWT_PUBLIC_KEYS=@jwt-public-key"
+  "submission|submission-service|HTTP_PORT=8001 DATABASE_URL=@db:submission VERIFICATION_INTERNAL_URL=http://127.0.0.1:8012"
 )
 
 say() { printf '%s\n' "$*"; }
@@ -123,6 +124,7 @@ The suite is running on loopback (Ctrl-C stops everything; 'make stop' from anot
                         http://127.0.0.1:8013   internal API for verification (POST /api/v1/app/result)
   verification-service  http://127.0.0.1:8002   app API (POST /version/v1/registrationToken, /testresult, /tan)
                         http://127.0.0.1:8012   internal API (POST /version/v1/tan/verify, /tan/teletan, /testresult)
+  submission-service    http://127.0.0.1:8001   app API (POST /version/v1/diagnosis-keys, /submission-on-behalf)
 
 Try it:
   curl -i -X POST http://127.0.0.1:8003/api/v1/lab/results -H 'Content-Type: application/json' \\
@@ -133,7 +135,10 @@ Try it:
        -d '{"key":"$guid_hash","keyType":"GUID"}'
   curl -s -X POST http://127.0.0.1:8012/version/v1/tan/teletan \\
        -H "Authorization: Bearer \$(deploy/local/dev-jwt.sh token c19hotline)"
-  (the README walks through the whole GUID and teleTAN journeys)
+  deploy/local/example-payload.sh 14 | curl -s -o /dev/null -w '%{http_code}\\n' -X POST \\
+       http://127.0.0.1:8001/version/v1/diagnosis-keys -H 'Content-Type: application/x-protobuf' \\
+       -H 'cwa-fake: 1' --data-binary @-
+  (the README walks through the whole GUID, teleTAN and submission journeys)
 
 Logs: $logs (following them below)
 INFO

@@ -149,14 +149,17 @@ enum CheckInFilter {
     static let zeroRiskTRLs: Set<UInt32> = [1, 2]
 
     /// The check-ins to store: none when a day has more than the cap; otherwise those with a risk, not ended
-    /// longer ago than the threshold, and not starting in the future.
+    /// longer ago than the threshold, and not starting in the future. We also drop check-ins that end more than a
+    /// day after the submission: the reference has no such filter, but such an end is no real visit, and its
+    /// period would not fit the stored column.
     static func accepted(_ checkIns: [CheckIn], policy: CheckInPolicy, now: Date) -> [CheckIn] {
         let perDay = Dictionary(grouping: checkIns) { $0.startIntervalNumber / UInt32(ENTime.intervalsPerDay) }
         if perDay.values.contains(where: { $0.count > policy.maxPerDay }) { return [] }
         let current = ENTime.interval(now)
         let oldestEnd = current - policy.acceptedEventDateThresholdDays * ENTime.intervalsPerDay
+        let latestEnd = current + ENTime.intervalsPerDay
         return checkIns.filter {
-            !self.zeroRiskTRLs.contains($0.transmissionRiskLevel) && Int($0.endIntervalNumber) >= oldestEnd
+            !self.zeroRiskTRLs.contains($0.transmissionRiskLevel) && (oldestEnd...latestEnd).contains(Int($0.endIntervalNumber))
                 && Int($0.startIntervalNumber) <= current
         }
     }
