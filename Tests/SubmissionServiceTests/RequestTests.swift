@@ -8,6 +8,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import SwiftProtobuf
 import Testing
 @testable import SubmissionService
 
@@ -127,6 +128,27 @@ struct RequestTests {
             }
         }
         #expect(statuses.count == 200 && statuses.allSatisfy { $0 == .ok })
+    }
+
+    @Test("payloads with random bytes changed never crash the service nor get a 5xx: 200 or 400")
+    func mutatedPayloads() async throws {
+        let harness = try UnitHarness(["UNENCRYPTED_CHECKINS_ENABLED": "true", "RANDOM_CHECKINS_PADDING_MULTIPLIER": "3"])
+        var payload = SubmissionFixture.payload(keys: 4)
+        payload.checkIns = [SubmissionFixture.checkIn(location: 1), SubmissionFixture.checkIn(location: 2)]
+        payload.checkInProtectedReports = [SubmissionFixture.protectedReport()]
+        let valid: [UInt8] = try payload.serializedBytes()
+        var generator = SeededGenerator(seed: 42)
+        var statuses: [Int: Int] = [:]
+        for _ in 0..<300 {
+            var bytes = valid
+            for _ in 0..<Int.random(in: 1...4, using: &generator) {
+                bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
+            }
+            let reply = try await harness.post(ByteBuffer(bytes: bytes), headers: SubmissionFixture.headers(tan: Self.tan))
+            statuses[Int(reply.status.code), default: 0] += 1
+        }
+        #expect(Set(statuses.keys).isSubset(of: [200, 400]), "\(statuses)")
+        #expect(statuses[400, default: 0] > 0)
     }
 
     @Test("TAN header forms", arguments: [
