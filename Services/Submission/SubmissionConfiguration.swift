@@ -23,7 +23,7 @@ struct SubmissionConfiguration: ServiceConfiguration {
     /// Reads:
     /// - `HTTP_HOST` (127.0.0.1), `HTTP_PORT` (8001)
     /// - `DATABASE_URL` (required, secret), `DATABASE_POOL_SIZE`, `DATABASE_AUTO_MIGRATE`, `LOG_LEVEL`, `LOG_FORMAT`
-    /// - `MAX_REQUEST_BYTES` (100000; the reference allows 280 B…200 KB)
+    /// - `MAX_REQUEST_BYTES` (102400, the reference's `100KB`; it allows 280 B…200 KB, in units of 1024)
     /// - `VERIFICATION_INTERNAL_URL` (http://127.0.0.1:8012) and the `VERIFICATION_*` timeouts and retries
     /// - the limits of `SubmissionPolicy` and `CheckInPolicy`
     /// - `FAKE_DELAY_INITIAL` (10ms), `FAKE_DELAY_SAMPLES` (10)
@@ -33,8 +33,8 @@ struct SubmissionConfiguration: ServiceConfiguration {
         self.logging = LoggingConfiguration(settings: settings)
         self.maxRequestBytes = settings.int(
             "MAX_REQUEST_BYTES",
-            default: 100_000,
-            range: 280...200_000,
+            default: 102_400,
+            range: 280...204_800,
             help: "Largest submission body in bytes; larger ones get 413 before they are read."
         )
         self.verificationURL = settings.httpURL(

@@ -16,7 +16,7 @@ struct ConfigurationAndDocumentTests {
     func defaults() throws {
         let configuration = try SubmissionConfiguration.load(from: SettingsReader(values: ["DATABASE_URL": "postgres://u:p@127.0.0.1:5432/keys"]))
         #expect(configuration.http.port == 8001)
-        #expect(configuration.maxRequestBytes == 100_000)
+        #expect(configuration.maxRequestBytes == 102_400)
         #expect(configuration.verificationURL == "http://127.0.0.1:8012")
         #expect(configuration.policy.maxKeys == 14)
         #expect(configuration.policy.supportedCountries == ["DE"])
@@ -24,6 +24,13 @@ struct ConfigurationAndDocumentTests {
         #expect(configuration.policy.checkIns.unencryptedEnabled == false)
         #expect(configuration.policy.checkIns.maxPerDay == 20)
         #expect(configuration.fakeDelaySamples == 10)
+    }
+
+    @Test("country codes are the 249 of ISO 3166-1, in upper case")
+    func countryCodes() {
+        #expect(CountryCode.count == 249)
+        #expect(CountryCode.isValid("DE") && CountryCode.isValid("CH") && CountryCode.isValid("IE"))
+        #expect(!CountryCode.isValid("de") && !CountryCode.isValid("EU") && !CountryCode.isValid("XK") && !CountryCode.isValid("DEU"))
     }
 
     @Test("every bad value is reported at once")

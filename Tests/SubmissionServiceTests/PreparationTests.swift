@@ -33,6 +33,7 @@ struct PreparationTests {
 
         // A minute before midnight, today's key is still kept and tomorrow's still in the future.
         let lateNow = Date(timeIntervalSince1970: Double((Self.midnight + 144) * 600 - 60))
+        #expect(PreparedSubmission.keysInWindow([Self.key(rsin: Self.midnight)], policy: Self.policy, now: lateNow).count == 1)
         #expect(PreparedSubmission.keysInWindow([Self.key(rsin: Self.midnight + 144)], policy: Self.policy, now: lateNow).isEmpty)
         // At midnight, the new day's key is current.
         let atMidnight = Date(timeIntervalSince1970: Double((Self.midnight + 144) * 600))

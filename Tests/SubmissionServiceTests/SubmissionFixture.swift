@@ -120,7 +120,19 @@ final class RecordingVerifier: TANVerifying {
 final class RecordingStore: SubmissionStoring {
     let stored = Mutexed<[PreparedSubmission]>([])
 
-    func store(_ submission: PreparedSubmission) async throws -> SubmissionService.StoreOutcome {
+    /// When set, the store fails like an unreachable database, before it runs the authorisation.
+    let failing: Bool
+
+    init(failing: Bool = false) {
+        self.failing = failing
+    }
+
+    func store(
+        _ submission: PreparedSubmission,
+        authorize: () async throws(SubmissionFailure) -> Void
+    ) async throws(StoreFailure) -> SubmissionService.StoreOutcome {
+        if self.failing { throw .database(UnitHarnessError.databaseDown, afterAuthorization: false) }
+        do { try await authorize() } catch { throw .refused(error) }
         self.stored.withLock { $0.append(submission) }
         return SubmissionService.StoreOutcome(keys: submission.keys.count, protectedReports: submission.protectedReports.count, traceWarnings: submission.traceWarnings.count)
     }
@@ -134,10 +146,10 @@ struct UnitHarness: Sendable {
     let app: Submission.App
     let sleeps: Mutexed<[Duration]>
 
-    init(_ overrides: [String: String] = [:], verdict: TANVerdict = .valid(teleTANType: nil)) throws {
+    init(_ overrides: [String: String] = [:], verdict: TANVerdict = .valid(teleTANType: nil), databaseDown: Bool = false) throws {
         let configuration = try SubmissionFixture.configuration(overrides)
         self.verifier = RecordingVerifier(verdict)
-        self.store = RecordingStore()
+        self.store = RecordingStore(failing: databaseDown)
         let dependencies = SubmissionDependencies(
             store: self.store,
             verifier: self.verifier,
@@ -160,6 +172,10 @@ struct UnitHarness: Sendable {
             return Reply(status: response.status, headers: response.headers, body: response.body)
         }
     }
+}
+
+enum UnitHarnessError: Error {
+    case databaseDown
 }
 
 struct Reply: Sendable {
@@ -188,11 +204,12 @@ struct SubmissionHarness: Sendable {
     static func run(
         _ overrides: [String: String] = [:],
         verificationURL: String? = nil,
+        logger: Logger? = nil,
         _ body: @Sendable (SubmissionHarness) async throws -> Void
     ) async throws {
         let database = try PostgresTestDatabase.require()
         let clock = ManualClock(SubmissionFixture.start)
-        let environment = ServiceEnvironment.testing()
+        let environment = logger.map { ServiceEnvironment.testing(logger: $0) } ?? ServiceEnvironment.testing()
         let placeholder = ["DATABASE_URL": "postgres://test:secret@127.0.0.1:1/test", "HTTP_PORT": "0", "INTERNAL_HTTP_PORT": "0"]
         let testResultApp = Application(
             router: TestResult.buildInternalRouter(
@@ -246,8 +263,14 @@ struct SubmissionHarness: Sendable {
                 var settings = overrides
                 settings["VERIFICATION_INTERNAL_URL"] = verificationURL ?? "http://127.0.0.1:\(verificationPort)"
                 let configuration = try SubmissionFixture.configuration(settings)
-                let client = VerificationClient(baseURL: configuration.verificationURL, policy: configuration.upstream, logger: database.logger)
-                let dependencies = SubmissionDependencies.postgres(client: database.client, verification: client, clock: clock.wallClock)
+                let logger = environment.logger
+                let client = VerificationClient(baseURL: configuration.verificationURL, policy: configuration.upstream, logger: logger)
+                // A pool of submission's own, as in production: a submission holds its connection while
+                // verification-service (on the shared test pool) checks the TAN.
+                let pool = database.configuration.makeClient(logger: database.logger)
+                let poolTask = Task { await pool.run() }
+                defer { poolTask.cancel() }
+                let dependencies = SubmissionDependencies.postgres(client: pool, verification: client, logger: logger, clock: clock.wallClock)
                 let parts = Submission.Parts(configuration: configuration, dependencies: dependencies, environment: environment)
                 let harness = SubmissionHarness(
                     database: database,
@@ -345,5 +368,12 @@ struct SubmissionHarness: Sendable {
 
     func execute(_ sql: String) async throws {
         _ = try await self.database.client.query(PostgresQuery(unsafeSQL: sql))
+    }
+}
+
+extension KeyStore {
+    /// Stores `submission` without a TAN check, for tests of the storage rules alone.
+    func store(_ submission: PreparedSubmission) async throws -> SubmissionService.StoreOutcome {
+        try await self.store(submission) { () async throws(SubmissionFailure) in }
     }
 }

@@ -37,17 +37,20 @@ struct SubmissionController: Sendable {
 
     func submit(_ endpoint: SubmissionEndpoint, _ request: Request, context: ServiceRequestContext) async throws -> Response {
         let started = ContinuousClock.now
-        guard let fake = request.headers[Self.fakeHeader] else { throw SubmissionFailure.missingFakeHeader }
+        guard let fakeHeader = request.headers[Self.fakeHeader] else { throw SubmissionFailure.missingFakeHeader }
+        // The reference reads the header as an integer: 0 is real, any other number a dummy.
+        guard let fake = Int(fakeHeader.trimmingCharacters(in: .whitespaces)) else { throw SubmissionFailure.fakeHeaderNotInteger }
         let mediaType = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
         guard mediaType == "application/x-protobuf" else { throw SubmissionFailure.unsupportedContentType }
         let body = try await request.body.collect(upTo: context.maxUploadSize)
 
-        guard fake.trimmingCharacters(in: .whitespaces) == "0" else {
+        guard fake == 0 else {
             self.metrics.recordRequest(endpoint, fake: true)
             var generator = SystemRandomNumberGenerator()
             let delay = self.delays[endpoint]?.delay(using: &generator) ?? .zero
             let remaining = delay - (ContinuousClock.now - started)
-            if remaining > .zero { try await self.sleep(remaining) }
+            // A cancelled wait (the client left) still ends like a real request would, not as an error.
+            if remaining > .zero { try? await self.sleep(remaining) }
             return Self.success(SubmissionReceipt(savedCheckIns: 0, filteredCheckIns: 0))
         }
 
@@ -57,8 +60,9 @@ struct SubmissionController: Sendable {
         do {
             receipt = try await self.engine.submit(endpoint, body: body.readableBytesView, tan: tan)
         } catch {
-            // The reference folds 403s into the estimate too: they cost a verification round trip like a success.
-            if error.apiError.status == .forbidden { self.record(endpoint, since: started) }
+            // The reference folds 403s into the estimate too (§1.4): refusals by verification-service cost its round
+            // trip like a success. A TAN that is no UUID never reaches it, so it does not pull the estimate down.
+            if [.tanRejected, .eventTANNotAllowed, .eventTANRequired].contains(error) { self.record(endpoint, since: started) }
             throw error
         }
         self.record(endpoint, since: started)

@@ -8,7 +8,9 @@ import SwiftProtobuf
 
 /// Where submissions are stored; `KeyStore` in production.
 protocol SubmissionStoring: Sendable {
-    func store(_ submission: PreparedSubmission) async throws -> StoreOutcome
+    /// Opens a transaction, runs `authorize` (the TAN check) in it, then writes `submission` and commits; nothing
+    /// is written when `authorize` throws.
+    func store(_ submission: PreparedSubmission, authorize: () async throws(SubmissionFailure) -> Void) async throws(StoreFailure) -> StoreOutcome
 }
 
 extension KeyStore: SubmissionStoring {}
@@ -54,34 +56,20 @@ struct SubmissionEngine: Sendable {
         var random = SystemRandomNumberGenerator()
         let prepared = PreparedSubmission(payload: payload, policy: self.policy, now: self.clock.now, using: &random)
 
-        let verdict: TANVerdict
-        do {
-            verdict = try await self.verifier.verify(tan)
-        } catch {
-            self.metrics.recordUnavailable(endpoint, dependency: "verification")
-            throw .verificationUnavailable
-        }
-        switch (endpoint, verdict) {
-        case (_, .rejected):
-            self.metrics.recordInvalidTAN(endpoint)
-            throw .tanRejected
-        case (.diagnosisKeys, _) where verdict.isEventTAN:
-            self.metrics.recordInvalidTAN(endpoint)
-            throw .eventTANNotAllowed
-        case (.onBehalf, _) where !verdict.isEventTAN:
-            self.metrics.recordInvalidTAN(endpoint)
-            throw .eventTANRequired
-        default:
-            break
-        }
-
         let outcome: StoreOutcome
         do {
-            outcome = try await self.store.store(prepared)
+            outcome = try await self.store.store(prepared) { () async throws(SubmissionFailure) in
+                try await self.authorize(endpoint, tan: tan)
+            }
         } catch {
-            self.metrics.recordUnavailable(endpoint, dependency: "database")
-            self.logger.error("Submission not stored", metadata: ErrorMetadata.of(error))
-            throw .storageUnavailable
+            switch error {
+            case .refused(let failure):
+                throw failure
+            case .database(let cause, let afterAuthorization):
+                self.metrics.recordUnavailable(endpoint, dependency: afterAuthorization ? "database_after_tan" : "database")
+                self.logger.error("Submission not stored", metadata: ErrorMetadata.of(cause))
+                throw afterAuthorization ? .storageFailedAfterVerification : .storageUnavailable
+            }
         }
         self.metrics.recordStored(outcome, dropped: prepared.droppedKeys, filtered: prepared.filteredCheckIns)
         if endpoint == .onBehalf { self.metrics.recordOnBehalf() }
@@ -94,6 +82,31 @@ struct SubmissionEngine: Sendable {
         )
         let saved = outcome.checkInsStored ? outcome.protectedReports + prepared.realTraceWarnings : 0
         return SubmissionReceipt(savedCheckIns: saved, filteredCheckIns: prepared.filteredCheckIns)
+    }
+}
+
+extension SubmissionEngine {
+    /// Verifies (and so uses up) `tan`, and checks that its kind fits `endpoint`: an event teleTAN's TAN is for
+    /// submissions on behalf only, and those need one.
+    func authorize(_ endpoint: SubmissionEndpoint, tan: String) async throws(SubmissionFailure) {
+        let verdict: TANVerdict
+        do {
+            verdict = try await self.verifier.verify(tan)
+        } catch {
+            self.metrics.recordUnavailable(endpoint, dependency: "verification")
+            throw .verificationUnavailable
+        }
+        let failure: SubmissionFailure? =
+            switch (endpoint, verdict) {
+            case (_, .rejected): .tanRejected
+            case (.diagnosisKeys, _) where verdict.isEventTAN: .eventTANNotAllowed
+            case (.onBehalf, _) where !verdict.isEventTAN: .eventTANRequired
+            default: nil
+            }
+        if let failure {
+            self.metrics.recordInvalidTAN(endpoint)
+            throw failure
+        }
     }
 }
 

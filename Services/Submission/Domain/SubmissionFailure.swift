@@ -19,9 +19,19 @@ enum SubmissionFailure: Error, Equatable, APIErrorConvertible {
     /// A TAN that is not an event teleTAN's on the on-behalf path.
     case eventTANRequired
     case verificationUnavailable
+    /// The database failed before the TAN was checked: the TAN is intact, a retry can succeed.
     case storageUnavailable
+    /// The database failed after the TAN was used up: no Retry-After, a retry with this TAN gets 403.
+    case storageFailedAfterVerification
+    case fakeHeaderNotInteger
 
+    /// The reference answers its protobuf endpoints' refusals with an empty body (cwa-server §1.3), and so do we
+    /// (ARCHITECTURE §5); the message is logged at debug level.
     var apiError: APIError {
+        self.describedError.withoutBody()
+    }
+
+    private var describedError: APIError {
         switch self {
         case .missingFakeHeader: APIError(.badRequest, "the cwa-fake header is required (0 for a real submission)")
         case .unsupportedContentType: APIError(.unsupportedMediaType, "Content-Type must be application/x-protobuf")
@@ -38,6 +48,8 @@ enum SubmissionFailure: Error, Equatable, APIErrorConvertible {
             APIError(.serviceUnavailable, "TAN verification is unavailable; nothing was stored, try again later", headers: [.retryAfter: "30"])
         case .storageUnavailable:
             APIError(.serviceUnavailable, "storage is unavailable; nothing was stored, try again later", headers: [.retryAfter: "30"])
+        case .storageFailedAfterVerification: APIError(.serviceUnavailable, "storing failed after the TAN was used; nothing was stored")
+        case .fakeHeaderNotInteger: APIError(.badRequest, "the cwa-fake header must be an integer (0 for a real submission)")
         }
     }
 }

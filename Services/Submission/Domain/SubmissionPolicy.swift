@@ -123,11 +123,15 @@ struct CheckInPolicy: Sendable, Equatable {
 
 /// ISO 3166-1 alpha-2 country codes.
 enum CountryCode {
-    /// Two upper-case letters that name a region Foundation knows as a country (the reference uses Java's
-    /// `Locale.getISOCountries()`).
+    /// Two upper-case letters that name an ISO 3166-1 country (the reference uses Java's `Locale.getISOCountries()`).
     static func isValid(_ code: String) -> Bool {
         code.utf8.count == 2 && code.utf8.allSatisfy { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) } && self.known.contains(code)
     }
 
+    /// Foundation's two-letter regions, less the codes ISO 3166 only reserves (such as `EU`, `UN`, `XK`), which
+    /// Java's list does not hold either: 249 countries.
     private static let known: Set<String> = Set(Locale.Region.isoRegions.map(\.identifier).filter { $0.count == 2 })
+        .subtracting(["AC", "CP", "CQ", "DG", "EA", "EU", "EZ", "IC", "QO", "TA", "UN", "XK"])
+
+    static var count: Int { self.known.count }
 }

@@ -1,6 +1,7 @@
 // Diagnosis keys and check-ins in the `keys` PostgreSQL database (cwa-server §1.8, §1.10).
 
 import ENPersistence
+import ENServiceKit
 import Foundation
 import Logging
 import NIOCore
@@ -16,9 +17,25 @@ struct StoreOutcome: Sendable, Equatable {
     var checkInsStored = true
 }
 
+/// Why a submission was not stored.
+enum StoreFailure: Error {
+    /// The authorisation (the TAN check) refused.
+    case refused(SubmissionFailure)
+    /// The database failed; `afterAuthorization` tells whether the TAN had been used up by then.
+    case database(any Error, afterAuthorization: Bool)
+}
+
 /// Stores a prepared submission in one transaction: keys (and, through the trigger, their federation mirror)
-/// and check-ins commit together or not at all. A failing check-in statement is rolled back to a savepoint
-/// and the keys still commit, because a check-in problem never fails the key submission (§1.10).
+/// and check-ins commit together or not at all.
+///
+/// The transaction is opened, and the database so proven reachable, before `authorize` uses up the TAN; a
+/// database outage then answers 503 with the TAN intact. (A failure between the TAN check and the commit still
+/// loses the TAN, as in the reference; it is rarer now.) The connection is held during the TAN check, which
+/// is bounded by the verification client's timeouts.
+///
+/// On the key path, a failing check-in statement is rolled back to a savepoint and the keys still commit,
+/// because a check-in problem never fails the key submission (§1.10). A submission on behalf has nothing but
+/// check-ins, so there their failure fails the submission.
 struct KeyStore: Sendable {
     let client: PostgresClient
     let logger: Logger
@@ -28,28 +45,48 @@ struct KeyStore: Sendable {
         self.logger = logger.cappedForDatabase
     }
 
-    func store(_ submission: PreparedSubmission) async throws -> StoreOutcome {
-        try await rethrowingTransactionCause {
-            try await self.client.withTransaction(logger: self.logger) { connection in
-                try await connection.query("SET LOCAL statement_timeout = 10000", logger: self.logger)
-                var outcome = StoreOutcome()
-                outcome.keys = try await self.insertKeys(submission, connection)
-                guard !submission.protectedReports.isEmpty || !submission.traceWarnings.isEmpty else { return outcome }
-                try await connection.query("SAVEPOINT check_ins", logger: self.logger)
-                do {
-                    outcome.protectedReports = try await self.insertProtectedReports(submission, connection)
-                    outcome.traceWarnings = try await self.insertTraceWarnings(submission, connection)
-                    try await connection.query("RELEASE SAVEPOINT check_ins", logger: self.logger)
-                } catch let error as PSQLError {
-                    try await connection.query("ROLLBACK TO SAVEPOINT check_ins", logger: self.logger)
-                    self.logger.error("Check-ins not stored; the keys are", metadata: ["error.sqlstate": "\(error.sqlState ?? "-")"])
-                    outcome.protectedReports = 0
-                    outcome.traceWarnings = 0
-                    outcome.checkInsStored = false
+    func store(_ submission: PreparedSubmission, authorize: () async throws(SubmissionFailure) -> Void) async throws(StoreFailure) -> StoreOutcome {
+        var authorized = false
+        do {
+            return try await rethrowingTransactionCause {
+                try await self.client.withTransaction(logger: self.logger) { connection in
+                    try await connection.query("SET LOCAL statement_timeout = 10000", logger: self.logger)
+                    try await authorize()
+                    authorized = true
+                    return try await self.write(submission, connection)
                 }
-                return outcome
             }
+        } catch let failure as SubmissionFailure {
+            throw .refused(failure)
+        } catch {
+            throw .database(error, afterAuthorization: authorized)
         }
+    }
+
+    private func write(_ submission: PreparedSubmission, _ connection: PostgresConnection) async throws -> StoreOutcome {
+        var outcome = StoreOutcome()
+        outcome.keys = try await self.insertKeys(submission, connection)
+        guard !submission.keys.isEmpty else {
+            outcome.protectedReports = try await self.insertProtectedReports(submission, connection)
+            outcome.traceWarnings = try await self.insertTraceWarnings(submission, connection)
+            return outcome
+        }
+        guard !submission.protectedReports.isEmpty || !submission.traceWarnings.isEmpty else { return outcome }
+        try await connection.query("SAVEPOINT check_ins", logger: self.logger)
+        do {
+            outcome.protectedReports = try await self.insertProtectedReports(submission, connection)
+            outcome.traceWarnings = try await self.insertTraceWarnings(submission, connection)
+            try await connection.query("RELEASE SAVEPOINT check_ins", logger: self.logger)
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            try await connection.query("ROLLBACK TO SAVEPOINT check_ins", logger: self.logger)
+            self.logger.error("Check-ins not stored; the keys are", metadata: ErrorMetadata.of(error))
+            outcome.protectedReports = 0
+            outcome.traceWarnings = 0
+            outcome.checkInsStored = false
+        }
+        return outcome
     }
 
     /// One statement for all keys. A key is skipped when the same key data exists as a PCR key (a PCR key is

@@ -57,8 +57,10 @@ struct VerificationClient: TANVerifying, Service {
         try await self.upstream.shutdown()
     }
 
+    /// Verifying uses the TAN up, so only attempts that never reached verification-service are repeated: a
+    /// repeat after a lost answer would find the TAN used and turn a valid submission into a 403.
     func verify(_ tan: String) async throws(UpstreamUnavailable) -> TANVerdict {
-        let response = try await self.upstream.postJSON(self.url, #"{"tan":"\#(tan)"}"#)
+        let response = try await self.upstream.postJSON(self.url, #"{"tan":"\#(tan)"}"#, retries: .unsentOnly)
         switch response.status {
         case 200...299: return .valid(teleTANType: response.header("X-CWA-TELETAN-TYPE"))
         case 400, 404: return .rejected

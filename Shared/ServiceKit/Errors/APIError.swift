@@ -10,6 +10,9 @@ package struct APIError: HTTPResponseError, Equatable, CustomStringConvertible {
     package let status: HTTPResponse.Status
     package let message: String
     package let headers: HTTPFields
+    /// Whether the answer has an empty body, as the reference's app-facing protobuf endpoints answer (ARCHITECTURE
+    /// §5); the message is then only logged.
+    package private(set) var isBodyless = false
 
     package init(_ status: HTTPResponse.Status, _ message: String, headers: HTTPFields = [:]) {
         self.status = status
@@ -17,7 +20,15 @@ package struct APIError: HTTPResponseError, Equatable, CustomStringConvertible {
         self.headers = headers
     }
 
+    /// The same error, answered with an empty body.
+    package func withoutBody() -> APIError {
+        var error = self
+        error.isBodyless = true
+        return error
+    }
+
     package func response(from request: Request, context: some RequestContext) throws -> Response {
+        guard !self.isBodyless else { return Response(status: self.status, headers: self.headers) }
         var headers = self.headers
         headers[.contentType] = "application/json; charset=utf-8"
         return Response(status: self.status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: Self.body(self.message))))

@@ -78,9 +78,18 @@ package final class UpstreamClient: Service, Sendable {
         try await self.http.shutdown()
     }
 
-    /// POSTs `json` to `url` and returns the first answer below 500. Connection errors, timeouts and 5xx
-    /// answers are retried `policy.retries` times after a jittered, doubling back-off.
-    package func postJSON(_ url: String, _ json: String) async throws(UpstreamUnavailable) -> UpstreamResponse {
+    /// Which failed attempts may be repeated.
+    package enum Retries: Sendable {
+        /// Connection errors, timeouts and 5xx answers: for calls that change nothing (a lookup).
+        case allFailures
+        /// Only attempts that never reached the peer (no connection): for calls that change state on the first
+        /// success (using up a TAN), where a repeat after a lost answer would be refused.
+        case unsentOnly
+    }
+
+    /// POSTs `json` to `url` and returns the first answer below 500. Failed attempts that `retries` admits are
+    /// repeated `policy.retries` times after a jittered, doubling back-off.
+    package func postJSON(_ url: String, _ json: String, retries: Retries = .allFailures) async throws(UpstreamUnavailable) -> UpstreamResponse {
         var generator = SystemRandomNumberGenerator()
         var backoff = self.policy.backoff
         var attempt = 0
@@ -90,7 +99,12 @@ package final class UpstreamClient: Service, Sendable {
             switch await self.attempt(url, json) {
             case .answer(let response): return response
             case .cancelled: throw UpstreamUnavailable("the call was cancelled")
-            case .retryable(let reason): failure = reason
+            case .failed(let reason, let reachedPeer):
+                failure = reason
+                if reachedPeer, retries == .unsentOnly {
+                    self.logger.warning("\(self.peer) failed; not repeated", metadata: ["upstream.failure": "\(failure)"])
+                    throw UpstreamUnavailable(failure)
+                }
             }
             guard attempt <= self.policy.retries, !Task.isCancelled else {
                 self.logger.warning("\(self.peer) unavailable", metadata: ["upstream.failure": "\(failure)", "upstream.attempts": "\(attempt)"])
@@ -104,7 +118,8 @@ package final class UpstreamClient: Service, Sendable {
 
     private enum Attempt {
         case answer(UpstreamResponse)
-        case retryable(String)
+        /// A failure, and whether the request may have reached the peer.
+        case failed(String, reachedPeer: Bool)
         case cancelled
     }
 
@@ -123,12 +138,22 @@ package final class UpstreamClient: Service, Sendable {
         } catch is CancellationError {
             return .cancelled
         } catch {
-            return .retryable("transport: \(String(reflecting: type(of: error)))")
+            return .failed("transport: \(String(reflecting: type(of: error)))", reachedPeer: !Self.isConnectFailure(error))
         }
         if (500...599).contains(response.status.code) {
-            return .retryable("status \(response.status.code)")
+            return .failed("status \(response.status.code)", reachedPeer: true)
         }
         return .answer(UpstreamResponse(status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) }, body: body))
+    }
+}
+
+extension UpstreamClient {
+    /// Whether `error` happened before a connection existed, so no request can have been sent.
+    package static func isConnectFailure(_ error: any Error) -> Bool {
+        if let error = error as? HTTPClientError { return error == .connectTimeout }
+        if let error = error as? ChannelError, case .connectTimeout = error { return true }
+        if let error = error as? IOError { return error.errnoCode == ECONNREFUSED }
+        return false
     }
 }
 

@@ -12,6 +12,9 @@ import ENPersistence
 ///   references the key with `ON DELETE CASCADE`, so retention removes both.
 /// - The primary key `(key_data, submission_type)` also serves lookups by `key_data`, so the reference's
 ///   separate `key_data` index is not created.
+///
+/// The reference's second mirror, `chgs_upload_key` for the Swiss gateway, belongs to the federation work and
+/// will come with its own migration.
 struct CreateKeys: DatabaseMigration {
     let name = "0001_create_keys"
     let statements = [

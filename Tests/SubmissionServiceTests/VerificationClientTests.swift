@@ -1,0 +1,91 @@
+// The TAN client against a stand-in verification-service on a socket: what each answer means, and which
+// failures are repeated.
+
+import AsyncHTTPClient
+import ENServiceKit
+import ENTestSupport
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import Testing
+@testable import SubmissionService
+
+@Suite("Verification client")
+struct VerificationClientTests {
+    /// Runs `body` with a client whose peer answers every `tan/verify` with `status` and `headers`, and counts calls.
+    static func withPeer(
+        status: HTTPResponse.Status,
+        headers: HTTPFields = [:],
+        _ body: @Sendable (VerificationClient, Mutexed<Int>) async throws -> Void
+    ) async throws {
+        let calls = Mutexed(0)
+        let router = Router()
+        router.post("version/v1/tan/verify") { _, _ -> Response in
+            calls.withLock { $0 += 1 }
+            return Response(status: status, headers: headers)
+        }
+        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        try await LiveServer.run(app) { port in
+            var policy = UpstreamPolicy()
+            policy.backoff = .milliseconds(1)
+            let client = VerificationClient(baseURL: "http://127.0.0.1:\(port)/", policy: policy, logger: Logger(label: "test"))
+            do {
+                try await body(client, calls)
+            } catch {
+                try await client.shutdown()
+                throw error
+            }
+            try await client.shutdown()
+        }
+    }
+
+    static let tan = "3d7f1d8f-8f0e-4a43-9f0f-6d3c2b8c1a11"
+
+    @Test("200 is valid; the teleTAN type header is read case-insensitively")
+    func valid() async throws {
+        try await Self.withPeer(status: .ok, headers: [HTTPField.Name("X-CWA-TELETAN-TYPE")!: "event"]) { client, _ async throws in
+            let verdict = try await client.verify(Self.tan)
+            #expect(verdict == .valid(teleTANType: "event"))
+            #expect(verdict.isEventTAN)
+        }
+        try await Self.withPeer(status: .ok) { client, _ async throws in
+            #expect(try await client.verify(Self.tan).isEventTAN == false)
+        }
+    }
+
+    @Test("404 and 400 mean the TAN is refused", arguments: [HTTPResponse.Status.notFound, .badRequest])
+    func refused(_ status: HTTPResponse.Status) async throws {
+        try await Self.withPeer(status: status) { client, calls async throws in
+            #expect(try await client.verify(Self.tan) == .rejected)
+            #expect(calls.withLock { $0 } == 1)
+        }
+    }
+
+    @Test("a 5xx answer is not repeated: the TAN may have been used up by the first attempt")
+    func serverErrorNotRepeated() async throws {
+        try await Self.withPeer(status: .internalServerError) { client, calls async throws in
+            await #expect(throws: UpstreamUnavailable.self) { try await client.verify(Self.tan) }
+            #expect(calls.withLock { $0 } == 1)
+        }
+    }
+
+    @Test("another client error is a contract problem, not a refused TAN")
+    func unexpectedStatus() async throws {
+        try await Self.withPeer(status: .unauthorized) { client, _ async throws in
+            await #expect(throws: UpstreamUnavailable.self) { try await client.verify(Self.tan) }
+        }
+    }
+
+    @Test("a refused connection is repeated, then reported")
+    func connectionRefused() async throws {
+        var policy = UpstreamPolicy()
+        policy.backoff = .milliseconds(1)
+        policy.connectTimeout = .milliseconds(200)
+        let client = VerificationClient(baseURL: "http://127.0.0.1:9", policy: policy, logger: Logger(label: "test"))
+        await #expect(throws: UpstreamUnavailable.self) { try await client.verify(Self.tan) }
+        try await client.shutdown()
+        #expect(UpstreamClient.isConnectFailure(HTTPClientError.connectTimeout))
+        #expect(!UpstreamClient.isConnectFailure(HTTPClientError.readTimeout))
+    }
+}
