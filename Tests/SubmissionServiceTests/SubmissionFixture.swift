@@ -238,13 +238,19 @@ struct SubmissionHarness: Sendable {
                 configuration: .init(address: .hostname("127.0.0.1", port: 0)),
                 logger: database.logger
             )
-            do {
-                try await self.run(overrides, verificationURL: verificationURL, verification: verification, app: verificationInternal, database: database, clock: clock, body)
-            } catch {
-                try? await verificationDependencies.shutdown()
-                throw error
+            try await withCleanup {
+                try await self.run(
+                    overrides,
+                    verificationURL: verificationURL,
+                    verification: verification,
+                    app: verificationInternal,
+                    database: database,
+                    clock: clock,
+                    body
+                )
+            } cleanup: {
+                try await verificationDependencies.shutdown()
             }
-            try await verificationDependencies.shutdown()
         }
     }
 
@@ -259,36 +265,34 @@ struct SubmissionHarness: Sendable {
         _ body: @Sendable (SubmissionHarness) async throws -> Void
     ) async throws {
         let environment = verification.environment
-            try await LiveServer.run(verificationInternal) { verificationPort in
-                var settings = overrides
-                settings["VERIFICATION_INTERNAL_URL"] = verificationURL ?? "http://127.0.0.1:\(verificationPort)"
-                let configuration = try SubmissionFixture.configuration(settings)
-                let logger = environment.logger
-                let client = VerificationClient(baseURL: configuration.verificationURL, policy: configuration.upstream, logger: logger)
-                // A pool of submission's own, as in production: a submission holds its connection while
-                // verification-service (on the shared test pool) checks the TAN.
-                let pool = database.configuration.makeClient(logger: database.logger)
-                let poolTask = Task { await pool.run() }
-                defer { poolTask.cancel() }
-                let dependencies = SubmissionDependencies.postgres(client: pool, verification: client, logger: logger, clock: clock.wallClock)
-                let parts = Submission.Parts(configuration: configuration, dependencies: dependencies, environment: environment)
-                let harness = SubmissionHarness(
-                    database: database,
-                    clock: clock,
-                    parts: parts,
-                    app: Application(router: try Submission.buildRouter(parts)),
-                    verification: verification,
-                    verificationApp: Application(router: try Verification.buildPublicRouter(verification)),
-                    labResults: PostgresTestResultRepository(client: database.client, logger: database.logger)
-                )
-                do {
-                    try await body(harness)
-                } catch {
-                    try await dependencies.shutdown()
-                    throw error
-                }
+        try await LiveServer.run(verificationInternal) { verificationPort in
+            var settings = overrides
+            settings["VERIFICATION_INTERNAL_URL"] = verificationURL ?? "http://127.0.0.1:\(verificationPort)"
+            let configuration = try SubmissionFixture.configuration(settings)
+            let logger = environment.logger
+            let client = VerificationClient(baseURL: configuration.verificationURL, policy: configuration.upstream, logger: logger)
+            // A pool of submission's own, as in production: a submission holds its connection while
+            // verification-service (on the shared test pool) checks the TAN.
+            let pool = database.configuration.makeClient(logger: database.logger)
+            let poolTask = Task { await pool.run() }
+            defer { poolTask.cancel() }
+            let dependencies = SubmissionDependencies.postgres(client: pool, verification: client, logger: logger, clock: clock.wallClock)
+            let parts = Submission.Parts(configuration: configuration, dependencies: dependencies, environment: environment)
+            let harness = SubmissionHarness(
+                database: database,
+                clock: clock,
+                parts: parts,
+                app: Application(router: try Submission.buildRouter(parts)),
+                verification: verification,
+                verificationApp: Application(router: try Verification.buildPublicRouter(verification)),
+                labResults: PostgresTestResultRepository(client: database.client, logger: database.logger)
+            )
+            try await withCleanup {
+                try await body(harness)
+            } cleanup: {
                 try await dependencies.shutdown()
             }
+        }
     }
 
     // MARK: TANs

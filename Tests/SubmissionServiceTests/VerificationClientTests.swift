@@ -30,13 +30,11 @@ struct VerificationClientTests {
             var policy = UpstreamPolicy()
             policy.backoff = .milliseconds(1)
             let client = VerificationClient(baseURL: "http://127.0.0.1:\(port)/", policy: policy, logger: Logger(label: "test"))
-            do {
+            try await withCleanup {
                 try await body(client, calls)
-            } catch {
+            } cleanup: {
                 try await client.shutdown()
-                throw error
             }
-            try await client.shutdown()
         }
     }
 

@@ -86,3 +86,14 @@ package final class OneShot<Value: Sendable>: Sendable {
         }
     }
 }
+
+/// Runs `body`, then `cleanup`, also when `body` throws; `body`'s error wins over `cleanup`'s.
+package func withCleanup(_ body: () async throws -> Void, cleanup: () async throws -> Void) async throws {
+    do {
+        try await body()
+    } catch {
+        try? await cleanup()
+        throw error
+    }
+    try await cleanup()
+}

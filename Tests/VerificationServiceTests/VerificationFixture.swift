@@ -161,13 +161,11 @@ struct VerificationHarness: Sendable {
                 internal: Application(router: try Verification.buildInternalRouter(parts)),
                 labResults: PostgresTestResultRepository(client: database.client, logger: database.logger)
             )
-            do {
+            try await withCleanup {
                 try await body(harness)
-            } catch {
+            } cleanup: {
                 try await dependencies.shutdown()
-                throw error
             }
-            try await dependencies.shutdown()
         }
     }
 
