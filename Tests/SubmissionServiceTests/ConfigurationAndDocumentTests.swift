@@ -19,7 +19,12 @@ struct ConfigurationAndDocumentTests {
         #expect(configuration.maxRequestBytes == 102_400)
         #expect(configuration.verificationURL == "http://127.0.0.1:8012")
         #expect(configuration.policy.maxKeys == 14)
-        #expect(configuration.policy.supportedCountries == ["DE"])
+        #expect(configuration.policy.supportedCountries.count == 30)
+        #expect(configuration.policy.supportedCountries.isSuperset(of: ["DE", "FR", "NO", "IS", "LI"]))
+        let configured = try SubmissionConfiguration.load(
+            from: SettingsReader(values: ["DATABASE_URL": "postgres://u:p@127.0.0.1:5432/keys", "SUPPORTED_COUNTRIES": "FR, NL"])
+        )
+        #expect(configured.policy.supportedCountries == ["DE", "FR", "NL"])
         #expect(configuration.policy.keyPaddingMultiplier == 1)
         #expect(configuration.policy.checkIns.unencryptedEnabled == false)
         #expect(configuration.policy.checkIns.maxPerDay == 20)

@@ -11,7 +11,7 @@ struct SubmissionPolicy: Sendable, Equatable {
     /// The only origin a payload may name; an empty origin becomes this one.
     var originCountry = "DE"
     /// Countries a key may have been visited in.
-    var supportedCountries: Set<String> = ["DE"]
+    var supportedCountries: Set<String> = Set(Self.euGatewayCountries)
     var minRollingPeriod = 1
     var maxRollingPeriod = 144
     /// Keys whose interval started before today's midnight (UTC) minus this many days are dropped.
@@ -22,6 +22,13 @@ struct SubmissionPolicy: Sendable, Equatable {
     var keyPaddingMultiplier = 1
     var checkIns = CheckInPolicy()
     var derivations = TEKFieldDerivations.bundled
+
+    /// The EU member states and the EEA countries of the EU federation gateway: what phones may list as visited
+    /// without configuration (the reference requires `SUPPORTED_COUNTRIES` to be set).
+    static let euGatewayCountries = [
+        "AT", "BE", "BG", "CY", "CZ", "DE", "DK", "EE", "ES", "FI", "FR", "GR", "HR", "HU", "IE", "IS", "IT", "LI", "LT", "LU",
+        "LV", "MT", "NL", "NO", "PL", "PT", "RO", "SE", "SI", "SK",
+    ]
 
     init() {}
 
@@ -38,12 +45,12 @@ struct SubmissionPolicy: Sendable, Equatable {
         }
         let supported = settings.list(
             "SUPPORTED_COUNTRIES",
-            help: "Comma-separated ISO 3166 alpha-2 codes keys may have been visited in (default: the origin country only)."
+            help: "Comma-separated ISO 3166 alpha-2 codes keys may have been visited in (default: the EU gateway's countries)."
         )
         if let bad = supported.first(where: { !CountryCode.isValid($0) }) {
             settings.report("SUPPORTED_COUNTRIES", "holds '\(bad)', which is not an ISO 3166 alpha-2 code in upper case")
         }
-        self.supportedCountries = Set(supported.isEmpty ? [self.originCountry] : supported)
+        self.supportedCountries = Set(supported.isEmpty ? Self.euGatewayCountries : supported + [self.originCountry])
         self.minRollingPeriod = settings.int("MIN_ROLLING_PERIOD", default: defaults.minRollingPeriod, range: 1...144, help: "Shortest rolling period of a key.")
         self.maxRollingPeriod = settings.int(
             "MAX_ROLLING_PERIOD",
