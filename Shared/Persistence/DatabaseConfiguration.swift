@@ -26,6 +26,9 @@ package struct DatabaseConfiguration: Sendable, CustomStringConvertible {
     package var maxConnections: Int
     /// Apply pending migrations at start-up (dev and tests); deployments run `--migrate-only` instead.
     package var autoMigrate: Bool
+    /// Longest a statement of a pooled connection may run (PostgreSQL's `statement_timeout`, sent when the
+    /// connection starts, so it costs no round trip per transaction). Migrations, on their own connection, have none.
+    package var statementTimeout: Duration = .seconds(30)
 
     package init(
         host: String,
@@ -102,6 +105,7 @@ package struct DatabaseConfiguration: Sendable, CustomStringConvertible {
         )
         configuration.options.maximumConnections = self.maxConnections
         configuration.options.connectTimeout = .seconds(5)
+        configuration.options.additionalStartupParameters = [("statement_timeout", "\(self.statementTimeout / .milliseconds(1))")]
         return PostgresClient(configuration: configuration, backgroundLogger: logger.cappedForDatabase)
     }
 

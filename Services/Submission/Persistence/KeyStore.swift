@@ -49,8 +49,8 @@ struct KeyStore: Sendable {
         var authorized = false
         do {
             return try await rethrowingTransactionCause {
+                // BEGIN is the transaction's first round trip: a database outage fails here, before the TAN is used.
                 try await self.client.withTransaction(logger: self.logger) { connection in
-                    try await connection.query("SET LOCAL statement_timeout = 10000", logger: self.logger)
                     try await authorize()
                     authorized = true
                     return try await self.write(submission, connection)

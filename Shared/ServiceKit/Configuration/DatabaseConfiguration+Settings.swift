@@ -3,7 +3,8 @@
 package import ENPersistence
 
 extension DatabaseConfiguration {
-    /// Reads `DATABASE_URL` (required, secret), `DATABASE_POOL_SIZE` and `DATABASE_AUTO_MIGRATE`.
+    /// Reads `DATABASE_URL` (required, secret), `DATABASE_POOL_SIZE`, `DATABASE_AUTO_MIGRATE` and
+    /// `DATABASE_STATEMENT_TIMEOUT`.
     package init(settings: SettingsReader) {
         let url = settings.requiredString(
             "DATABASE_URL",
@@ -16,6 +17,12 @@ extension DatabaseConfiguration {
             default: true,
             help: "Apply pending migrations at start-up (deployments use --migrate-only instead)."
         )
+        let statementTimeout = settings.duration(
+            "DATABASE_STATEMENT_TIMEOUT",
+            default: .seconds(30),
+            minimum: .milliseconds(100),
+            help: "Longest a statement of a pooled connection may run before PostgreSQL cancels it."
+        )
         do {
             try self.init(url: url, maxConnections: poolSize, autoMigrate: autoMigrate)
         } catch {
@@ -24,5 +31,6 @@ extension DatabaseConfiguration {
             }
             self.init(host: "", username: "", password: nil, database: "", maxConnections: poolSize, autoMigrate: autoMigrate)
         }
+        self.statementTimeout = statementTimeout
     }
 }
