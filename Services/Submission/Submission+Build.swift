@@ -53,7 +53,7 @@ extension Submission {
             )
             self.delays = Dictionary(
                 uniqueKeysWithValues: SubmissionEndpoint.allCases.map {
-                    ($0, FakeDelay(initial: configuration.fakeDelayInitial, samples: configuration.fakeDelaySamples))
+                    ($0, FakeDelay(configuration.fakeDelay))
                 }
             )
         }

@@ -17,8 +17,7 @@ struct SubmissionConfiguration: ServiceConfiguration {
     var upstream: UpstreamPolicy
     var policy: SubmissionPolicy
     /// The fake-delay estimate before real requests were measured, and the weight of the past in it.
-    var fakeDelayInitial: Duration
-    var fakeDelaySamples: Int
+    var fakeDelay: FakeDelay.Settings
 
     /// Reads:
     /// - `HTTP_HOST` (127.0.0.1), `HTTP_PORT` (8001)
@@ -44,16 +43,6 @@ struct SubmissionConfiguration: ServiceConfiguration {
         )
         self.upstream = UpstreamPolicy(settings: settings, prefix: "VERIFICATION", peer: "verification-service")
         self.policy = SubmissionPolicy(settings: settings)
-        self.fakeDelayInitial = settings.duration(
-            "FAKE_DELAY_INITIAL",
-            default: .milliseconds(10),
-            help: "Assumed duration of real submissions until some were measured."
-        )
-        self.fakeDelaySamples = settings.int(
-            "FAKE_DELAY_SAMPLES",
-            default: 10,
-            range: 1...1000,
-            help: "Weight of the past in the moving average of real durations."
-        )
+        self.fakeDelay = FakeDelay.Settings(settings: settings, defaultSamples: 10)
     }
 }

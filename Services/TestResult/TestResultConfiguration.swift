@@ -69,8 +69,6 @@ struct TestResultConfiguration: ServiceConfiguration {
         if self.tls != nil && self.labCertificateAllowlist.isEmpty {
             settings.report("LAB_CERT_SHA256_ALLOWLIST", "must name at least one certificate when TLS is on")
         }
-        if self.http.port != 0 && self.http.port == self.internalHTTP.port {
-            settings.report("INTERNAL_HTTP_PORT", "must differ from HTTP_PORT")
-        }
+        self.internalHTTP.requireDistinctPort(from: self.http, settings: settings)
     }
 }

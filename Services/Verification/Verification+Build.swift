@@ -61,7 +61,7 @@ extension Verification {
                 metrics: self.metrics,
                 logger: environment.logger
             )
-            self.delays = FakeDelayEstimator(initial: configuration.fakeDelayInitial, samples: configuration.fakeDelaySamples)
+            self.delays = FakeDelayEstimator(configuration.fakeDelay)
         }
     }
 

@@ -22,8 +22,7 @@ struct VerificationConfiguration: ServiceConfiguration {
     /// Keys that sign the bearer tokens of teleTAN requests.
     var jwtKeys: JWTKeySet
     /// The fake-delay estimate before real requests were measured, and the weight of the past in it.
-    var fakeDelayInitial: Duration
-    var fakeDelaySamples: Int
+    var fakeDelay: FakeDelay.Settings
 
     /// Reads:
     /// - `HTTP_HOST` (127.0.0.1), `HTTP_PORT` (8002), `INTERNAL_HTTP_HOST` (127.0.0.1), `INTERNAL_HTTP_PORT` (8012)
@@ -66,20 +65,8 @@ struct VerificationConfiguration: ServiceConfiguration {
                 settings.report("TELETAN_JWT_PUBLIC_KEYS", "cannot be read as a file")
             }
         }
-        self.fakeDelayInitial = settings.duration(
-            "FAKE_DELAY_INITIAL",
-            default: .milliseconds(10),
-            help: "Assumed duration of real requests until some were measured."
-        )
-        self.fakeDelaySamples = settings.int(
-            "FAKE_DELAY_SAMPLES",
-            default: 5,
-            range: 1...1000,
-            help: "Weight of the past in the moving average of real durations."
-        )
-        if self.http.port != 0 && self.http.port == self.internalHTTP.port {
-            settings.report("INTERNAL_HTTP_PORT", "must differ from HTTP_PORT")
-        }
+        self.fakeDelay = FakeDelay.Settings(settings: settings, defaultSamples: 5)
+        self.internalHTTP.requireDistinctPort(from: self.http, settings: settings)
     }
 
     /// Inline PEM or JWKS as it is; anything else names a file.

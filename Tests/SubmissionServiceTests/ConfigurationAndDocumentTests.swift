@@ -28,7 +28,7 @@ struct ConfigurationAndDocumentTests {
         #expect(configuration.policy.keyPaddingMultiplier == 1)
         #expect(configuration.policy.checkIns.unencryptedEnabled == false)
         #expect(configuration.policy.checkIns.maxPerDay == 20)
-        #expect(configuration.fakeDelaySamples == 10)
+        #expect(configuration.fakeDelay.samples == 10 && configuration.fakeDelay.initial == .milliseconds(10))
     }
 
     @Test("country codes are the 249 of ISO 3166-1, in upper case")

@@ -3,6 +3,7 @@
 
 import AsyncHTTPClient
 import Crypto
+import ENCrypto
 import ENModels
 import ENPersistence
 import ENTestSupport
@@ -62,7 +63,7 @@ struct JourneyTests {
         #expect(try await database.count("diagnosis_key") == 14)
         #expect(try await database.count("federation_upload_key") == 14)
         #expect(exits == [0, 0, 0])
-        let secrets = [tan, token, guid] + payload.keys.map { $0.keyData.map { String(format: "%02x", $0) }.joined() }
+        let secrets = [tan, token, guid] + payload.keys.map { Hex.encode($0.keyData) }
         for secret in secrets {
             #expect(!submission.output.contains(secret))
             #expect(!verification.output.contains(secret))

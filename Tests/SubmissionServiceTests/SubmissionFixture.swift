@@ -167,10 +167,7 @@ struct UnitHarness: Sendable {
     }
 
     func post(_ body: ByteBuffer?, path: String = "/version/v1/diagnosis-keys", headers: HTTPFields) async throws -> Reply {
-        try await self.app.test(.router) { client in
-            let response = try await client.execute(uri: path, method: .post, headers: headers, body: body)
-            return Reply(status: response.status, headers: response.headers, body: response.body)
-        }
+        try await self.app.post(path, headers: headers, body: body)
     }
 }
 
@@ -178,13 +175,7 @@ enum UnitHarnessError: Error {
     case databaseDown
 }
 
-struct Reply: Sendable {
-    let status: HTTPResponse.Status
-    let headers: HTTPFields
-    let body: ByteBuffer
-
-    var text: String { self.body.text }
-}
+typealias Reply = RouterReply
 
 // MARK: - The harness on real services
 
@@ -330,30 +321,12 @@ struct SubmissionHarness: Sendable {
     // MARK: Calls
 
     func submit(_ payload: SubmissionPayload, tan: String?, path: String = "/version/v1/diagnosis-keys", fake: String = "0") async throws -> Reply {
-        try await self.app.test(.router) { client in
-            let response = try await client.execute(uri: path, method: .post, headers: SubmissionFixture.headers(tan: tan, fake: fake), body: payload.bytes)
-            return Reply(status: response.status, headers: response.headers, body: response.body)
-        }
+        try await self.app.post(path, headers: SubmissionFixture.headers(tan: tan, fake: fake), body: payload.bytes)
     }
 
     /// The same submission `count` times at once.
     func parallel(_ count: Int, _ payload: SubmissionPayload, tan: String) async throws -> [Reply] {
-        try await self.app.test(.router) { client in
-            try await withThrowingTaskGroup(of: Reply.self) { group in
-                for _ in 0..<count {
-                    group.addTask {
-                        let response = try await client.execute(
-                            uri: "/version/v1/diagnosis-keys",
-                            method: .post,
-                            headers: SubmissionFixture.headers(tan: tan),
-                            body: payload.bytes
-                        )
-                        return Reply(status: response.status, headers: response.headers, body: response.body)
-                    }
-                }
-                return try await group.reduce(into: []) { $0.append($1) }
-            }
-        }
+        try await self.app.post("/version/v1/diagnosis-keys", headers: SubmissionFixture.headers(tan: tan), body: payload.bytes, times: count)
     }
 
     /// `SELECT count(*)` of a table.

@@ -1,5 +1,6 @@
 // Real submissions against real verification and test-result services on a real database.
 
+import ENCrypto
 import ENModels
 import ENPersistence
 import ENTestSupport
@@ -234,7 +235,7 @@ struct SubmissionTests {
             #expect(!logs.entries.isEmpty)
             #expect(text.contains("HIDDEN"))
             let secrets = [tan, tan.uppercased()] + payload.keys.flatMap { key in
-                [key.keyData.map { String(format: "%02x", $0) }.joined(), key.keyData.base64EncodedString()]
+                [Hex.encode(key.keyData), key.keyData.base64EncodedString()]
             } + [payload.checkInProtectedReports[0].locationIDHash.base64EncodedString(), "X\nY"]
             for secret in secrets {
                 #expect(!text.contains(secret))
@@ -261,7 +262,7 @@ struct SubmissionTests {
             #expect(reply.headers[SubmissionController.savedCheckInsHeader] == "1")
             #expect(reply.headers[SubmissionController.filteredCheckInsHeader] == "1")
             #expect(try await harness.count("trace_time_interval_warning") == 3)
-            let hash = CheckInFilter.hash(kept.locationID).map { String(format: "%02x", $0) }.joined()
+            let hash = Hex.encode(CheckInFilter.hash(kept.locationID))
             #expect(try await harness.count("trace_time_interval_warning", where: "trace_location_id = '\\x\(hash)'::bytea AND period = 6") == 1)
             #expect(try await harness.count("trace_time_interval_warning", where: "submission_type = 'SUBMISSION_TYPE_PCR_TEST'") == 3)
         }

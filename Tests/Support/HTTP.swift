@@ -26,13 +26,10 @@ package enum HTTP {
     package static func send(_ request: HTTPClientRequest, tls: TLSConfiguration? = nil) async throws -> Reply {
         guard let tls else { return try await self.execute(request, on: HTTPClient.shared) }
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
-        do {
-            let reply = try await self.execute(request, on: client)
+        return try await withCleanup {
+            try await self.execute(request, on: client)
+        } cleanup: {
             try await client.shutdown()
-            return reply
-        } catch {
-            try? await client.shutdown()
-            throw error
         }
     }
 

@@ -88,12 +88,14 @@ package final class OneShot<Value: Sendable>: Sendable {
 }
 
 /// Runs `body`, then `cleanup`, also when `body` throws; `body`'s error wins over `cleanup`'s.
-package func withCleanup(_ body: () async throws -> Void, cleanup: () async throws -> Void) async throws {
+package func withCleanup<Result>(_ body: () async throws -> Result, cleanup: () async throws -> Void) async throws -> Result {
+    let result: Result
     do {
-        try await body()
+        result = try await body()
     } catch {
         try? await cleanup()
         throw error
     }
     try await cleanup()
+    return result
 }

@@ -171,36 +171,15 @@ struct VerificationHarness: Sendable {
 
     // MARK: - Calls
 
-    struct Reply: Sendable {
-        let status: HTTPResponse.Status
-        let headers: HTTPFields
-        let body: ByteBuffer
-
-        var text: String { self.body.text }
-        func json() throws -> [String: Any] { try JSONSerialization.jsonObject(with: self.body.data) as? [String: Any] ?? [:] }
-        func string(_ key: String) throws -> String? { try self.json()[key] as? String }
-    }
+    typealias Reply = RouterReply
 
     func post(_ app: App, _ uri: String, _ body: String?, headers: HTTPFields = .json) async throws -> Reply {
-        try await app.test(.router) { client in
-            let response = try await client.execute(uri: uri, method: .post, headers: headers, body: body.map { ByteBuffer(string: $0) })
-            return Reply(status: response.status, headers: response.headers, body: response.body)
-        }
+        try await app.post(uri, headers: headers, body: body.map { ByteBuffer(string: $0) })
     }
 
     /// The same request `count` times at once.
     func parallel(_ count: Int, _ app: App, _ uri: String, _ body: String?, headers: HTTPFields = .json) async throws -> [Reply] {
-        try await app.test(.router) { client in
-            try await withThrowingTaskGroup(of: Reply.self) { group in
-                for _ in 0..<count {
-                    group.addTask {
-                        let response = try await client.execute(uri: uri, method: .post, headers: headers, body: body.map { ByteBuffer(string: $0) })
-                        return Reply(status: response.status, headers: response.headers, body: response.body)
-                    }
-                }
-                return try await group.reduce(into: []) { $0.append($1) }
-            }
-        }
+        try await app.post(uri, headers: headers, body: body.map { ByteBuffer(string: $0) }, times: count)
     }
 
     // MARK: - Journeys

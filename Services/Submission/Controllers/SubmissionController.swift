@@ -40,8 +40,7 @@ struct SubmissionController: Sendable {
         guard let fakeHeader = request.headers[Self.fakeHeader] else { throw SubmissionFailure.missingFakeHeader }
         // The reference reads the header as an integer: 0 is real, any other number a dummy.
         guard let fake = Int(fakeHeader.trimmingCharacters(in: .whitespaces)) else { throw SubmissionFailure.fakeHeaderNotInteger }
-        let mediaType = request.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
-        guard mediaType == "application/x-protobuf" else { throw SubmissionFailure.unsupportedContentType }
+        guard request.mediaType == "application/x-protobuf" else { throw SubmissionFailure.unsupportedContentType }
         let body = try await request.body.collect(upTo: context.maxUploadSize)
 
         guard fake == 0 else {

@@ -49,6 +49,10 @@ struct FakeDelayEstimator: Sendable {
         self.delays = Dictionary(uniqueKeysWithValues: AppEndpoint.allCases.map { ($0, FakeDelay(initial: initial, samples: samples)) })
     }
 
+    init(_ settings: FakeDelay.Settings) {
+        self.init(initial: settings.initial, samples: settings.samples)
+    }
+
     /// Folds the duration of a completed real request into that endpoint's average.
     func record(_ endpoint: AppEndpoint, duration: Duration) {
         self.delays[endpoint]?.record(duration)

@@ -10,8 +10,7 @@ extension Request {
     /// failing field path (`testResults[3].result: expected an integer`) for malformed JSON or wrong types.
     /// Messages never contain submitted values.
     package func decodeJSON<Value: Decodable>(as type: Value.Type, context: some RequestContext) async throws -> Value {
-        let mediaType = self.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
-        guard mediaType == "application/json" else {
+        guard self.mediaType == "application/json" else {
             throw APIError(.unsupportedMediaType, "Content-Type must be application/json")
         }
         let buffer = try await self.body.collect(upTo: context.maxUploadSize)
@@ -21,6 +20,13 @@ extension Request {
         } catch let error as DecodingError {
             throw APIError(.badRequest, JSONProblem.describe(error, body: data))
         }
+    }
+}
+
+extension Request {
+    /// The media type of `Content-Type`, in lower case and without parameters such as `charset`.
+    package var mediaType: String? {
+        self.headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
     }
 }
 

@@ -24,6 +24,31 @@ package final class FakeDelay: Sendable {
         self.samples = max(1, samples)
     }
 
+    /// An estimate configured by `settings`.
+    package convenience init(_ settings: Settings) {
+        self.init(initial: settings.initial, samples: settings.samples)
+    }
+
+    /// `FAKE_DELAY_INITIAL` and `FAKE_DELAY_SAMPLES`, the same two settings in every service with dummy requests.
+    package struct Settings: Sendable, Equatable {
+        package var initial: Duration
+        package var samples: Int
+
+        package init(settings: SettingsReader, defaultSamples: Int) {
+            self.initial = settings.duration(
+                "FAKE_DELAY_INITIAL",
+                default: .milliseconds(10),
+                help: "Assumed duration of real requests until some were measured."
+            )
+            self.samples = settings.int(
+                "FAKE_DELAY_SAMPLES",
+                default: defaultSamples,
+                range: 1...1000,
+                help: "Weight of the past in the moving average of real durations."
+            )
+        }
+    }
+
     /// Folds the duration of a completed real request into the average.
     package func record(_ duration: Duration) {
         let sample = Self.microseconds(min(duration, Self.maximum))
