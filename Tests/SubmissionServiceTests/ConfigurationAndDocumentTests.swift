@@ -1,5 +1,6 @@
 // Settings and the OpenAPI document.
 
+import ENModels
 import ENServiceKit
 import ENTestSupport
 import Foundation

@@ -11,7 +11,7 @@ struct SubmissionPolicy: Sendable, Equatable {
     /// The only origin a payload may name; an empty origin becomes this one.
     var originCountry = "DE"
     /// Countries a key may have been visited in.
-    var supportedCountries: Set<String> = Set(Self.euGatewayCountries)
+    var supportedCountries: Set<String> = Set(CountryCode.euGateway)
     var minRollingPeriod = 1
     var maxRollingPeriod = 144
     /// Keys whose interval started before today's midnight (UTC) minus this many days are dropped.
@@ -22,13 +22,6 @@ struct SubmissionPolicy: Sendable, Equatable {
     var keyPaddingMultiplier = 1
     var checkIns = CheckInPolicy()
     var derivations = TEKFieldDerivations.bundled
-
-    /// The EU member states and the EEA countries of the EU federation gateway: what phones may list as visited
-    /// without configuration (the reference requires `SUPPORTED_COUNTRIES` to be set).
-    static let euGatewayCountries = [
-        "AT", "BE", "BG", "CY", "CZ", "DE", "DK", "EE", "ES", "FI", "FR", "GR", "HR", "HU", "IE", "IS", "IT", "LI", "LT", "LU",
-        "LV", "MT", "NL", "NO", "PL", "PT", "RO", "SE", "SI", "SK",
-    ]
 
     init() {}
 
@@ -50,7 +43,7 @@ struct SubmissionPolicy: Sendable, Equatable {
         if let bad = supported.first(where: { !CountryCode.isValid($0) }) {
             settings.report("SUPPORTED_COUNTRIES", "holds '\(bad)', which is not an ISO 3166 alpha-2 code in upper case")
         }
-        self.supportedCountries = Set(supported.isEmpty ? Self.euGatewayCountries : supported + [self.originCountry])
+        self.supportedCountries = Set(supported.isEmpty ? CountryCode.euGateway : supported + [self.originCountry])
         self.minRollingPeriod = settings.int("MIN_ROLLING_PERIOD", default: defaults.minRollingPeriod, range: 1...144, help: "Shortest rolling period of a key.")
         self.maxRollingPeriod = settings.int(
             "MAX_ROLLING_PERIOD",
@@ -126,19 +119,4 @@ struct CheckInPolicy: Sendable, Equatable {
             self.paddingPepper = Array(pepper.utf8)
         }
     }
-}
-
-/// ISO 3166-1 alpha-2 country codes.
-enum CountryCode {
-    /// Two upper-case letters that name an ISO 3166-1 country (the reference uses Java's `Locale.getISOCountries()`).
-    static func isValid(_ code: String) -> Bool {
-        code.utf8.count == 2 && code.utf8.allSatisfy { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) } && self.known.contains(code)
-    }
-
-    /// Foundation's two-letter regions, less the codes ISO 3166 only reserves (such as `EU`, `UN`, `XK`), which
-    /// Java's list does not hold either: 249 countries.
-    private static let known: Set<String> = Set(Locale.Region.isoRegions.map(\.identifier).filter { $0.count == 2 })
-        .subtracting(["AC", "CP", "CQ", "DG", "EA", "EU", "EZ", "IC", "QO", "TA", "UN", "XK"])
-
-    static var count: Int { self.known.count }
 }

@@ -32,34 +32,21 @@ extension HTTPServiceEntrypoint {
         exit(code)
     }
 
-    static func run(arguments: [String], environment: [String: String]) async -> Int32 {
-        let settings = SettingsReader(arguments: arguments, environment: environment)
-        let migrateOnly = settings.bool("MIGRATE_ONLY", default: false, help: "Apply pending database migrations, then exit.")
-        let configuration = Configuration(settings: settings)
-        if settings.helpRequested {
-            print("\(self.serviceName)\n\n\(settings.helpText)")
-            return 0
+    /// Runs the service as `main()` does and returns the exit code.
+    package static func run(arguments: [String], environment: [String: String]) async -> Int32 {
+        let ready: (configuration: Configuration, environment: ServiceEnvironment, migrateOnly: Bool)
+        switch self.start(arguments: arguments, environment: environment) {
+        case .exit(let code): return code
+        case .ready(let value): ready = value
         }
-        do {
-            try settings.finish()
-        } catch {
-            FileHandle.standardError.write(Data("\(self.serviceName): \(error.description)\n".utf8))
-            return 2
-        }
-
-        LoggingBootstrap.bootstrap(configuration.logging)
-        let registry = PrometheusCollectorRegistry()
-        let factory = PrometheusMetricsFactory(registry: registry)
-        MetricsSystem.bootstrap(factory)
-        let logger = Logger(label: self.serviceName)
-        let environment = ServiceEnvironment(logger: logger, metricsRegistry: registry, metricsFactory: factory)
-
-        if migrateOnly || configuration.database.autoMigrate {
+        let configuration = ready.configuration
+        let logger = ready.environment.logger
+        if ready.migrateOnly || configuration.database.autoMigrate {
             let code = await self.migrate(configuration: configuration, logger: logger)
-            if migrateOnly || code != 0 { return code }
+            if ready.migrateOnly || code != 0 { return code }
         }
         do {
-            let app = try await self.buildApplication(configuration: configuration, environment: environment)
+            let app = try await self.buildApplication(configuration: configuration, environment: ready.environment)
             var groupConfiguration = ServiceGroupConfiguration(
                 services: [.init(service: app)],
                 gracefulShutdownSignals: [.sigterm, .sigint],
@@ -78,6 +65,32 @@ extension HTTPServiceEntrypoint {
         }
     }
 
+    /// Parses the configuration (every problem printed, exit 2; `--help` prints the settings, exit 0), then bootstraps
+    /// logging and metrics. Also the start of binaries that run jobs besides serving (distribution's `run` mode).
+    package static func start(arguments: [String], environment: [String: String]) -> Startup<Configuration> {
+        let settings = SettingsReader(arguments: arguments, environment: environment)
+        let migrateOnly = settings.bool("MIGRATE_ONLY", default: false, help: "Apply pending database migrations, then exit.")
+        let configuration = Configuration(settings: settings)
+        if settings.helpRequested {
+            print("\(self.serviceName)\n\n\(settings.helpText)")
+            return .exit(0)
+        }
+        do {
+            try settings.finish()
+        } catch {
+            FileHandle.standardError.write(Data("\(self.serviceName): \(error.description)\n".utf8))
+            return .exit(2)
+        }
+
+        LoggingBootstrap.bootstrap(configuration.logging)
+        let registry = PrometheusCollectorRegistry()
+        let factory = PrometheusMetricsFactory(registry: registry)
+        MetricsSystem.bootstrap(factory)
+        let logger = Logger(label: self.serviceName)
+        let serviceEnvironment = ServiceEnvironment(logger: logger, metricsRegistry: registry, metricsFactory: factory)
+        return .ready((configuration, serviceEnvironment, migrateOnly))
+    }
+
     /// Applies pending migrations before the application is built. Not in `beforeServerStarts`: Hummingbird starts
     /// the application's services (internal listener, background jobs) alongside that prelude, so they could
     /// touch the schema before it exists.
@@ -91,4 +104,10 @@ extension HTTPServiceEntrypoint {
             return 1
         }
     }
+}
+
+/// The outcome of parsing a binary's arguments: go on with the configuration, or exit with a code.
+package enum Startup<Configuration: Sendable> {
+    case ready((configuration: Configuration, environment: ServiceEnvironment, migrateOnly: Bool))
+    case exit(Int32)
 }
