@@ -14,7 +14,7 @@ PROTOC_GEN_SWIFT := .build-protoc/release/protoc-gen-swift
 PROTO_OUT := Shared/Models/Generated
 PROTO_OPTS := Visibility=Package,FileNaming=PathToUnderscores,UseAccessLevelOnImports=true
 
-.PHONY: help build test test-unit run stop db-start db-stop db-status protos protos-check protoc-tools bench clean
+.PHONY: help build test test-unit run stop db-start db-stop db-status protos protos-check protoc-tools bench bench-distribution distribute clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -37,6 +37,9 @@ run: ## Start PostgreSQL and every service on loopback, print the URLs; Ctrl-C s
 
 stop: ## Stop what `make run` started (services and PostgreSQL)
 	deploy/local/run.sh stop
+
+distribute: ## One distribution run now, with the settings of `make run` (the served one runs hourly)
+	deploy/local/run.sh distribute
 
 db-start: ## Start the local PostgreSQL cluster (.data/postgres, 127.0.0.1:54329), creating it if needed
 	@$(PG) start >/dev/null
@@ -70,6 +73,11 @@ bench: ## Measure test-result, verification and submission throughput against th
 	$(SWIFT) build -c release --product verification-service
 	$(SWIFT) build -c release --product submission-service
 	deploy/local/bench.sh
+
+bench-distribution: ## Time full distribution runs over 100k and 1.4M synthetic keys (release; BENCH_KEYS to change)
+	$(SWIFT) build -c release --product distribution-service
+	$(SWIFT) build -c release --product submission-service
+	deploy/local/bench-distribution.sh
 
 clean: ## Remove build folders (keeps .data/)
 	rm -rf .build .build-protoc

@@ -17,6 +17,7 @@ let package = Package(
         .executable(name: "test-result-service", targets: ["TestResultService"]),
         .executable(name: "verification-service", targets: ["VerificationService"]),
         .executable(name: "submission-service", targets: ["SubmissionService"]),
+        .executable(name: "distribution-service", targets: ["DistributionService"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -119,6 +120,19 @@ let package = Package(
             ]
         ),
 
+        service(
+            "Distribution",
+            binary: "distribution-service",
+            extra: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            resources: [.copy("Resources/app-config.json")]
+        ),
+
         // MARK: - Tests
         .target(
             name: "ENTestSupport",
@@ -166,6 +180,19 @@ let package = Package(
                 "TestResultService",
                 "ENModels",
                 "ENCrypto",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ]
+        ),
+        serviceTests(
+            "Distribution",
+            extra: [
+                "SubmissionService",
+                "ENModels",
+                "ENCrypto",
+                "ENPersistence",
+                "ENServiceKit",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),

@@ -462,6 +462,11 @@ ALTER DATABASE datadonation OWNER TO datadonation;
 -- Each service reaches only its own database; keys is shared as ARCHITECTURE §4 says.
 REVOKE CONNECT, TEMPORARY ON DATABASE keys, verification, testresult, portal, datadonation FROM PUBLIC;
 GRANT CONNECT ON DATABASE keys TO distribution, federation;
+-- Submission's migrations create the keys tables; distribution reads them and deletes what is past retention.
+-- Default privileges cover tables created later, the plain GRANT those that exist already.
+\c keys
+ALTER DEFAULT PRIVILEGES FOR ROLE submission IN SCHEMA public GRANT SELECT, DELETE ON TABLES TO distribution;
+GRANT SELECT, DELETE ON ALL TABLES IN SCHEMA public TO distribution;
 EOF
 }
 

@@ -3,6 +3,7 @@
 #
 #   deploy/local/run.sh          start everything, print the URLs, follow the logs; Ctrl-C stops everything
 #   deploy/local/run.sh stop     stop what a previous run left running (services, then PostgreSQL)
+#   deploy/local/run.sh distribute   one distribution run now (`distribution-service run`), beside a running suite
 #
 # Binaries come from .build/<CONFIG> (make run builds them first). State lives under .data/: the database
 # cluster, logs in .data/logs, process ids in .data/run. A second run reuses .data/.
@@ -17,13 +18,28 @@ bin="$root/.build/$config"
 logs="$data/logs"
 pids="$data/run"
 
-# name | binary | environment (space-separated KEY=VALUE; @db:<role> is replaced by that role's database URL,
-# @jwt-public-key by the development key of deploy/local/dev-jwt.sh)
+# name | binary [arguments] | environment (space-separated KEY=VALUE; @db:<role> is replaced by that role's database
+# URL, @jwt-public-key by the development key of deploy/local/dev-jwt.sh, @data by the data folder)
 services=(
   "test-result|test-result-service|HTTP_PORT=8003 INTERNAL_HTTP_PORT=8013 DATABASE_URL=@db:testresult"
   "verification|verification-service|HTTP_PORT=8002 INTERNAL_HTTP_PORT=8012 DATABASE_URL=@db:verification TEST_RESULT_INTERNAL_URL=http://127.0.0.1:8013 TELETAN_JWT_PUBLIC_KEYS=@jwt-public-key"
   "submission|submission-service|HTTP_PORT=8001 DATABASE_URL=@db:submission VERIFICATION_INTERNAL_URL=http://127.0.0.1:8012"
+  "distribution|distribution-service serve|HTTP_PORT=8005 DATABASE_URL=@db:distribution SIGNING_KEY_FILES=@data/keys/cdn-signing.pem CDN_DIRECTORY=@data/cdn SIGNATURE_APP_BUNDLE_ID=de.rki.coronawarnapp-dev"
 )
+distribution_entry="${services[3]}"
+
+# The development key that signs the CDN tree: P-256, created once, kept in .data/keys (never committed).
+ensure_cdn_key() {
+  local key="$data/keys/cdn-signing.pem"
+  [ -s "$key" ] && return 0
+  command -v openssl >/dev/null || fail "openssl is required to create the development CDN signing key"
+  mkdir -p "$data/keys"
+  chmod 700 "$data/keys"
+  ( umask 077; openssl ecparam -name prime256v1 -genkey -noout -out "$key" 2>/dev/null ) || fail "could not create $key"
+  say "created the development CDN signing key $key"
+}
+
+cdn_public_key() { openssl ec -in "$data/keys/cdn-signing.pem" -pubout 2>/dev/null; }
 
 say() { printf '%s\n' "$*"; }
 fail() { printf 'run.sh: %s\n' "$*" >&2; exit 1; }
@@ -61,22 +77,30 @@ stop_all() {
 
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
-start_service() {
-  local name="$1" binary="$2" settings="$3" env=() item role
-  [ -x "$bin/$binary" ] || fail "$bin/$binary is missing: run 'make run' (it builds first)"
+# The environment of a service entry, one KEY=VALUE per line.
+service_env() {
+  local settings="$1" item role
   for item in $settings; do
     case "$item" in
-      *=@db:*) role="${item#*=@db:}"; env+=("${item%%=*}=$("$pg" url "$role")") ;;
-      *=@jwt-public-key) env+=("${item%%=*}=$("$root/deploy/local/dev-jwt.sh" keys)") ;;
-      *) env+=("$item") ;;
+      *=@db:*) role="${item#*=@db:}"; printf '%s\n' "${item%%=*}=$("$pg" url "$role")" ;;
+      *=@jwt-public-key) printf '%s\n' "${item%%=*}=$("$root/deploy/local/dev-jwt.sh" keys)" ;;
+      *=@data/*) printf '%s\n' "${item%%=*}=$data/${item#*=@data/}" ;;
+      *) printf '%s\n' "$item" ;;
     esac
   done
+}
+
+start_service() {
+  local name="$1" binary="${2%% *}" args=() env=() item
+  [[ "$2" == *" "* ]] && read -ra args <<<"${2#* }"
+  [ -x "$bin/$binary" ] || fail "$bin/$binary is missing: run 'make run' (it builds first)"
+  mapfile -t env < <(service_env "$3")
   for item in "${env[@]}"; do
     case "$item" in *_PORT=*) port_in_use "${item#*=}" && fail "port ${item#*=} (for $name) is already in use; is another run active? ('make stop')" ;; esac
   done
   # Exported in a subshell, not passed to env(1): a command line is visible to every user in ps, and
   # DATABASE_URL holds a password.
-  ( export "${env[@]}" LOG_LEVEL="${LOG_LEVEL:-info}"; exec "$bin/$binary" ) >>"$logs/$name.log" 2>&1 &
+  ( export "${env[@]}" LOG_LEVEL="${LOG_LEVEL:-info}"; exec "$bin/$binary" "${args[@]}" ) >>"$logs/$name.log" 2>&1 &
   echo $! >"$pids/$name.pid"
 }
 
@@ -91,8 +115,18 @@ wait_ready() {
   fail "$name did not become ready within 30 s (log: $logs/$name.log)"
 }
 
+# One distribution run with the suite's settings, e.g. right after a submission (the served one runs hourly).
+distribute_now() {
+  local env=() settings
+  IFS='|' read -r _ _ settings <<<"$distribution_entry"
+  mapfile -t env < <(service_env "$settings" | grep -v '^HTTP_PORT=')
+  ensure_cdn_key
+  ( export "${env[@]}" LOG_LEVEL="${LOG_LEVEL:-info}"; exec "$bin/distribution-service" run )
+}
+
 case "${1:-run}" in
   stop) stop_all; exit 0 ;;
+  distribute) distribute_now; exit $? ;;
   run) ;;
   -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
   *) fail "unknown command '$1' (run or stop)" ;;
@@ -102,6 +136,7 @@ command -v curl >/dev/null || fail "curl is required"
 mkdir -p "$logs" "$pids"
 stop_services >/dev/null   # leftovers of a run that was killed
 "$pg" start >/dev/null
+ensure_cdn_key
 trap 'stop_all; exit 0' INT TERM
 
 for entry in "${services[@]}"; do
@@ -125,6 +160,11 @@ The suite is running on loopback (Ctrl-C stops everything; 'make stop' from anot
   verification-service  http://127.0.0.1:8002   app API (POST /version/v1/registrationToken, /testresult, /tan)
                         http://127.0.0.1:8012   internal API (POST /version/v1/tan/verify, /tan/teletan, /testresult)
   submission-service    http://127.0.0.1:8001   app API (POST /version/v1/diagnosis-keys, /submission-on-behalf)
+  distribution-service  http://127.0.0.1:8005   health and metrics; runs hourly (and now: 'deploy/local/run.sh distribute')
+                        CDN tree in $data/cdn (make run serves it through the gateway once that exists)
+
+The CDN signing key (development; verify archives with 'openssl dgst -sha256 -verify'):
+$(cdn_public_key)
 
 Try it:
   curl -i -X POST http://127.0.0.1:8003/api/v1/lab/results -H 'Content-Type: application/json' \\

@@ -1,0 +1,119 @@
+// Every setting of distribution-service, read and validated once; signing keys and the app configuration are loaded
+// here, so a missing key or a bad configuration file stops the service before anything is written.
+
+import ENModels
+import ENPersistence
+import ENServiceKit
+import Foundation
+
+/// The configuration of distribution-service.
+struct DistributionConfiguration: ServiceConfiguration {
+    /// Health and metrics in `serve` mode.
+    var http: ListenAddress
+    var database: DatabaseConfiguration
+    var logging: LoggingConfiguration
+    /// Time between runs in `serve` mode (the first run is at start).
+    var interval: Duration
+    var policy: KeyDistributionPolicy
+    var signer: ArchiveSigner
+    var appConfiguration: AppConfiguration
+    var objectStore: ObjectStoreChoice
+    var publishing: PublishPolicy
+
+    /// Where the tree goes.
+    enum ObjectStoreChoice: Sendable {
+        case directory(URL)
+        case s3(S3Configuration)
+    }
+
+    enum StoreKind: String, CaseIterable { case directory, s3 }
+
+    /// Reads:
+    /// - `HTTP_HOST` (127.0.0.1), `HTTP_PORT` (8005), `DATABASE_URL` (the `keys` database) and the other database and
+    ///   logging settings, `DISTRIBUTION_INTERVAL` (1h)
+    /// - the thresholds and windows of `KeyDistributionPolicy`
+    /// - `SIGNING_KEY_FILES` (required: `path[:key id[:version]]`, comma-separated), `SIGNATURE_APP_BUNDLE_ID`
+    /// - `APP_CONFIG_FILE` (the bundled `app-config.json` when unset)
+    /// - `OBJECT_STORE` (`directory` or `s3`), `CDN_DIRECTORY` (.data/cdn), the `S3_*` settings and the `PUBLISH_*` limits
+    init(settings: SettingsReader) {
+        self.http = ListenAddress(settings: settings, prefix: "HTTP", defaultPort: 8005, purpose: "health and metrics (serve mode)")
+        self.database = DatabaseConfiguration(settings: settings)
+        self.logging = LoggingConfiguration(settings: settings)
+        self.interval = settings.duration(
+            "DISTRIBUTION_INTERVAL",
+            default: .seconds(3600),
+            minimum: .seconds(1),
+            help: "Time between runs in serve mode; the first run is at start."
+        )
+        self.policy = KeyDistributionPolicy(settings: settings)
+
+        let keyEntries = settings.list(
+            "SIGNING_KEY_FILES",
+            help: "Comma-separated PEM EC P-256 private keys as path[:key id[:version]] (id 262, version v1 by default); "
+                + "with two keys every archive carries two signatures."
+        )
+        var keys: [SigningKey] = []
+        if keyEntries.isEmpty { settings.report("SIGNING_KEY_FILES", "is required") }
+        for entry in keyEntries {
+            do {
+                keys.append(try SigningKey.load(entry: entry))
+            } catch {
+                settings.report("SIGNING_KEY_FILES", "\(error)")
+            }
+        }
+        self.signer = ArchiveSigner(
+            keys: keys,
+            appBundleID: settings.string(
+                "SIGNATURE_APP_BUNDLE_ID",
+                default: "de.rki.coronawarnapp",
+                help: "app_bundle_id of every signature (de.rki.coronawarnapp-dev for development keys)."
+            )
+        )
+
+        let appConfigFile = settings.optionalString(
+            "APP_CONFIG_FILE",
+            help: "JSON file of the app configuration (default: the bundled app-config.json)."
+        )
+        do {
+            self.appConfiguration = try AppConfiguration.load(contentsOf: appConfigFile.map(URL.init(fileURLWithPath:)) ?? AppConfiguration.bundledFileURL)
+        } catch {
+            settings.report("APP_CONFIG_FILE", "\(error)")
+            // Never used: the problem stops the service before a run.
+            self.appConfiguration = AppConfiguration(ios: .init(), android: .init())
+        }
+
+        let kind = settings.choice("OBJECT_STORE", default: StoreKind.directory, help: "Where the CDN tree is published: directory or s3.")
+        let directory = settings.string("CDN_DIRECTORY", default: ".data/cdn", help: "Folder of the tree when OBJECT_STORE is directory.")
+        let s3 = S3Configuration(
+            endpoint: settings.httpURL("S3_ENDPOINT", default: "http://127.0.0.1:9000", help: "S3-compatible endpoint (path-style requests)."),
+            bucket: settings.string("S3_BUCKET", default: "cwa", help: "Bucket of the tree; it must exist."),
+            region: settings.string("S3_REGION", default: "eu-central-1", help: "Region used in request signatures."),
+            accessKeyID: kind == .s3 ? settings.requiredString("S3_ACCESS_KEY_ID", help: "S3 access key id.") : "",
+            secretAccessKey: kind == .s3 ? settings.requiredString("S3_SECRET_ACCESS_KEY", secret: true, help: "S3 secret access key.") : "",
+            publicReadACL: settings.bool("S3_PUBLIC_READ_ACL", default: false, help: "Send x-amz-acl: public-read with every upload."),
+            requestTimeout: settings.duration("S3_REQUEST_TIMEOUT", default: .seconds(30), help: "Timeout of one S3 request.")
+        )
+        switch kind {
+        case .directory: self.objectStore = .directory(URL(fileURLWithPath: directory))
+        case .s3: self.objectStore = .s3(s3)
+        }
+
+        let defaults = PublishPolicy()
+        self.publishing = PublishPolicy(
+            parallelism: settings.int("PUBLISH_PARALLELISM", default: defaults.parallelism, range: 1...64, help: "Uploads in flight at once."),
+            attempts: settings.int("PUBLISH_RETRY_ATTEMPTS", default: defaults.attempts, range: 1...10, help: "Tries per upload or delete."),
+            backoff: settings.duration("PUBLISH_RETRY_BACKOFF", default: defaults.backoff, help: "Pause before the first retry (doubled after)."),
+            maxFailedOperations: settings.int(
+                "PUBLISH_MAX_FAILED_OPERATIONS",
+                default: defaults.maxFailedOperations,
+                range: 0...10_000,
+                help: "More failed operations abort the run."
+            ),
+            forceUpdateKeyFiles: settings.bool(
+                "FORCE_UPDATE_KEYFILES",
+                default: false,
+                help: "Rewrite already published key files (repair only; phones may have fetched the old ones)."
+            )
+        )
+    }
+}

@@ -1,0 +1,138 @@
+// Reading what submission stored, and deleting what is past retention, in the `keys` database (cwa-server §3.2, §3.9).
+
+import ENPersistence
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// The rows removed by retention.
+struct RetentionOutcome: Sendable, Equatable {
+    var keys = 0
+    var checkInReports = 0
+    var traceWarnings = 0
+}
+
+/// The queries of a distribution run, on the connection of the run's transaction (which holds the run lock).
+struct DistributionStore: Sendable {
+    let connection: PostgresConnection
+    let logger: Logger
+
+    init(connection: PostgresConnection, logger: Logger) {
+        self.connection = connection
+        self.logger = logger.cappedForDatabase
+    }
+
+    /// Deletes keys, check-in reports and warnings submitted before `hour`; federation's copies of the keys go with
+    /// them (foreign key with `ON DELETE CASCADE`).
+    func deleteSubmitted(before hour: Int64) async throws -> RetentionOutcome {
+        RetentionOutcome(
+            keys: try await self.count("WITH d AS (DELETE FROM diagnosis_key WHERE submission_timestamp < \(hour) RETURNING 1) SELECT count(*) FROM d"),
+            checkInReports: try await self.count(
+                "WITH d AS (DELETE FROM check_in_protected_reports WHERE submission_timestamp < \(hour) RETURNING 1) SELECT count(*) FROM d"
+            ),
+            traceWarnings: try await self.count(
+                "WITH d AS (DELETE FROM trace_time_interval_warning WHERE submission_timestamp < \(hour) RETURNING 1) SELECT count(*) FROM d"
+            )
+        )
+    }
+
+    /// Keys with at least `minimumTRL`, submitted in `fromHour` or later.
+    func keys(minimumTRL: Int, fromHour: Int64) async throws -> [DistributionKey] {
+        let rows = try await self.connection.query(
+            """
+            SELECT key_data, rolling_start_interval_number, rolling_period, transmission_risk_level, submission_timestamp,
+                   origin_country, array_to_string(visited_countries, ',')
+              FROM diagnosis_key
+             WHERE transmission_risk_level >= \(minimumTRL) AND submission_timestamp >= \(fromHour)
+            """,
+            logger: self.logger
+        )
+        var keys: [DistributionKey] = []
+        // Most keys share a handful of visited-country lists: each list is split once, and the arrays are shared.
+        var countryLists: [String: [String]] = [:]
+        for try await (keyData, rsin, rollingPeriod, trl, hour, origin, visited)
+            in rows.decode((ByteBuffer, Int32, Int32, Int32, Int64, String, String).self)
+        {
+            guard let data = KeyData(keyData.readableBytesView) else { continue }
+            let countries: [String]
+            if let known = countryLists[visited] {
+                countries = known
+            } else {
+                countries = visited.split(separator: ",").map(String.init)
+                countryLists[visited] = countries
+            }
+            keys.append(
+                DistributionKey(
+                    keyData: data,
+                    rollingStartIntervalNumber: rsin,
+                    rollingPeriod: rollingPeriod,
+                    transmissionRiskLevel: trl,
+                    submissionHour: hour,
+                    originCountry: origin,
+                    visitedCountries: countries
+                )
+            )
+        }
+        return keys
+    }
+
+    /// Encrypted check-in reports submitted after `afterHour` and before `beforeHour`, in id order.
+    func checkInReports(after afterHour: Int64, before beforeHour: Int64) async throws -> [StoredCheckInReport] {
+        let rows = try await self.connection.query(
+            """
+            SELECT trace_location_id_hash, initialization_vector, encrypted_check_in_record, mac, submission_timestamp
+              FROM check_in_protected_reports
+             WHERE submission_timestamp > \(afterHour) AND submission_timestamp < \(beforeHour)
+             ORDER BY id
+            """,
+            logger: self.logger
+        )
+        var reports: [StoredCheckInReport] = []
+        for try await (hash, iv, record, mac, hour) in rows.decode((ByteBuffer, ByteBuffer, ByteBuffer, ByteBuffer, Int64).self) {
+            reports.append(
+                StoredCheckInReport(
+                    locationIDHash: Array(hash.readableBytesView),
+                    initializationVector: Array(iv.readableBytesView),
+                    encryptedCheckInRecord: Array(record.readableBytesView),
+                    mac: Array(mac.readableBytesView),
+                    submissionHour: hour
+                )
+            )
+        }
+        return reports
+    }
+
+    /// Unencrypted check-ins submitted after `afterHour` and before `beforeHour`, in id order.
+    func traceWarnings(after afterHour: Int64, before beforeHour: Int64) async throws -> [StoredTraceWarning] {
+        let rows = try await self.connection.query(
+            """
+            SELECT trace_location_id, start_interval_number, period, transmission_risk_level, submission_timestamp
+              FROM trace_time_interval_warning
+             WHERE submission_timestamp > \(afterHour) AND submission_timestamp < \(beforeHour)
+             ORDER BY id
+            """,
+            logger: self.logger
+        )
+        var warnings: [StoredTraceWarning] = []
+        for try await (hash, start, period, trl, hour) in rows.decode((ByteBuffer, Int32, Int32, Int32, Int64).self) {
+            warnings.append(
+                StoredTraceWarning(
+                    locationIDHash: Array(hash.readableBytesView),
+                    startIntervalNumber: UInt32(clamping: start),
+                    period: UInt32(clamping: period),
+                    transmissionRiskLevel: UInt32(clamping: trl),
+                    submissionHour: hour
+                )
+            )
+        }
+        return warnings
+    }
+
+    private func count(_ query: PostgresQuery) async throws -> Int {
+        var total = 0
+        for try await count in try await self.connection.query(query, logger: self.logger).decode(Int64.self) {
+            total = Int(count)
+        }
+        return total
+    }
+}

@@ -1,0 +1,86 @@
+// The CDN tree in a local directory, served by the gateway as static files (cwa-server §3.5, ARCHITECTURE §6).
+
+import ENModels
+import Foundation
+
+/// Stores objects as files under `root`. An object that is also a folder is the file `<key>/index` (the reference's
+/// convention), so `…/country` is both a JSON file and the parent of `…/country/DE`. Files are written under a
+/// hidden temporary name in the same folder and renamed over the target, so a reader sees the old or the new file,
+/// never a part of one. The checksum is recomputed from the file, as the directory holds no metadata.
+struct DirectoryStore: ObjectStore {
+    let root: URL
+    private static let temporaryPrefix = ".tmp-"
+
+    init(root: URL) {
+        self.root = root.standardizedFileURL
+    }
+
+    var description: String { "directory \(self.root.path)" }
+
+    func list(prefix: String) async throws -> Set<String> {
+        let rootPath = self.root.path.hasSuffix("/") ? self.root.path : self.root.path + "/"
+        guard let enumerator = FileManager.default.enumerator(atPath: rootPath) else { return [] }
+        var keys: Set<String> = []
+        while let relative = enumerator.nextObject() as? String {
+            let name = (relative as NSString).lastPathComponent
+            guard !name.hasPrefix(Self.temporaryPrefix) else { continue }
+            var isDirectory: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: rootPath + relative, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+            let key = name == "index" ? String(relative.dropLast("/index".count)) : relative
+            if key.hasPrefix(prefix) { keys.insert(key) }
+        }
+        return keys
+    }
+
+    func checksum(of key: String) async throws -> String? {
+        guard let path = self.existingFile(for: key), let data = FileManager.default.contents(atPath: path) else { return nil }
+        let bytes = [UInt8](data)
+        if bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]), let first = try? ZipArchive.entries(of: bytes).first {
+            return CWAHash.of(first.data)
+        }
+        return CWAHash.of(bytes)
+    }
+
+    func put(_ object: CDNObject) async throws {
+        let target = self.url(for: object.key, isDirectoryIndex: object.isDirectoryIndex)
+        let folder = target.deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let temporary = folder.appendingPathComponent(Self.temporaryPrefix + UUID().uuidString)
+        guard FileManager.default.createFile(atPath: temporary.path, contents: Data(object.body), attributes: [.posixPermissions: 0o644]) else {
+            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: temporary.path])
+        }
+        // rename(2) replaces the target atomically.
+        guard rename(temporary.path, target.path) == 0 else {
+            let code = errno
+            try? FileManager.default.removeItem(at: temporary)
+            throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
+        }
+    }
+
+    func delete(_ key: String) async throws {
+        guard let path = self.existingFile(for: key) else { return }
+        try FileManager.default.removeItem(atPath: path)
+        // Prune folders left empty, up to the root.
+        var folder = URL(fileURLWithPath: path).deletingLastPathComponent().standardizedFileURL
+        while folder.path.count > self.root.path.count, folder.path.hasPrefix(self.root.path) {
+            guard let contents = try? FileManager.default.contentsOfDirectory(atPath: folder.path), contents.isEmpty else { break }
+            try? FileManager.default.removeItem(at: folder)
+            folder = folder.deletingLastPathComponent()
+        }
+    }
+
+    private func url(for key: String, isDirectoryIndex: Bool) -> URL {
+        let url = self.root.appendingPathComponent(key)
+        return isDirectoryIndex ? url.appendingPathComponent("index") : url
+    }
+
+    /// The file holding `key`: `<key>/index` when the key is a folder, `<key>` otherwise.
+    private func existingFile(for key: String) -> String? {
+        let plain = self.root.appendingPathComponent(key).path
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: plain, isDirectory: &isDirectory) else { return nil }
+        guard isDirectory.boolValue else { return plain }
+        let index = plain + "/index"
+        return FileManager.default.fileExists(atPath: index) ? index : nil
+    }
+}

@@ -1,0 +1,44 @@
+// Where the CDN tree goes: a local directory served by the gateway, or an S3-compatible bucket.
+
+import Foundation
+
+/// One object of the CDN tree, ready to publish.
+struct CDNObject: Sendable, Equatable {
+    /// The object key, relative to the bucket root (`version/v1/diagnosis-keys/country/DE/date`).
+    let key: String
+    let body: [UInt8]
+    let contentType: ContentType
+    /// On disk the object is `<key>/index`, because the key is also a folder (cwa-server §3.5).
+    let isDirectoryIndex: Bool
+    /// `cwa-hash` (cwa-server §3.8): lowercase hex of MD5(MD5(content)), where content is `export.bin` for an archive
+    /// (its signature changes at every signing) and the whole body otherwise.
+    let checksum: String
+
+    enum ContentType: String, Sendable {
+        case json = "application/json"
+        case zip = "application/zip"
+    }
+
+    /// Key files (every key ending in a digit: day and hour archives, trace-warning hours) are never rewritten once
+    /// published (cwa-server §3.8, issue #650).
+    var isKeyFile: Bool { CDNObject.isKeyFile(self.key) }
+
+    static func isKeyFile(_ key: String) -> Bool {
+        key.utf8.last.map { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } ?? false
+    }
+}
+
+/// The operations publishing needs, one object at a time; the publisher adds parallelism, retries and the
+/// decisions of what to upload.
+protocol ObjectStore: Sendable {
+    /// A name for logs (`directory /srv/cdn`, `s3 http://…/cwa`).
+    var description: String { get }
+    /// Every object key under `prefix` (`""` for all). Keys are logical: a directory index is listed as its folder.
+    func list(prefix: String) async throws -> Set<String>
+    /// The `cwa-hash` an object was published with, or `nil` if it is absent or carries none.
+    func checksum(of key: String) async throws -> String?
+    /// Stores the object so that readers see either the old or the whole new content, never a part.
+    func put(_ object: CDNObject) async throws
+    /// Removes an object; removing an absent one is not an error.
+    func delete(_ key: String) async throws
+}

@@ -1,0 +1,172 @@
+// One distribution run: retention, assembly, signing and publishing, under a cluster-wide lock (cwa-server §3.1).
+
+import ENModels
+import ENPersistence
+import ENServiceKit
+import Foundation
+import Logging
+import PostgresNIO
+import SwiftProtobuf
+
+/// What a completed run did.
+struct RunReport: Sendable, Equatable {
+    var retention = RetentionOutcome()
+    var objectsDeleted = 0
+    var keysRead = 0
+    var checkInReportsRead = 0
+    var traceWarningsRead = 0
+    var archivesBuilt = 0
+    var publish = Publisher.Outcome()
+    /// Epoch seconds.
+    var finishedAt = 0.0
+}
+
+/// Runs the distribution once. The run holds a PostgreSQL advisory lock in its transaction from start to end, so
+/// two runs (a CronJob overlapping itself, two replicas in serve mode) never interleave: the second finds the lock
+/// taken and returns `nil` at once. Database retention commits with the run: when publishing fails, the rows stay
+/// and the next run tries again.
+struct DistributionRun: Sendable {
+    let configuration: DistributionConfiguration
+    let client: PostgresClient
+    let store: any ObjectStore
+    let clock: WallClock
+    let metrics: DistributionMetrics
+    let logger: Logger
+
+    static let lock = AdvisoryLock(name: "distribution-run")
+
+    /// The run's report, or `nil` when another run holds the lock.
+    func run() async throws -> RunReport? {
+        let started = ContinuousClock.now
+        do {
+            let report = try await rethrowingTransactionCause {
+                try await Self.lock.withTryLock(client: self.client, logger: self.logger.cappedForDatabase) { connection in
+                    try await self.work(DistributionStore(connection: connection, logger: self.logger))
+                }
+            }
+            let seconds = (ContinuousClock.now - started).timeInterval
+            guard let report else {
+                self.logger.notice("Another distribution run holds the lock; this one ends without work")
+                self.metrics.runFinished("skipped", seconds: seconds)
+                return nil
+            }
+            self.metrics.runFinished("completed", seconds: seconds)
+            self.metrics.completed(report)
+            self.logger.info(
+                "Distribution run completed",
+                metadata: [
+                    "seconds": "\(String(format: "%.2f", seconds))", "keys": "\(report.keysRead)",
+                    "archives": "\(report.archivesBuilt)", "uploaded": "\(report.publish.uploaded)",
+                    "unchanged": "\(report.publish.unchanged)", "deleted": "\(report.objectsDeleted)",
+                ]
+            )
+            return report
+        } catch {
+            self.metrics.runFinished("failed", seconds: (ContinuousClock.now - started).timeInterval)
+            throw error
+        }
+    }
+
+    private func work(_ database: DistributionStore) async throws -> RunReport {
+        let policy = self.configuration.policy
+        let now = self.clock.now
+        let currentHour = DistributionTime.hour(now.timeIntervalSince1970)
+        let retentionStartHour = currentHour - Int64(policy.retentionDays) * 24
+        let publisher = Publisher(store: self.store, policy: self.configuration.publishing, logger: self.logger)
+        var report = RunReport()
+
+        // 1. Retention first (§3.9): rows, then published objects.
+        report.retention = try await database.deleteSubmitted(before: retentionStartHour)
+        var existing = try await self.store.list(prefix: CDNPaths.root + "/")
+        let expired = ObjectRetention(policy: policy, currentHour: currentHour).expired(existing)
+        report.objectsDeleted = try await publisher.delete(expired)
+        existing.subtract(expired)
+        self.logger.info(
+            "Retention applied",
+            metadata: [
+                "rows.keys": "\(report.retention.keys)", "rows.checkins": "\(report.retention.checkInReports)",
+                "rows.warnings": "\(report.retention.traceWarnings)", "objects": "\(report.objectsDeleted)",
+            ]
+        )
+
+        // 2. Keys: read, bundle, plan the tree.
+        let keys = try await database.keys(minimumTRL: policy.minimumTRL, fromHour: currentHour - Int64(policy.daysToPublish) * 24)
+        report.keysRead = keys.count
+        let bundles = KeyBundler(policy: policy).bundle(keys, currentHour: currentHour)
+        let force = self.configuration.publishing.forceUpdateKeyFiles
+        let isPublished: (String) -> Bool = { !force && existing.contains($0) }
+        let signer = self.configuration.signer
+        let keyPlan = KeyTreeAssembler(policy: policy, signer: signer, logger: self.logger)
+            .plan(bundles, currentHour: currentHour, isPublished: isPublished)
+
+        // 3. Trace-warning packages of the complete hours inside retention.
+        let reports = try await database.checkInReports(after: retentionStartHour, before: currentHour)
+        let warnings = try await database.traceWarnings(after: retentionStartHour, before: currentHour)
+        report.checkInReportsRead = reports.count
+        report.traceWarningsRead = warnings.count
+        let twp = TraceWarningAssembler(region: policy.originCountry, signer: signer)
+            .plan(reports: reports, warnings: warnings, isPublished: isPublished)
+
+        // 4. App configurations and the root indexes.
+        let appConfiguration = self.configuration.appConfiguration
+        let configJobs = CDNPaths.appConfigurations.map { entry in
+            ArchiveJob(key: entry.key, isDirectoryIndex: false) {
+                switch entry.platform {
+                case .ios: try appConfiguration.ios.serializedBytes()
+                case .android: try appConfiguration.android.serializedBytes()
+                }
+            }
+        }
+        let roots: [CDNObject] = [
+            .index(CDNPaths.root, json: IndexJSON.strings(["v1"])),
+            .index(CDNPaths.rootV2, json: IndexJSON.strings(["v2"]), isDirectoryIndex: false),
+        ]
+        self.logger.info(
+            "Tree planned",
+            metadata: [
+                "keys": "\(keys.count)", "archives": "\(keyPlan.jobs.count + twp.jobs.count + configJobs.count)",
+                "published.before": "\(keyPlan.unchanged + twp.unchanged)", "oversized": "\(keyPlan.oversized)",
+            ]
+        )
+
+        // 5. Sign (in parallel), then publish: files first, indexes last.
+        let archives = try await signer.run(keyPlan.jobs + twp.jobs + configJobs)
+        report.archivesBuilt = archives.count
+        report.publish = try await publisher.publish(archives + twp.files + keyPlan.indexes + roots, existing: existing)
+        report.publish.unchanged += keyPlan.unchanged + twp.unchanged
+        report.finishedAt = self.clock.now.timeIntervalSince1970
+        return report
+    }
+}
+
+/// Which published objects retention removes (§3.9): day folders older than the retention window, hour folders
+/// before yesterday (with the default two days of hour files), trace-warning hours older than the window.
+struct ObjectRetention: Sendable {
+    let policy: KeyDistributionPolicy
+    let currentHour: Int64
+
+    func expired(_ keys: Set<String>) -> [String] {
+        let today = DistributionTime.day(ofHour: self.currentHour)
+        let oldestDay = today - Int64(self.policy.retentionDays)
+        let oldestHourFolderDay = today - Int64(self.policy.hourFileRetentionDays - 1)
+        let oldestTraceWarningHour = self.currentHour - Int64(self.policy.retentionDays) * 24
+        let keyFolder = CDNPaths.keyCountries + "/"
+        var expired: [String] = []
+        for key in keys {
+            if key.hasPrefix(keyFolder) {
+                // <country>/date/<YYYY-MM-DD>[/hour[/<H>]]
+                let parts = key.dropFirst(keyFolder.count).split(separator: "/")
+                guard parts.count >= 3, parts[1] == "date", let day = DistributionTime.day(isoDate: parts[2]) else { continue }
+                if day < oldestDay || (parts.count >= 4 && parts[3] == "hour" && day < oldestHourFolderDay) {
+                    expired.append(key)
+                }
+            } else if key.hasPrefix("version/v1/twp/country/") || key.hasPrefix("version/v2/twp/country/") {
+                // …/<country>/hour/<hours since the epoch>
+                let parts = key.split(separator: "/")
+                guard parts.count == 7, parts[5] == "hour", let hour = Int64(parts[6]) else { continue }
+                if hour < oldestTraceWarningHour { expired.append(key) }
+            }
+        }
+        return expired.sorted()
+    }
+}

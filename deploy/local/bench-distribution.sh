@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Times full distribution runs over synthetic keys in a throw-away database on the local cluster:
+# for each size in BENCH_KEYS (default "100000 1400000"), loads that many keys spread over the last 10 days
+# (TRL 3–8, every key past the expiry policy, all from DE), runs `distribution-service run` once into an empty
+# directory, and prints keys/s, wall time and peak RSS (from /usr/bin/time), then the run's own phase log.
+set -euo pipefail
+
+root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
+pg="$root/deploy/local/postgres.sh"
+distribution="$root/.build/release/distribution-service"
+submission="$root/.build/release/submission-service"
+sizes="${BENCH_KEYS:-100000 1400000}"
+
+for b in "$distribution" "$submission"; do [ -x "$b" ] || { echo "bench-distribution.sh: $b missing (make bench-distribution builds it)" >&2; exit 1; }; done
+[ -x /usr/bin/time ] || { echo "bench-distribution.sh: /usr/bin/time is needed for the peak RSS (apt-get install time)" >&2; exit 1; }
+
+"$pg" start >/dev/null
+database_env="$("$pg" env)"
+eval "$database_env"
+export PGHOST="$POSTGRES_HOST" PGPORT="$POSTGRES_PORT" PGUSER="$POSTGRES_USER" PGPASSWORD="$POSTGRES_PASSWORD"
+database="en_bench_distribution_$(date +%s)"
+work="$(mktemp -d)"
+cleanup() {
+  psql -q -d postgres -c "DROP DATABASE IF EXISTS $database WITH (FORCE)" || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+psql -q -d postgres -c "CREATE DATABASE $database"
+export DATABASE_URL="postgres://$PGUSER:$PGPASSWORD@$PGHOST:$PGPORT/$database?sslmode=disable" LOG_LEVEL=info
+"$submission" --migrate-only >/dev/null
+openssl ecparam -name prime256v1 -genkey -noout -out "$work/signing.pem" 2>/dev/null
+
+for n in $sizes; do
+  psql -q -d "$database" -c "TRUNCATE diagnosis_key CASCADE"
+  # Keys in the 240 complete hours before now; each key's day ended at least a day before its submission.
+  psql -q -d "$database" <<SQL
+INSERT INTO diagnosis_key (key_data, submission_type, rolling_start_interval_number, rolling_period, submission_timestamp,
+                           transmission_risk_level, origin_country, visited_countries, report_type,
+                           days_since_onset_of_symptoms, consent_to_federation)
+SELECT decode(md5(random()::text || i::text), 'hex'), 'SUBMISSION_TYPE_PCR_TEST',
+       ((h - 48) / 24) * 144, 144, h, 3 + i % 6, 'DE', ARRAY['DE'], 'CONFIRMED_TEST', 0, false
+  FROM (SELECT i, (extract(epoch FROM now())::bigint / 3600) - 1 - (i % 240) AS h
+          FROM generate_series(1, $n) AS i) AS s;
+ANALYZE diagnosis_key;
+SQL
+  rm -rf "$work/cdn"
+  echo "== $n keys"
+  /usr/bin/time -f "%e %M" -o "$work/time" env SIGNING_KEY_FILES="$work/signing.pem" CDN_DIRECTORY="$work/cdn" \
+    "$distribution" run >"$work/log" 2>&1 || { cat "$work/log"; exit 1; }
+  read -r seconds rss_kb <"$work/time"
+  files=$(find "$work/cdn" -type f | wc -l)
+  bytes=$(du -sb "$work/cdn" | cut -f1)
+  awk -v n="$n" -v s="$seconds" -v r="$rss_kb" -v f="$files" -v b="$bytes" 'BEGIN {
+    printf "keys %d  wall %.2f s  %.0f keys/s  peak RSS %.0f MB  files %d  tree %.1f MB\n", n, s, n / s, r / 1024, f, b / 1048576 }'
+  grep -E 'Retention applied|Tree planned|Distribution run completed' "$work/log" | sed 's/^/   /'
+done
