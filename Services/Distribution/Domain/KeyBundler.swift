@@ -20,7 +20,7 @@ struct KeyBundler: Sendable {
                 : self.bySubmissionHour(members.map { keys[$0] }, end: end)
         }
         var published: [String: HourlyKeys] = [self.policy.originCountry: byCountry[self.policy.originCountry] ?? [:]]
-        published[self.policy.euPackageName] = Self.union(of: byCountry)
+        published[self.policy.euPackageName] = self.union(of: byCountry)
         return published
     }
 
@@ -84,11 +84,12 @@ struct KeyBundler: Sendable {
     }
 
     /// The EU package: every bucket's published keys, each key once (in the earliest hour it was published in), and
-    /// every hour any bucket has, empty ones included.
-    private static func union(of hours: [String: HourlyKeys]) -> HourlyKeys {
+    /// every hour any bucket has, empty ones included. The origin country's bucket shares no key with the others
+    /// (a key listing the origin goes there only), so only the foreign buckets need de-duplication.
+    private func union(of hours: [String: HourlyKeys]) -> HourlyKeys {
+        var union = hours[self.policy.originCountry] ?? [:]
         var firstHour: [KeyData: (hour: Int64, key: DistributionKey)] = [:]
-        var union: HourlyKeys = [:]
-        for (_, byHour) in hours {
+        for (country, byHour) in hours where country != self.policy.originCountry {
             for (hour, keys) in byHour {
                 if union[hour] == nil { union[hour] = [] }
                 for key in keys {

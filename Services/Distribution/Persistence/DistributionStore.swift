@@ -37,23 +37,26 @@ struct DistributionStore: Sendable {
     }
 
     /// Keys with at least `minimumTRL`, submitted in `fromHour` or later.
+    ///
+    /// PostgreSQL packs the keys of each submission hour and country list into one `bytea` of fixed 28-byte records
+    /// (key data, then rolling start, rolling period and TRL as big-endian 32-bit integers), so a million keys
+    /// arrive as a few hundred rows: decoding a row costs far more than slicing a record.
     func keys(minimumTRL: Int, fromHour: Int64) async throws -> [DistributionKey] {
         let rows = try await self.connection.query(
             """
-            SELECT key_data, rolling_start_interval_number, rolling_period, transmission_risk_level, submission_timestamp,
-                   origin_country, array_to_string(visited_countries, ',')
+            SELECT submission_timestamp, origin_country, array_to_string(visited_countries, ','),
+                   string_agg(key_data || int4send(rolling_start_interval_number) || int4send(rolling_period)
+                              || int4send(transmission_risk_level), ''::bytea)
               FROM diagnosis_key
              WHERE transmission_risk_level >= \(minimumTRL) AND submission_timestamp >= \(fromHour)
+             GROUP BY submission_timestamp, origin_country, visited_countries
             """,
             logger: self.logger
         )
         var keys: [DistributionKey] = []
-        // Most keys share a handful of visited-country lists: each list is split once, and the arrays are shared.
+        // Most groups share a handful of visited-country lists: each list is split once, and the arrays are shared.
         var countryLists: [String: [String]] = [:]
-        for try await (keyData, rsin, rollingPeriod, trl, hour, origin, visited)
-            in rows.decode((ByteBuffer, Int32, Int32, Int32, Int64, String, String).self)
-        {
-            guard let data = KeyData(keyData.readableBytesView) else { continue }
+        for try await (hour, origin, visited, packed) in rows.decode((Int64, String, String, ByteBuffer).self) {
             let countries: [String]
             if let known = countryLists[visited] {
                 countries = known
@@ -61,20 +64,29 @@ struct DistributionStore: Sendable {
                 countries = visited.split(separator: ",").map(String.init)
                 countryLists[visited] = countries
             }
-            keys.append(
-                DistributionKey(
-                    keyData: data,
-                    rollingStartIntervalNumber: rsin,
-                    rollingPeriod: rollingPeriod,
-                    transmissionRiskLevel: trl,
-                    submissionHour: hour,
-                    originCountry: origin,
-                    visitedCountries: countries
+            var records = packed
+            while let high = records.readInteger(as: UInt64.self), let low = records.readInteger(as: UInt64.self),
+                let start = records.readInteger(as: Int32.self), let period = records.readInteger(as: Int32.self),
+                let trl = records.readInteger(as: Int32.self)
+            {
+                keys.append(
+                    DistributionKey(
+                        keyData: KeyData(high: high, low: low),
+                        rollingStartIntervalNumber: start,
+                        rollingPeriod: period,
+                        transmissionRiskLevel: trl,
+                        submissionHour: hour,
+                        originCountry: origin,
+                        visitedCountries: countries
+                    )
                 )
-            )
+            }
         }
         return keys
     }
+
+    /// Key data (16 bytes, the table's CHECK guarantees it) and three 32-bit integers.
+    private static let recordSize = 28
 
     /// Encrypted check-in reports submitted after `afterHour` and before `beforeHour`, in id order.
     func checkInReports(after afterHour: Int64, before beforeHour: Int64) async throws -> [StoredCheckInReport] {

@@ -90,9 +90,18 @@ struct DistributionRun: Sendable {
         )
 
         // 2. Keys: read, bundle, plan the tree.
+        let readStart = ContinuousClock.now
         let keys = try await database.keys(minimumTRL: policy.minimumTRL, fromHour: currentHour - Int64(policy.daysToPublish) * 24)
         report.keysRead = keys.count
+        let bundleStart = ContinuousClock.now
         let bundles = KeyBundler(policy: policy).bundle(keys, currentHour: currentHour)
+        self.logger.info(
+            "Keys read and bundled",
+            metadata: [
+                "keys": "\(keys.count)", "read.seconds": "\(Self.seconds(since: readStart, until: bundleStart))",
+                "bundle.seconds": "\(Self.seconds(since: bundleStart))",
+            ]
+        )
         let force = self.configuration.publishing.forceUpdateKeyFiles
         let isPublished: (String) -> Bool = { !force && existing.contains($0) }
         let signer = self.configuration.signer
@@ -130,12 +139,28 @@ struct DistributionRun: Sendable {
         )
 
         // 5. Sign (in parallel), then publish: files first, indexes last.
+        let signStart = ContinuousClock.now
         let archives = try await signer.run(keyPlan.jobs + twp.jobs + configJobs)
         report.archivesBuilt = archives.count
+        let publishStart = ContinuousClock.now
         report.publish = try await publisher.publish(archives + twp.files + keyPlan.indexes + roots, existing: existing)
+        self.logger.info(
+            "Archives signed and published",
+            metadata: [
+                "archives": "\(archives.count)", "sign.seconds": "\(Self.seconds(since: signStart, until: publishStart))",
+                "publish.seconds": "\(Self.seconds(since: publishStart))",
+            ]
+        )
         report.publish.unchanged += keyPlan.unchanged + twp.unchanged
         report.finishedAt = self.clock.now.timeIntervalSince1970
         return report
+    }
+}
+
+extension DistributionRun {
+    /// Seconds between two instants, to two decimals, for the progress log.
+    static func seconds(since start: ContinuousClock.Instant, until end: ContinuousClock.Instant = .now) -> String {
+        String(format: "%.2f", (end - start).timeInterval)
     }
 }
 
