@@ -122,24 +122,8 @@ struct KeyTreeAssembler: Sendable {
 extension ArchiveSigner {
     /// Builds and signs every job, `width` at a time, and returns the archives in job order.
     func run(_ jobs: [ArchiveJob], width: Int = max(1, ProcessInfo.processInfo.activeProcessorCount)) async throws -> [CDNObject] {
-        try await withThrowingTaskGroup(of: (Int, CDNObject).self) { group in
-            var results = [CDNObject?](repeating: nil, count: jobs.count)
-            var next = 0
-            func start() {
-                guard next < jobs.count else { return }
-                let index = next
-                let job = jobs[index]
-                next += 1
-                group.addTask {
-                    (index, try CDNObject.archive(job.key, content: try job.content(), signer: self, isDirectoryIndex: job.isDirectoryIndex))
-                }
-            }
-            for _ in 0..<width { start() }
-            while let (index, object) = try await group.next() {
-                results[index] = object
-                start()
-            }
-            return results.compactMap { $0 }
+        try await boundedMap(jobs, width: width) { job in
+            try CDNObject.archive(job.key, content: try job.content(), signer: self, isDirectoryIndex: job.isDirectoryIndex)
         }
     }
 }

@@ -96,48 +96,30 @@ struct Publisher: Sendable {
     ) async throws -> [Bool?] {
         let policy = self.policy
         let logger = self.logger
-        return try await withThrowingTaskGroup(of: (Int, Bool?).self) { group in
-            var results = [Bool?](repeating: nil, count: items.count)
-            var next = 0
-            var failed = 0
-            func start() {
-                guard next < items.count else { return }
-                let index = next
-                let item = items[index]
-                next += 1
-                group.addTask {
-                    var pause = policy.backoff
-                    for attempt in 1...max(1, policy.attempts) {
-                        do {
-                            return (index, try await body(item))
-                        } catch is CancellationError {
-                            throw CancellationError()
-                        } catch {
-                            logger.warning(
-                                "Object store operation failed",
-                                metadata: ["operation": "\(operation)", "attempt": "\(attempt)", "error": "\(error)"]
-                            )
-                            guard attempt < policy.attempts else { break }
-                            try await Task.sleep(for: pause)
-                            pause = pause * 2
-                        }
-                    }
-                    return (index, nil)
+        var failed = 0
+        let countFailures = { (result: Bool?) throws in
+            guard result == nil else { return }
+            failed += 1
+            if failed > policy.maxFailedOperations { throw PublishError.tooManyFailures(failed) }
+        }
+        return try await boundedMap(items, width: policy.parallelism, check: countFailures) { item in
+            var pause = policy.backoff
+            for attempt in 1...max(1, policy.attempts) {
+                do {
+                    return try await body(item)
+                } catch is CancellationError {
+                    throw CancellationError()
+                } catch {
+                    logger.warning(
+                        "Object store operation failed",
+                        metadata: ["operation": "\(operation)", "attempt": "\(attempt)", "error": "\(error)"]
+                    )
+                    guard attempt < policy.attempts else { break }
+                    try await Task.sleep(for: pause)
+                    pause = pause * 2
                 }
             }
-            for _ in 0..<max(1, policy.parallelism) { start() }
-            while let (index, result) = try await group.next() {
-                results[index] = result
-                if result == nil {
-                    failed += 1
-                    if failed > policy.maxFailedOperations {
-                        group.cancelAll()
-                        throw PublishError.tooManyFailures(failed)
-                    }
-                }
-                start()
-            }
-            return results
+            return nil
         }
     }
 }
