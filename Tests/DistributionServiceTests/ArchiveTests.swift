@@ -88,6 +88,18 @@ struct ArchiveTests {
         #expect(order.count == 300)
     }
 
+    @Test("a key stored twice (rapid test, then PCR) is exported once")
+    func duplicateKeyData() throws {
+        var keys = Self.keys(3)
+        var twin = keys[1]
+        twin.transmissionRiskLevel = 8
+        keys.append(twin)
+        let bin = KeyExportEncoder.exportBin(keys: keys, region: "DE", start: 0, end: 3_600, signatureInfos: [])
+        let parsed = try TemporaryExposureKeyExport(serializedBytes: Array(bin.dropFirst(16)))
+        #expect(parsed.keys.count == 3)
+        #expect(Set(parsed.keys.map(\.keyData)).count == 3)
+    }
+
     @Test("an export without keys is still a valid, signed message")
     func emptyExport() throws {
         let bin = KeyExportEncoder.exportBin(keys: [], region: "EUR", start: 0, end: 3_600, signatureInfos: Self.signer().signatureInfos)

@@ -21,8 +21,11 @@ enum KeyExportEncoder {
         var out = ExportFile.header
         out.reserveCapacity(out.count + head.count + keys.count * 32)
         out += head
-        for key in keys.sorted(by: { $0.keyData < $1.keyData }) {
+        // Sorting hides the upload order. A key stored twice (as a rapid test, then as PCR: two rows) is exported once.
+        var previous: KeyData?
+        for key in keys.sorted(by: { $0.keyData < $1.keyData }) where key.keyData != previous {
             self.appendKey(key, to: &out)
+            previous = key.keyData
         }
         return out
     }

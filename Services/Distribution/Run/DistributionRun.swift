@@ -77,7 +77,8 @@ struct DistributionRun: Sendable {
 
         // 1. Retention first (§3.9): rows, then published objects.
         report.retention = try await database.deleteSubmitted(before: retentionStartHour)
-        var existing = try await self.store.list(prefix: CDNPaths.root + "/")
+        // The prefix without a slash: the root index `version` is itself an object.
+        var existing = try await self.store.list(prefix: CDNPaths.root)
         let expired = ObjectRetention(policy: policy, currentHour: currentHour).expired(existing)
         report.objectsDeleted = try await publisher.delete(expired)
         existing.subtract(expired)
@@ -118,11 +119,16 @@ struct DistributionRun: Sendable {
 
         // 4. App configurations and the root indexes.
         let appConfiguration = self.configuration.appConfiguration
+        // The messages hold protobuf maps, whose order would otherwise follow the process's hash seed: each run would
+        // produce other bytes, another cwa-hash, and upload unchanged configurations again.
+        var deterministic = BinaryEncodingOptions()
+        deterministic.useDeterministicOrdering = true
+        let options = deterministic
         let configJobs = CDNPaths.appConfigurations.map { entry in
             ArchiveJob(key: entry.key, isDirectoryIndex: false) {
                 switch entry.platform {
-                case .ios: try appConfiguration.ios.serializedBytes()
-                case .android: try appConfiguration.android.serializedBytes()
+                case .ios: try appConfiguration.ios.serializedBytes(options: options)
+                case .android: try appConfiguration.android.serializedBytes(options: options)
                 }
             }
         }
