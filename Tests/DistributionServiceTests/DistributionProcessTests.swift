@@ -1,0 +1,124 @@
+// The real binary in both modes, and a whole run published to a real S3-protocol server (moto).
+
+import AsyncHTTPClient
+import Crypto
+import ENModels
+import ENServiceKit
+import ENTestSupport
+import Foundation
+import Logging
+import MetricsTestKit
+import Testing
+@testable import DistributionService
+@testable import SubmissionService
+
+@Suite("distribution-service process", .postgres(SubmissionMigrations.group))
+struct DistributionProcessTests {
+    /// The environment of the binary: the test's database, a fresh signing key and CDN folder under `folder`.
+    static func environment(_ database: PostgresTestDatabase, folder: URL) throws -> [String: String] {
+        let key = folder.appendingPathComponent("signing.pem")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try P256.Signing.PrivateKey().pemRepresentation.write(to: key, atomically: true, encoding: .utf8)
+        var environment = database.processEnvironment
+        environment["SIGNING_KEY_FILES"] = key.path
+        environment["CDN_DIRECTORY"] = folder.appendingPathComponent("cdn").path
+        return environment
+    }
+
+    @Test("run: one run, exit 0, the tree on disk; serve: a run at start, ready, metrics, SIGTERM exits 0")
+    func modes() async throws {
+        let database = try PostgresTestDatabase.require()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("distribution-process-\(UUID().uuidString)")
+        try await withCleanup {
+            let environment = try Self.environment(database, folder: folder)
+            let root = folder.appendingPathComponent("cdn").path
+
+            let once = try ServiceProcess.start(BuiltProduct.url("distribution-service"), arguments: ["run"], environment: environment)
+            defer { once.kill() }
+            #expect(try await once.waitForExit() == 0)
+            #expect(once.output.contains("Distribution run completed"))
+            #expect(FileManager.default.fileExists(atPath: root + "/version/v1/diagnosis-keys/country/index"))
+            #expect(FileManager.default.fileExists(atPath: root + "/version/v2/app_config_android"))
+
+            let served = try ServiceProcess.start(BuiltProduct.url("distribution-service"), arguments: ["serve"], environment: environment)
+            defer { served.kill() }
+            let port = try await served.waitForPort(listener: "app")
+            var metrics = ""
+            for _ in 0..<100 where !metrics.contains(#"en_distribution_runs_total{outcome="completed"} 1"#) {
+                metrics = try await HTTP.get("http://127.0.0.1:\(port)/metrics").body
+                try await Task.sleep(for: .milliseconds(50))
+            }
+            #expect(metrics.contains(#"en_distribution_runs_total{outcome="completed"} 1"#))
+            #expect(try await HTTP.get("http://127.0.0.1:\(port)/health/ready").status == 200)
+            served.signal(SIGTERM)
+            #expect(try await served.waitForExit() == 0)
+
+            let usage = try ServiceProcess.start(BuiltProduct.url("distribution-service"), arguments: [], environment: environment)
+            #expect(try await usage.waitForExit() == 2)
+            #expect(usage.output.contains("usage: distribution-service run|serve"))
+        } cleanup: {
+            try? FileManager.default.removeItem(at: folder)
+        }
+    }
+}
+
+@Suite(
+    "Distribution to S3",
+    .postgres(SubmissionMigrations.group),
+    .enabled(if: MotoServer.isAvailable, "moto server (python3 -m moto.server) is not installed")
+)
+struct DistributionToS3Tests {
+    @Test("a run publishes the tree to the bucket; the next run uploads nothing, since nothing changed")
+    func runToBucket() async throws {
+        let database = try PostgresTestDatabase.require()
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        try await withCleanup {
+            let moto = try await MotoServer.start()
+            try await withCleanup {
+                try await moto.createBucket("cwa", client: client)
+                let store = S3ObjectStore(
+                    configuration: S3Configuration(
+                        endpoint: moto.endpoint,
+                        bucket: "cwa",
+                        region: "us-east-1",
+                        accessKeyID: "AKIAIOSFODNN7EXAMPLE",
+                        secretAccessKey: "moto-takes-any-secret",
+                        publicReadACL: false,
+                        requestTimeout: .seconds(30)
+                    ),
+                    httpClient: client,
+                    logger: database.logger
+                )
+                try await DistributionFixture.with { fixture in
+                    // Keys of yesterday's 3 o'clock hour, expired long before they were submitted.
+                    _ = try await fixture.insertKeys(150, hour: (DistributionFixture.today - 1) * 24 + 3)
+                    let run = DistributionRun(
+                        configuration: fixture.configuration,
+                        client: database.client,
+                        store: store,
+                        clock: fixture.clock.wallClock,
+                        metrics: DistributionMetrics(factory: TestMetrics()),
+                        logger: database.logger
+                    )
+                    let first = try #require(try await run.run())
+                    let keys = try await store.list(prefix: "version")
+                    #expect(keys.contains("version"))
+                    #expect(keys.contains("version/v1/diagnosis-keys/country/DE/date/2026-11-21"))
+                    #expect(keys.contains("version/v1/diagnosis-keys/country/DE/date/2026-11-21/hour/3"))
+                    #expect(!keys.contains { $0.hasSuffix("/index") })
+                    #expect(first.publish.uploaded == keys.count)
+                    let dayChecksum = try await store.checksum(of: "version/v1/diagnosis-keys/country/DE/date/2026-11-21")
+                    #expect(dayChecksum?.count == 32)
+
+                    let second = try #require(try await run.run())
+                    #expect(second.publish.uploaded == 0)
+                    #expect(second.archivesBuilt == 4)  // only the app configurations; published key files are not rebuilt
+                }
+            } cleanup: {
+                await moto.stop()
+            }
+        } cleanup: {
+            try await client.shutdown()
+        }
+    }
+}
