@@ -93,7 +93,9 @@ struct TeleTANCreationTests {
 
     @Test("the rate limit holds under concurrency: 30 parallel requests with a limit of 10 create 10")
     func rateLimitConcurrent() async throws {
-        try await VerificationHarness.run(["TELETAN_RATE_LIMIT": "10"]) { harness async throws in
+        // A generous lock timeout: on a machine busy with the rest of the suite, 30 serialised creations can take
+        // longer than the default 2 s, and the later ones would answer 503 instead of 429.
+        try await VerificationHarness.run(["TELETAN_RATE_LIMIT": "10", "TELETAN_LOCK_TIMEOUT": "60s"]) { harness async throws in
             let headers: HTTPFields = [.authorization: "Bearer " + TestJWT.es256(TestJWT.claims(roles: ["c19hotline"], now: harness.clock.now))]
             let replies = try await harness.parallel(30, harness.internal, "/version/v1/tan/teletan", nil, headers: headers)
 

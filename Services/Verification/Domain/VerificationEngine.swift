@@ -138,7 +138,8 @@ struct VerificationEngine: Sendable {
                 now: now,
                 validUntil: now.addingTimeInterval(self.policy.teleTANValidity(type).timeInterval),
                 limit: self.policy.teleTANRateLimit,
-                windowStart: now.addingTimeInterval(-self.policy.teleTANRateWindow.timeInterval)
+                windowStart: now.addingTimeInterval(-self.policy.teleTANRateWindow.timeInterval),
+                lockTimeout: self.policy.teleTANLockTimeout
             )
             switch outcome {
             case .created(let inWindow):

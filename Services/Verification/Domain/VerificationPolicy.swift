@@ -14,6 +14,9 @@ struct VerificationPolicy: Sendable, Equatable {
     /// At most `teleTANRateLimit` teleTANs in any `teleTANRateWindow`, for the whole system (§1.4).
     var teleTANRateLimit = 1000
     var teleTANRateWindow: Duration = .seconds(3600)
+    /// How long a teleTAN creation waits for the others ahead of it before it answers 503 (its pool connection is held
+    /// while it waits).
+    var teleTANLockTimeout: Duration = .seconds(2)
     /// Whether the app-facing result poll compares the GUID's and the DOB hash's results; the internal one always
     /// does (the reference's `disable-dob-hash-check-for-external-test-result`, inverted).
     var checkDOBOnExternalResult = true
@@ -52,6 +55,11 @@ struct VerificationPolicy: Sendable, Equatable {
             default: defaults.teleTANRateWindow,
             minimum: .seconds(1),
             help: "The sliding window of TELETAN_RATE_LIMIT."
+        )
+        self.teleTANLockTimeout = settings.duration(
+            "TELETAN_LOCK_TIMEOUT",
+            default: defaults.teleTANLockTimeout,
+            help: "How long a teleTAN creation waits behind concurrent ones before it answers 503."
         )
         self.checkDOBOnExternalResult = settings.bool(
             "DOB_HASH_CHECK_EXTERNAL",

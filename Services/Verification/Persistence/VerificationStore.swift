@@ -222,18 +222,44 @@ struct VerificationStore: Sendable {
 
     /// Creates a teleTAN unless `limit` teleTANs were created after `windowStart`. Creations are serialised by a
     /// transaction-scoped advisory lock, so the count cannot be overtaken by a concurrent insert.
-    func createTeleTAN(hash: String, type: TeleTANType, now: Date, validUntil: Date, limit: Int, windowStart: Date) async throws -> TeleTANCreation {
+    func createTeleTAN(
+        hash: String,
+        type: TeleTANType,
+        now: Date,
+        validUntil: Date,
+        limit: Int,
+        windowStart: Date,
+        lockTimeout: Duration = .seconds(2)
+    ) async throws -> TeleTANCreation {
         do {
-            return try await self.lockedTeleTANCreation(hash: hash, type: type, now: now, validUntil: validUntil, limit: limit, windowStart: windowStart)
+            return try await self.lockedTeleTANCreation(
+                hash: hash,
+                type: type,
+                now: now,
+                validUntil: validUntil,
+                limit: limit,
+                windowStart: windowStart,
+                lockTimeout: lockTimeout
+            )
         } catch let error as PSQLError where error.sqlState == "55P03" {
             // Waiting requests hold pool connections; past the lock timeout they give up rather than starve the pool.
             return .busy
         }
     }
 
-    private func lockedTeleTANCreation(hash: String, type: TeleTANType, now: Date, validUntil: Date, limit: Int, windowStart: Date) async throws -> TeleTANCreation {
-        try await self.transaction { connection in
-            try await connection.query("SET LOCAL lock_timeout = '2s'", logger: self.logger)
+    private func lockedTeleTANCreation(
+        hash: String,
+        type: TeleTANType,
+        now: Date,
+        validUntil: Date,
+        limit: Int,
+        windowStart: Date,
+        lockTimeout: Duration
+    ) async throws -> TeleTANCreation {
+        // SET takes no bind parameters; the value is an integer this code computed.
+        let milliseconds = max(1, lockTimeout / .milliseconds(1))
+        return try await self.transaction { connection in
+            try await connection.query(PostgresQuery(unsafeSQL: "SET LOCAL lock_timeout = '\(Int(milliseconds))ms'"), logger: self.logger)
             try await Self.teleTANIssueLock.lock(connection: connection, logger: self.logger)
             let recent = try await self.count(connection, "SELECT count(*) FROM tele_tan WHERE created_at > \(windowStart)")
             guard recent < limit else { return .rateLimited }
