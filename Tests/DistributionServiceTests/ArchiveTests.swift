@@ -2,6 +2,7 @@
 // checked by independent paths (swift-crypto with the public key only, and openssl).
 
 import Crypto
+import ENCrypto
 import ENModels
 import Foundation
 import SwiftProtobuf
@@ -201,6 +202,10 @@ struct ArchiveTests {
         #expect(plain.keyID == "262" && plain.keyVersion == "v1")
         let named = try SigningKey.load(entry: "\(path):999:v7")
         #expect(named.keyID == "999" && named.keyVersion == "v7")
+        // Printed by mistake, a key or the signer shows names only.
+        let printed = "\(named) \(String(reflecting: named)) \(ArchiveSigner(keys: [named], appBundleID: "x"))"
+        let material = Hex.encode(named.privateKey.rawRepresentation)
+        #expect(!printed.contains(material) && !printed.contains("MHcCAQEE"))
 
         #expect(throws: SigningKeyError.self) { try SigningKey.load(entry: folder.appendingPathComponent("absent.pem").path) }
         let bad = folder.appendingPathComponent("bad.pem").path

@@ -5,8 +5,9 @@ import ENModels
 import Foundation
 import SwiftProtobuf
 
-/// A signing key and what phones learn about it from `SignatureInfo`.
-struct SigningKey: Sendable {
+/// A signing key and what phones learn about it from `SignatureInfo`. Its description names the key, never its
+/// material, so a configuration printed by mistake leaks nothing.
+struct SigningKey: Sendable, CustomStringConvertible, CustomDebugStringConvertible {
     let privateKey: P256.Signing.PrivateKey
     let keyID: String
     let keyVersion: String
@@ -36,6 +37,9 @@ struct SigningKey: Sendable {
             throw SigningKeyError(path: path, problem: "is not a PEM EC P-256 private key")
         }
     }
+
+    var description: String { "signing key \(self.keyID)/\(self.keyVersion)" }
+    var debugDescription: String { self.description }
 
     /// The public key, PEM, for the operator and the client that verifies archives.
     var publicKeyPEM: String { self.privateKey.publicKey.pemRepresentation }
