@@ -1,6 +1,6 @@
 // Calls through a router in-process (HummingbirdTesting's `.router` setup), one at a time or many at once.
 
-package import Foundation
+import Foundation
 package import HTTPTypes
 package import Hummingbird
 import HummingbirdTesting
