@@ -18,9 +18,12 @@ let package = Package(
         .executable(name: "verification-service", targets: ["VerificationService"]),
         .executable(name: "submission-service", targets: ["SubmissionService"]),
         .executable(name: "distribution-service", targets: ["DistributionService"]),
+        .executable(name: "portal-service", targets: ["PortalService"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-auth.git", from: "2.5.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-mustache.git", from: "2.1.1"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-protobuf.git", from: "1.39.0"),
@@ -133,6 +136,19 @@ let package = Package(
             resources: [.copy("Resources/app-config.json")]
         ),
 
+        service(
+            "Portal",
+            binary: "portal-service",
+            extra: [
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "Mustache", package: "swift-mustache"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            resources: [.copy("Resources")]
+        ),
+
         // MARK: - Tests
         .target(
             name: "ENTestSupport",
@@ -183,6 +199,18 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ]
+        ),
+        serviceTests(
+            "Portal",
+            extra: [
+                "VerificationService",
+                "TestResultService",
+                "ENCrypto",
+                "ENPersistence",
+                "ENServiceKit",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
             ]
         ),
         serviceTests(

@@ -89,14 +89,19 @@ package final class UpstreamClient: Service, Sendable {
 
     /// POSTs `json` to `url` and returns the first answer below 500. Failed attempts that `retries` admits are
     /// repeated `policy.retries` times after a jittered, doubling back-off.
-    package func postJSON(_ url: String, _ json: String, retries: Retries = .allFailures) async throws(UpstreamUnavailable) -> UpstreamResponse {
+    package func postJSON(
+        _ url: String,
+        _ json: String,
+        headers: [(String, String)] = [],
+        retries: Retries = .allFailures
+    ) async throws(UpstreamUnavailable) -> UpstreamResponse {
         var generator = SystemRandomNumberGenerator()
         var backoff = self.policy.backoff
         var attempt = 0
         while true {
             attempt += 1
             let failure: String
-            switch await self.attempt(url, json) {
+            switch await self.attempt(url, json, headers: headers) {
             case .answer(let response): return response
             case .cancelled: throw UpstreamUnavailable("the call was cancelled")
             case .failed(let reason, let reachedPeer):
@@ -123,10 +128,11 @@ package final class UpstreamClient: Service, Sendable {
         case cancelled
     }
 
-    private func attempt(_ url: String, _ json: String) async -> Attempt {
+    private func attempt(_ url: String, _ json: String, headers: [(String, String)]) async -> Attempt {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
         request.body = .bytes(ByteBuffer(string: json))
         let response: HTTPClientResponse
         let body: ByteBuffer

@@ -1,0 +1,247 @@
+// Login with password and second factor, sessions, password change and teleTAN issuance, with the audit trail.
+
+import Crypto
+import ENCrypto
+import ENServiceKit
+import Foundation
+import HummingbirdBcrypt
+import Logging
+
+/// A new session's cookie token and CSRF token; only their hashes are stored.
+struct IssuedSession: Sendable {
+    var token: String
+    var csrf: String
+}
+
+/// What a login or second-factor attempt led to. Every failure reads the same to the user, whether the name exists,
+/// the password was wrong or the account is locked.
+enum LoginOutcome: Sendable, Equatable {
+    case next(token: String, csrf: String)
+    case refused
+}
+
+enum IssueOutcome: Sendable, Equatable {
+    case issued(teleTAN: String, validUntil: Date)
+    /// The officer's own interval: the seconds left.
+    case tooSoon(seconds: Int)
+    case serverRateLimited
+    case forbidden
+    case unknownAuthority
+    case unavailable
+}
+
+/// The portal's rules, on top of the store and verification-service.
+struct PortalEngine: Sendable {
+    let store: PortalStore
+    let teleTANs: any TeleTANIssuing
+    let signer: PortalJWTSigner
+    let policy: PortalPolicy
+    let authorities: [HealthAuthority]
+    let clock: WallClock
+    let logger: Logger
+
+    /// A hash verified when the user name is unknown, so that case takes as long as a wrong password.
+    static let decoyHash = Bcrypt.hash("decoy-password-for-timing", cost: 12)
+
+    static func randomToken() -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        return PortalJWTSigner.base64URL(bytes)
+    }
+
+    static func hash(_ token: String) -> String { SecretHash.sha256Hex(token) }
+
+    // MARK: - Sessions
+
+    /// An anonymous session, so the login form has a CSRF token.
+    func anonymousSession() async throws -> IssuedSession {
+        try await self.newSession(officerID: nil, stage: .anonymous, createdAt: self.clock.now)
+    }
+
+    private func newSession(officerID: Int64?, stage: PortalSession.Stage, createdAt: Date) async throws -> IssuedSession {
+        let session = IssuedSession(token: Self.randomToken(), csrf: Self.randomToken())
+        try await self.store.createSession(
+            tokenHash: Self.hash(session.token),
+            csrfHash: Self.hash(session.csrf),
+            officerID: officerID,
+            stage: stage,
+            createdAt: createdAt,
+            now: self.clock.now
+        )
+        return session
+    }
+
+    /// The live session of a cookie, touched; `nil` when unknown or past its limits (then it is deleted).
+    func session(token: String?) async throws -> PortalSession? {
+        guard let token, !token.isEmpty, let session = try await self.store.session(tokenHash: Self.hash(token)) else { return nil }
+        let now = self.clock.now
+        let idle = now.timeIntervalSince(session.lastSeenAt)
+        let age = now.timeIntervalSince(session.createdAt)
+        let expired =
+            switch session.stage {
+            case .anonymous, .password: age > self.policy.secondFactorTimeout.timeInterval
+            case .authenticated: age > self.policy.sessionLifetime.timeInterval || idle > self.policy.sessionIdleTimeout.timeInterval
+            }
+        if expired {
+            try await self.store.deleteSession(tokenHash: session.tokenHash)
+            return nil
+        }
+        try await self.store.touchSession(tokenHash: session.tokenHash, now: now)
+        return session
+    }
+
+    /// Whether `csrf` is the session's token (constant time).
+    func checkCSRF(_ csrf: String?, session: PortalSession) -> Bool {
+        guard let csrf else { return false }
+        return ConstantTime.equals(Array(Self.hash(csrf).utf8), Array(session.csrfHash.utf8))
+    }
+
+    func logout(session: PortalSession) async throws {
+        try await self.store.deleteSession(tokenHash: session.tokenHash)
+        if let id = session.officerID, let officer = try await self.store.officer(id: id) {
+            try await self.audit(officer.username, "logout")
+        }
+    }
+
+    // MARK: - Login
+
+    /// The password step. On success the anonymous session is replaced by a new one (new id: no fixation) that waits
+    /// for the second factor.
+    func login(username: String, password: String, session: PortalSession) async throws -> LoginOutcome {
+        let now = self.clock.now
+        let officer = try await self.store.officer(named: username.lowercased())
+        guard let officer else {
+            _ = Bcrypt.verify(password, hash: Self.decoyHash)
+            try await self.audit(username.prefix(64).lowercased(), "login_failed", "unknown user")
+            return .refused
+        }
+        let passwordOK = Bcrypt.verify(password, hash: officer.passwordHash)
+        if officer.disabled || (officer.lockedUntil.map { $0 > now } ?? false) {
+            try await self.audit(officer.username, "login_refused", officer.disabled ? "disabled" : "locked")
+            return .refused
+        }
+        guard passwordOK else {
+            try await self.fail(officer, "login_failed", "wrong password")
+            return .refused
+        }
+        try await self.store.deleteSession(tokenHash: session.tokenHash)
+        let next = try await self.newSession(officerID: officer.id, stage: .password, createdAt: now)
+        try await self.audit(officer.username, "password_accepted")
+        return .next(token: next.token, csrf: next.csrf)
+    }
+
+    /// The second factor: a code of the officer's secret, within ±1 step, not used before. Success gives an
+    /// authenticated session with a new id.
+    func secondFactor(code: String, session: PortalSession) async throws -> LoginOutcome {
+        guard session.stage == .password, let id = session.officerID, let officer = try await self.store.officer(id: id) else { return .refused }
+        let now = self.clock.now
+        if officer.disabled || (officer.lockedUntil.map { $0 > now } ?? false) { return .refused }
+        guard let step = TOTP(secret: officer.totpSecret).matchingStep(code.trimmingCharacters(in: .whitespaces), at: now),
+            try await self.store.useTOTPStep(officerID: officer.id, step: step)
+        else {
+            try await self.fail(officer, "totp_failed", "wrong or used code")
+            return .refused
+        }
+        try await self.store.clearFailures(officerID: officer.id)
+        try await self.store.deleteSession(tokenHash: session.tokenHash)
+        let next = try await self.newSession(officerID: officer.id, stage: .authenticated, createdAt: now)
+        try await self.audit(officer.username, "login_succeeded")
+        return .next(token: next.token, csrf: next.csrf)
+    }
+
+    private func fail(_ officer: Officer, _ action: String, _ details: String) async throws {
+        let locked = try await self.store.recordFailure(
+            officerID: officer.id,
+            maxFailures: self.policy.maxFailedLogins,
+            lockedUntil: self.clock.now.addingTimeInterval(self.policy.lockDuration.timeInterval)
+        )
+        try await self.audit(officer.username, action, details)
+        if locked { try await self.audit(officer.username, "account_locked", "for \(Int(self.policy.lockDuration.timeInterval)) s") }
+    }
+
+    /// The officer of an authenticated session.
+    func officer(of session: PortalSession) async throws -> Officer? {
+        guard session.stage == .authenticated, let id = session.officerID, let officer = try await self.store.officer(id: id), !officer.disabled else {
+            return nil
+        }
+        return officer
+    }
+
+    // MARK: - Password
+
+    enum PasswordChange: Sendable, Equatable { case changed, wrongPassword, tooWeak, mismatch }
+
+    func changePassword(officer: Officer, current: String, new: String, repeated: String) async throws -> PasswordChange {
+        guard Bcrypt.verify(current, hash: officer.passwordHash) else { return .wrongPassword }
+        guard new == repeated else { return .mismatch }
+        guard PasswordRules.acceptable(new, username: officer.username) else { return .tooWeak }
+        try await self.store.setPassword(officerID: officer.id, passwordHash: Bcrypt.hash(new, cost: UInt8(self.policy.bcryptCost)))
+        try await self.audit(officer.username, "password_changed")
+        return .changed
+    }
+
+    // MARK: - teleTANs
+
+    /// A teleTAN of `kind`: the role is checked, then the officer's own interval (a row update every replica sees),
+    /// then verification-service is asked with a 60-second token carrying the officer's roles. The teleTAN is
+    /// returned for display only: it is never stored or logged; the audit names type and authority.
+    func issueTeleTAN(officer: Officer, kind: TeleTANKind, authority: String?) async throws -> IssueOutcome {
+        guard officer.has(kind.requiredRole) else { return .forbidden }
+        var authorityName = ""
+        if kind == .event {
+            guard let chosen = self.authorities.first(where: { $0.id == authority }) else { return .unknownAuthority }
+            authorityName = chosen.name
+        }
+        let now = self.clock.now
+        let interval = self.policy.teleTANInterval.timeInterval
+        if let last = try await self.store.claimTeleTANSlot(officerID: officer.id, now: now, interval: interval) {
+            return .tooSoon(seconds: max(1, Int((interval - now.timeIntervalSince(last)).rounded(.up))))
+        }
+        let token = try self.signer.token(subject: officer.username, roles: officer.roles, now: now)
+        let answer: TeleTANAnswer
+        do {
+            answer = try await self.teleTANs.createTeleTAN(kind: kind, bearer: token)
+        } catch {
+            try await self.store.releaseTeleTANSlot(officerID: officer.id, claimedAt: now)
+            return .unavailable
+        }
+        switch answer {
+        case .created(let teleTAN):
+            let details = kind == .event ? "type=EVENT authority=\(authorityName)" : "type=TEST"
+            try await self.audit(officer.username, "teletan_issued", details)
+            let validity: TimeInterval = kind == .event ? 2 * 86_400 : 3600
+            return .issued(teleTAN: teleTAN, validUntil: now.addingTimeInterval(validity))
+        case .rateLimited:
+            try await self.store.releaseTeleTANSlot(officerID: officer.id, claimedAt: now)
+            return .serverRateLimited
+        case .refused(let status):
+            self.logger.error("verification-service refused the portal's teleTAN request", metadata: ["status": "\(status)"])
+            try await self.store.releaseTeleTANSlot(officerID: officer.id, claimedAt: now)
+            return .unavailable
+        }
+    }
+
+    func audit(_ username: some StringProtocol, _ action: String, _ details: String = "") async throws {
+        try await self.store.audit(AuditEvent(at: self.clock.now, username: String(username), action: action, details: details))
+    }
+}
+
+/// A health authority an EVENT teleTAN can be issued for (`health-authorities.json`: `[{"name", "nr"}]`).
+struct HealthAuthority: Sendable, Equatable, Decodable {
+    var name: String
+    var id: String
+
+    enum CodingKeys: String, CodingKey {
+        case name
+        case id = "nr"
+    }
+}
+
+/// What a new password must be.
+enum PasswordRules {
+    static let minimumLength = 12
+
+    static func acceptable(_ password: String, username: String) -> Bool {
+        password.count >= self.minimumLength && password.count <= 128 && password.lowercased() != username.lowercased()
+    }
+}

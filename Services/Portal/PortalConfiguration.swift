@@ -1,0 +1,72 @@
+// Every setting of portal-service, read and validated once; the signing key and the health authorities are loaded
+// here, so a bad file stops the service at start-up.
+
+import Crypto
+import ENPersistence
+import ENServiceKit
+import Foundation
+
+/// The configuration of portal-service.
+struct PortalConfiguration: ServiceConfiguration {
+    var http: ListenAddress
+    var database: DatabaseConfiguration
+    var logging: LoggingConfiguration
+    var verificationURL: String
+    var upstream: UpstreamPolicy
+    var policy: PortalPolicy
+    var signer: PortalJWTSigner
+    /// `Host` values the portal answers to (`PORTAL_ALLOWED_HOSTS`).
+    var allowedHosts: Set<String>
+    /// Mark the session cookie `Secure` (behind TLS).
+    var secureCookies: Bool
+    var authorities: [HealthAuthority]
+
+    /// Reads:
+    /// - `HTTP_HOST` (127.0.0.1), `HTTP_PORT` (8004), `DATABASE_URL` (the `portal` database) and the common settings
+    /// - `VERIFICATION_INTERNAL_URL` (http://127.0.0.1:8012) and its `VERIFICATION_*` timeouts
+    /// - `PORTAL_JWT_KEY_FILE` (required: PEM P-256 private key), `PORTAL_JWT_KEY_ID` (portal-1)
+    /// - `PORTAL_ALLOWED_HOSTS` (127.0.0.1:8004,localhost:8004), `PORTAL_SECURE_COOKIES` (false)
+    /// - `HEALTH_AUTHORITIES_FILE` (the bundled list), and the limits of `PortalPolicy`
+    init(settings: SettingsReader) {
+        self.http = ListenAddress(settings: settings, prefix: "HTTP", defaultPort: 8004, purpose: "officers' web portal")
+        self.database = DatabaseConfiguration(settings: settings)
+        self.logging = LoggingConfiguration(settings: settings)
+        self.verificationURL = settings.httpURL(
+            "VERIFICATION_INTERNAL_URL",
+            default: "http://127.0.0.1:8012",
+            help: "Base URL of verification-service's internal API (teleTAN creation)."
+        )
+        self.upstream = UpstreamPolicy(settings: settings, prefix: "VERIFICATION", peer: "verification-service")
+        self.policy = PortalPolicy(settings: settings)
+
+        let keyFile = settings.requiredString("PORTAL_JWT_KEY_FILE", help: "PEM EC P-256 private key the portal signs its tokens with.")
+        let keyID = settings.string("PORTAL_JWT_KEY_ID", default: "portal-1", help: "kid of the portal's tokens and JWKS.")
+        var key = P256.Signing.PrivateKey()
+        if !keyFile.isEmpty {
+            do {
+                key = try P256.Signing.PrivateKey(pemRepresentation: try String(contentsOfFile: keyFile, encoding: .utf8))
+            } catch {
+                settings.report("PORTAL_JWT_KEY_FILE", "\(keyFile) is not a readable PEM EC P-256 private key")
+            }
+        }
+        self.signer = PortalJWTSigner(key: key, keyID: keyID)
+
+        let hosts = settings.list("PORTAL_ALLOWED_HOSTS", help: "Host header values the portal answers (host:port); others get 400.")
+        self.allowedHosts = Set((hosts.isEmpty ? ["127.0.0.1:8004", "localhost:8004"] : hosts).map { $0.lowercased() })
+        self.secureCookies = settings.bool("PORTAL_SECURE_COOKIES", default: false, help: "Mark the session cookie Secure (set behind TLS).")
+
+        let authoritiesFile = settings.optionalString(
+            "HEALTH_AUTHORITIES_FILE",
+            help: "JSON list [{\"name\": …, \"nr\": …}] of the authorities EVENT teleTANs are issued for (default: bundled)."
+        )
+        let url = authoritiesFile.map(URL.init(fileURLWithPath:))
+            ?? Bundle.module.url(forResource: "health-authorities", withExtension: "json", subdirectory: "Resources")
+        do {
+            guard let url else { throw CocoaError(.fileNoSuchFile) }
+            self.authorities = try JSONDecoder().decode([HealthAuthority].self, from: Data(contentsOf: url))
+        } catch {
+            settings.report("HEALTH_AUTHORITIES_FILE", "cannot be read as [{\"name\", \"nr\"}]: \(error.localizedDescription)")
+            self.authorities = []
+        }
+    }
+}

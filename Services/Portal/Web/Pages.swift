@@ -1,0 +1,111 @@
+// Server-rendered pages: mustache templates, German or English text by Accept-Language, no script.
+
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Mustache
+
+/// Renders the templates under `Resources/templates` into HTML responses. Every page is `no-store`: none holds
+/// anything a shared or back-button cache should keep, and the result page holds a teleTAN.
+struct Pages: Sendable {
+    let library: MustacheLibrary
+
+    static func load() async throws -> Pages {
+        guard let folder = Bundle.module.url(forResource: "templates", withExtension: nil, subdirectory: "Resources") else {
+            throw CocoaError(.fileNoSuchFile)
+        }
+        return Pages(library: try await MustacheLibrary(directory: folder.path))
+    }
+
+    enum Language: String, Sendable { case de, en }
+
+    /// German when the browser prefers it, English otherwise.
+    static func language(of request: Request) -> Language {
+        let accepted = request.headers[.acceptLanguage]?.lowercased() ?? ""
+        let first = accepted.split(separator: ",").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        return first.hasPrefix("de") ? .de : .en
+    }
+
+    func render(_ template: String, status: HTTPResponse.Status = .ok, language: Language, values: [String: Any] = [:]) -> Response {
+        var context = values
+        context["t"] = Texts.table(language)
+        context["lang"] = language.rawValue
+        let html = self.library.render(context, withTemplate: template) ?? "<!doctype html><title>Error</title>"
+        let headers: HTTPFields = [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"]
+        return Response(status: status, headers: headers, body: .init(byteBuffer: .init(string: html)))
+    }
+
+    /// A friendly error page.
+    func error(_ status: HTTPResponse.Status, _ key: String, language: Language, values: [String: Any] = [:]) -> Response {
+        var context = values
+        context["message"] = Texts.table(language)[key] ?? key
+        context["status"] = status.code
+        return self.render("error", status: status, language: language, values: context)
+    }
+
+    static func redirect(_ location: String) -> Response {
+        Response(status: .seeOther, headers: [.location: location, .cacheControl: "no-store"])
+    }
+}
+
+/// The pages' words in both languages.
+enum Texts {
+    static func table(_ language: Pages.Language) -> [String: String] {
+        language == .de ? self.german : self.english
+    }
+
+    static let english: [String: String] = [
+        "title": "Corona-Warn-App teleTAN portal",
+        "login": "Log in", "username": "User name", "password": "Password",
+        "login_failed": "Login failed. After 5 failed attempts an account is locked for 15 minutes.",
+        "second_factor": "Second factor", "code": "6-digit code from your authenticator app", "confirm": "Confirm",
+        "code_failed": "The code was not accepted. Enter the current code; each code works only once.",
+        "signed_in_as": "Signed in as", "roles": "Your roles allow",
+        "can_test": "TEST teleTANs (a person with a positive PCR test)",
+        "can_event": "EVENT teleTANs (warning the guests of an event) for a health authority",
+        "no_roles": "Your account has no role that allows issuing teleTANs.",
+        "issue_test": "Issue a TEST teleTAN", "issue_event": "Issue an EVENT teleTAN", "authority": "Health authority",
+        "choose": "Choose…", "teletan": "teleTAN", "valid_until": "Valid until",
+        "teletan_hint": "Tell the caller this teleTAN; it is shown only now and is not stored.", "back": "Back to the start page",
+        "change_password": "Change password", "current_password": "Current password", "new_password": "New password (at least 12 characters)",
+        "repeat_password": "Repeat the new password", "save": "Save", "password_changed": "Your password was changed.",
+        "password_wrong": "The current password is wrong.", "password_mismatch": "The new passwords differ.",
+        "password_weak": "The new password must have 12 to 128 characters and differ from the user name.",
+        "logout": "Log out",
+        "rate_limited": "One teleTAN per 30 seconds: please wait", "seconds": "seconds",
+        "server_rate_limited": "The system-wide teleTAN limit is reached. Please try again in a moment.",
+        "forbidden": "You are not allowed to do this.", "not_found": "This page does not exist.",
+        "unavailable": "The verification service cannot be reached. Please try again in a moment.",
+        "bad_request": "The request could not be processed. Please go back and try again.",
+        "unknown_authority": "Please choose a health authority from the list.",
+        "session_expired": "Your session has ended. Please log in again.",
+    ]
+
+    static let german: [String: String] = [
+        "title": "Corona-Warn-App teleTAN-Portal",
+        "login": "Anmelden", "username": "Benutzername", "password": "Passwort",
+        "login_failed": "Anmeldung fehlgeschlagen. Nach 5 Fehlversuchen wird ein Konto für 15 Minuten gesperrt.",
+        "second_factor": "Zweiter Faktor", "code": "6-stelliger Code aus Ihrer Authenticator-App", "confirm": "Bestätigen",
+        "code_failed": "Der Code wurde nicht akzeptiert. Geben Sie den aktuellen Code ein; jeder Code gilt nur einmal.",
+        "signed_in_as": "Angemeldet als", "roles": "Ihre Rollen erlauben",
+        "can_test": "TEST-teleTANs (positiver PCR-Test)",
+        "can_event": "EVENT-teleTANs (Warnung der Gäste einer Veranstaltung) für ein Gesundheitsamt",
+        "no_roles": "Ihr Konto hat keine Rolle, die teleTANs erlaubt.",
+        "issue_test": "Eine TEST-teleTAN erzeugen", "issue_event": "Eine EVENT-teleTAN erzeugen", "authority": "Gesundheitsamt",
+        "choose": "Bitte wählen…", "teletan": "teleTAN", "valid_until": "Gültig bis",
+        "teletan_hint": "Nennen Sie der anrufenden Person diese teleTAN; sie wird nur jetzt angezeigt und nicht gespeichert.",
+        "back": "Zurück zur Startseite",
+        "change_password": "Passwort ändern", "current_password": "Aktuelles Passwort", "new_password": "Neues Passwort (mindestens 12 Zeichen)",
+        "repeat_password": "Neues Passwort wiederholen", "save": "Speichern", "password_changed": "Ihr Passwort wurde geändert.",
+        "password_wrong": "Das aktuelle Passwort ist falsch.", "password_mismatch": "Die neuen Passwörter stimmen nicht überein.",
+        "password_weak": "Das neue Passwort muss 12 bis 128 Zeichen haben und sich vom Benutzernamen unterscheiden.",
+        "logout": "Abmelden",
+        "rate_limited": "Die Zeitlimitierung für teleTAN-Anfragen ist aktiv, bitte warten Sie", "seconds": "Sekunden",
+        "server_rate_limited": "Das systemweite teleTAN-Limit ist erreicht. Bitte warten Sie einen Moment.",
+        "forbidden": "Dazu sind Sie nicht berechtigt.", "not_found": "Diese Seite gibt es nicht.",
+        "unavailable": "Der Verifikationsdienst ist nicht erreichbar. Bitte versuchen Sie es gleich noch einmal.",
+        "bad_request": "Die Anfrage konnte nicht verarbeitet werden. Bitte gehen Sie zurück und versuchen Sie es erneut.",
+        "unknown_authority": "Bitte wählen Sie ein Gesundheitsamt aus der Liste.",
+        "session_expired": "Ihre Sitzung ist beendet. Bitte melden Sie sich erneut an.",
+    ]
+}
