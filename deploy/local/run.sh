@@ -22,11 +22,12 @@ pids="$data/run"
 # URL, @jwt-public-key by the development key of deploy/local/dev-jwt.sh, @data by the data folder)
 services=(
   "test-result|test-result-service|HTTP_PORT=8003 INTERNAL_HTTP_PORT=8013 DATABASE_URL=@db:testresult"
-  "verification|verification-service|HTTP_PORT=8002 INTERNAL_HTTP_PORT=8012 DATABASE_URL=@db:verification TEST_RESULT_INTERNAL_URL=http://127.0.0.1:8013 TELETAN_JWT_PUBLIC_KEYS=@jwt-public-key"
+  "verification|verification-service|HTTP_PORT=8002 INTERNAL_HTTP_PORT=8012 DATABASE_URL=@db:verification TEST_RESULT_INTERNAL_URL=http://127.0.0.1:8013 TELETAN_JWT_PUBLIC_KEYS=@data/keys/teletan-trusted.pem"
   "submission|submission-service|HTTP_PORT=8001 DATABASE_URL=@db:submission VERIFICATION_INTERNAL_URL=http://127.0.0.1:8012"
+  "portal|portal-service|HTTP_PORT=8004 DATABASE_URL=@db:portal VERIFICATION_INTERNAL_URL=http://127.0.0.1:8012 PORTAL_JWT_KEY_FILE=@data/keys/portal-jwt.pem PORTAL_ALLOWED_HOSTS=127.0.0.1:8004,localhost:8004"
   "distribution|distribution-service serve|HTTP_PORT=8005 DATABASE_URL=@db:distribution SIGNING_KEY_FILES=@data/keys/cdn-signing.pem CDN_DIRECTORY=@data/cdn SIGNATURE_APP_BUNDLE_ID=de.rki.coronawarnapp-dev"
 )
-distribution_entry="${services[3]}"
+distribution_entry="${services[4]}"
 
 # The development key that signs the CDN tree: P-256, created once, kept in .data/keys (never committed).
 ensure_cdn_key() {
@@ -37,6 +38,29 @@ ensure_cdn_key() {
   chmod 700 "$data/keys"
   ( umask 077; openssl ecparam -name prime256v1 -genkey -noout -out "$key" 2>/dev/null ) || fail "could not create $key"
   say "created the development CDN signing key $key"
+}
+
+# The portal's token key, and the keys verification-service trusts for teleTAN requests: the portal's and the one
+# deploy/local/dev-jwt.sh signs hand-made tokens with.
+ensure_portal_keys() {
+  local key="$data/keys/portal-jwt.pem" dev_public
+  if [ ! -s "$key" ]; then
+    mkdir -p "$data/keys"
+    ( umask 077; openssl ecparam -name prime256v1 -genkey -noout -out "$key" 2>/dev/null ) || fail "could not create $key"
+  fi
+  dev_public="$("$root/deploy/local/dev-jwt.sh" keys)"
+  { cat "$dev_public"; openssl ec -in "$key" -pubout 2>/dev/null; } >"$data/keys/teletan-trusted.pem"
+}
+
+# The development officer (both roles), created once; the password and the TOTP URI stay in .data.
+ensure_officer() {
+  local password_file="$data/secrets/portal-officer" uri_file="$data/keys/portal-officer.otpauth"
+  [ -s "$uri_file" ] && return 0
+  mkdir -p "$data/secrets"
+  ( umask 077; head -c 18 /dev/urandom | base64 | tr '+/' '-_' >"$password_file" )
+  ( export DATABASE_URL="$("$pg" url portal)"; "$bin/portal-service" user add officer c19hotline,c19hotline_event <"$password_file" >"$uri_file" ) \
+    || fail "could not create the development officer"
+  say "created the development officer 'officer'"
 }
 
 cdn_public_key() { openssl ec -in "$data/keys/cdn-signing.pem" -pubout 2>/dev/null; }
@@ -137,6 +161,8 @@ mkdir -p "$logs" "$pids"
 stop_services >/dev/null   # leftovers of a run that was killed
 "$pg" start >/dev/null
 ensure_cdn_key
+ensure_portal_keys
+ensure_officer
 trap 'stop_all; exit 0' INT TERM
 
 for entry in "${services[@]}"; do
@@ -160,6 +186,8 @@ The suite is running on loopback (Ctrl-C stops everything; 'make stop' from anot
   verification-service  http://127.0.0.1:8002   app API (POST /version/v1/registrationToken, /testresult, /tan)
                         http://127.0.0.1:8012   internal API (POST /version/v1/tan/verify, /tan/teletan, /testresult)
   submission-service    http://127.0.0.1:8001   app API (POST /version/v1/diagnosis-keys, /submission-on-behalf)
+  portal-service        http://127.0.0.1:8004   officers' portal: user 'officer', password in $data/secrets/portal-officer,
+                        TOTP secret: $(cat "$data/keys/portal-officer.otpauth" 2>/dev/null)
   distribution-service  http://127.0.0.1:8005   health and metrics; runs hourly (and now: 'deploy/local/run.sh distribute')
                         CDN tree in $data/cdn (make run serves it through the gateway once that exists)
 
