@@ -111,11 +111,11 @@ struct PortalEngine: Sendable {
         let now = self.clock.now
         let officer = try await self.store.officer(named: username.lowercased())
         guard let officer else {
-            _ = Bcrypt.verify(password, hash: Self.decoyHash)
+            _ = try await PasswordHasher.verify(password, hash: Self.decoyHash)
             try await self.audit(username.prefix(64).lowercased(), "login_failed", "unknown user")
             return .refused
         }
-        let passwordOK = Bcrypt.verify(password, hash: officer.passwordHash)
+        let passwordOK = try await PasswordHasher.verify(password, hash: officer.passwordHash)
         if officer.disabled || (officer.lockedUntil.map { $0 > now } ?? false) {
             try await self.audit(officer.username, "login_refused", officer.disabled ? "disabled" : "locked")
             return .refused
@@ -172,10 +172,10 @@ struct PortalEngine: Sendable {
     enum PasswordChange: Sendable, Equatable { case changed, wrongPassword, tooWeak, mismatch }
 
     func changePassword(officer: Officer, current: String, new: String, repeated: String) async throws -> PasswordChange {
-        guard Bcrypt.verify(current, hash: officer.passwordHash) else { return .wrongPassword }
+        guard try await PasswordHasher.verify(current, hash: officer.passwordHash) else { return .wrongPassword }
         guard new == repeated else { return .mismatch }
         guard PasswordRules.acceptable(new, username: officer.username) else { return .tooWeak }
-        try await self.store.setPassword(officerID: officer.id, passwordHash: Bcrypt.hash(new, cost: UInt8(self.policy.bcryptCost)))
+        try await self.store.setPassword(officerID: officer.id, passwordHash: try await PasswordHasher.hash(new, cost: self.policy.bcryptCost))
         try await self.audit(officer.username, "password_changed")
         return .changed
     }
