@@ -14,7 +14,7 @@ PROTOC_GEN_SWIFT := .build-protoc/release/protoc-gen-swift
 PROTO_OUT := Shared/Models/Generated
 PROTO_OPTS := Visibility=Package,FileNaming=PathToUnderscores,UseAccessLevelOnImports=true
 
-.PHONY: help build test test-unit run stop db-start db-stop db-status protos protos-check protoc-tools bench bench-distribution distribute clean
+.PHONY: help build test test-unit test-browser run stop db-start db-stop db-status protos protos-check protoc-tools bench bench-distribution distribute clean
 
 help: ## List the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -27,9 +27,16 @@ test: db-start ## Start PostgreSQL if needed, build, run the whole suite (databa
 	export EN_REQUIRE_DB=1; \
 	$(SWIFT) build --build-tests; \
 	$(SWIFT) test --skip-build
+	$(MAKE) test-browser
 
 test-unit: ## Run the suite without a database (database tests are skipped, visibly)
 	$(SWIFT) test
+
+test-browser: ## Drive the portal in headless Chromium: CLI user, login, TOTP, teleTAN, rate limit, logout
+	$(SWIFT) build --product portal-service
+	$(SWIFT) build --product verification-service
+	$(SWIFT) build --product test-result-service
+	deploy/local/browser-test.sh
 
 run: ## Start PostgreSQL and every service on loopback, print the URLs; Ctrl-C stops everything
 	$(SWIFT) build -c $(CONFIG)
