@@ -1,0 +1,233 @@
+// Building portal-service for tests: a configuration with a key file, an engine on the test database with a manual
+// clock and a recording stand-in for verification-service, and officers created straight in the store.
+
+import Crypto
+import ENPersistence
+import ENServiceKit
+import ENTestSupport
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import InMemoryLogging
+import Logging
+import NIOCore
+import PostgresNIO
+import Testing
+@testable import PortalService
+
+/// verification-service as the portal sees it: records every call and answers as told (by default a teleTAN).
+final class FakeTeleTANIssuer: TeleTANIssuing {
+    /// The teleTAN the fake hands out; tests look for it where it must never appear.
+    static let teleTAN = "R7KQ2MXP9T"
+
+    enum Behaviour: Sendable {
+        case answer(TeleTANAnswer)
+        case unavailable
+    }
+
+    struct Call: Sendable {
+        var kind: TeleTANKind
+        var bearer: String
+    }
+
+    private struct State: Sendable {
+        var behaviour = Behaviour.answer(.created(FakeTeleTANIssuer.teleTAN))
+        var calls: [Call] = []
+    }
+
+    private let state = Mutexed(State())
+
+    /// Every call so far, oldest first.
+    var calls: [Call] { self.state.value.calls }
+
+    /// How the following calls are answered.
+    func behave(_ behaviour: Behaviour) {
+        self.state.withLock { $0.behaviour = behaviour }
+    }
+
+    func createTeleTAN(kind: TeleTANKind, bearer: String) async throws(UpstreamUnavailable) -> TeleTANAnswer {
+        let behaviour = self.state.withLock { state in
+            state.calls.append(Call(kind: kind, bearer: bearer))
+            return state.behaviour
+        }
+        switch behaviour {
+        case .answer(let answer): return answer
+        case .unavailable: throw UpstreamUnavailable("verification-service is down (test fake)")
+        }
+    }
+}
+
+/// portal-service on the test database: its configuration (with a key file in a temporary folder), an engine with a
+/// manual clock, and the router the service serves, with every log line kept.
+struct PortalHarness: Sendable {
+    typealias App = Application<RouterResponder<ServiceRequestContext>>
+
+    /// The password of officers made by `addOfficer`.
+    static let password = "correct-Horse-battery-9"
+    static let start = Date(timeIntervalSince1970: 1_700_000_000)
+
+    let database: PostgresTestDatabase
+    let clock: ManualClock
+    let issuer: FakeTeleTANIssuer
+    let configuration: PortalConfiguration
+    let engine: PortalEngine
+    let app: App
+    let logs: InMemoryLogHandler
+    let logger: Logger
+
+    var store: PortalStore { self.engine.store }
+
+    /// Runs `body` with a harness. `overrides` are settings on top of the test defaults; `key` is the portal's
+    /// signing key; with `realVerification` the engine calls `VERIFICATION_INTERNAL_URL` with the real client
+    /// instead of the fake.
+    static func run(
+        _ overrides: [String: String] = [:],
+        key: P256.Signing.PrivateKey = P256.Signing.PrivateKey(),
+        clock: ManualClock = ManualClock(PortalHarness.start),
+        realVerification: Bool = false,
+        _ body: @Sendable (PortalHarness) async throws -> Void
+    ) async throws {
+        let database = try PostgresTestDatabase.require()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("portal-test-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try await withCleanup {
+            let keyFile = folder.appendingPathComponent("portal-jwt.pem")
+            try key.pemRepresentation.write(to: keyFile, atomically: true, encoding: .utf8)
+            let configuration = try Self.configuration(database: database, keyFile: keyFile.path, overrides: overrides)
+
+            let logs = InMemoryLogHandler()
+            var logger = Logger(label: "portal-test", factory: { _ in logs })
+            logger.logLevel = .trace
+            let issuer = FakeTeleTANIssuer()
+            let upstream = realVerification ? UpstreamClient(peer: "verification-service", policy: configuration.upstream, logger: logger) : nil
+            let teleTANs: any TeleTANIssuing
+            if let upstream {
+                teleTANs = TeleTANClient(baseURL: configuration.verificationURL, upstream: upstream)
+            } else {
+                teleTANs = issuer
+            }
+            let engine = Self.engine(configuration: configuration, client: database.client, teleTANs: teleTANs, clock: clock, logger: logger)
+            let harness = PortalHarness(
+                database: database,
+                clock: clock,
+                issuer: issuer,
+                configuration: configuration,
+                engine: engine,
+                app: try await Self.app(configuration: configuration, engine: engine, client: database.client, logger: logger),
+                logs: logs,
+                logger: logger
+            )
+            try await withCleanup {
+                try await body(harness)
+            } cleanup: {
+                try await upstream?.shutdown()
+            }
+        } cleanup: {
+            try? FileManager.default.removeItem(at: folder)
+        }
+    }
+
+    /// The test defaults: this test's database, the key file, bcrypt cost 4, and the Host values `portal.test` and
+    /// `localhost` (the authority HummingbirdTesting's router client always sends).
+    static func configuration(database: PostgresTestDatabase, keyFile: String, overrides: [String: String]) throws -> PortalConfiguration {
+        var values = [
+            "DATABASE_URL": database.processEnvironment["DATABASE_URL"] ?? "",
+            "HTTP_PORT": "0",
+            "PORTAL_JWT_KEY_FILE": keyFile,
+            "BCRYPT_COST": "4",
+            "PORTAL_ALLOWED_HOSTS": "portal.test,localhost",
+        ]
+        values.merge(overrides) { _, new in new }
+        return try PortalConfiguration.load(from: SettingsReader(values: values))
+    }
+
+    static func engine(
+        configuration: PortalConfiguration,
+        client: PostgresClient,
+        teleTANs: any TeleTANIssuing,
+        clock: ManualClock,
+        logger: Logger
+    ) -> PortalEngine {
+        PortalEngine(
+            store: PortalStore(client: client, logger: logger),
+            teleTANs: teleTANs,
+            signer: configuration.signer,
+            policy: configuration.policy,
+            authorities: configuration.authorities,
+            clock: clock.wallClock,
+            logger: logger
+        )
+    }
+
+    /// The service's router in an application bound to port 0 (for `.router` tests and `LiveServer`).
+    static func app(configuration: PortalConfiguration, engine: PortalEngine, client: PostgresClient, logger: Logger) async throws -> App {
+        let router = try await Portal.buildRouter(
+            configuration: configuration,
+            engine: engine,
+            client: client,
+            environment: .testing(logger: logger)
+        )
+        return Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger)
+    }
+
+    /// Another portal replica on the same database: its own engine (over `client`) and router, the same clock and
+    /// fake verification-service.
+    func replica(client: PostgresClient) async throws -> App {
+        let engine = Self.engine(configuration: self.configuration, client: client, teleTANs: self.issuer, clock: self.clock, logger: self.logger)
+        return try await Self.app(configuration: self.configuration, engine: engine, client: client, logger: self.logger)
+    }
+
+    // MARK: - Officers and the audit trail
+
+    /// Adds an officer with `password` (bcrypt cost 4) and a fresh TOTP secret, as `user add` would.
+    @discardableResult
+    func addOfficer(_ username: String, roles: [String], password: String = PortalHarness.password) async throws -> Officer {
+        let hash = try await PasswordHasher.hash(password, cost: 4)
+        let added = try await self.store.addOfficer(
+            username: username,
+            passwordHash: hash,
+            roles: roles,
+            totpSecret: TOTP.random().secret,
+            now: self.clock.now
+        )
+        try #require(added, "officer \(username) exists already")
+        let officer = try await self.store.officer(named: username)
+        return try #require(officer)
+    }
+
+    /// The officer's authenticator code for the clock's step plus `offset`.
+    func code(for officer: Officer, offset: Int64 = 0) -> String {
+        TOTP(secret: officer.totpSecret).code(step: TOTP.step(at: self.clock.now) + offset)
+    }
+
+    /// The whole audit trail, oldest first.
+    func audit() async throws -> [AuditEvent] {
+        try await self.store.auditEvents(since: Date(timeIntervalSince1970: 0))
+    }
+
+    /// The audited actions of one officer, oldest first.
+    func actions(of username: String) async throws -> [String] {
+        try await self.audit().filter { $0.username == username }.map(\.action)
+    }
+
+    /// Every log line so far, message and metadata, one per line.
+    var logText: String {
+        self.logs.entries.map { "\($0.message) \($0.metadata)" }.joined(separator: "\n")
+    }
+
+    // MARK: - Browsing
+
+    /// Runs `body` with a browser on the in-process router.
+    func browse(_ body: @Sendable (PortalBrowser) async throws -> Void) async throws {
+        try await self.app.test(.router) { client in
+            try await body(PortalBrowser(client: client))
+        }
+    }
+
+    /// Password and second factor with the clock's current code, ending on the start page.
+    @discardableResult
+    func signIn(_ browser: PortalBrowser, _ officer: Officer, password: String = PortalHarness.password) async throws -> PortalReply {
+        try await browser.signIn(officer.username, password: password, code: self.code(for: officer))
+    }
+}
