@@ -1,5 +1,6 @@
 // The administrator's command line: officers and the audit trail, straight on the portal database.
 
+import ENCrypto
 import ENPersistence
 import ENServiceKit
 import Foundation

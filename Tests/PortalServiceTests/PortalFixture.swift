@@ -2,6 +2,7 @@
 // clock and a recording stand-in for verification-service, and officers created straight in the store.
 
 import Crypto
+import ENCrypto
 import ENPersistence
 import ENServiceKit
 import ENTestSupport

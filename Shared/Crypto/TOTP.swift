@@ -1,28 +1,41 @@
 // Time-based one-time passwords (RFC 6238 over RFC 4226's HOTP): HMAC-SHA1, 30-second steps, 6 digits.
 
 import Crypto
-import Foundation
+package import Foundation
 
-/// The second factor. Secrets are 20 random bytes, shown once to the officer as an `otpauth://` URI (base32).
-struct TOTP: Sendable {
-    static let stepSeconds: Int64 = 30
-    static let digits = 6
+/// The portal's second factor (and `cwa officer`'s code). Secrets are 20 random bytes, shown once to the officer as an `otpauth://` URI (base32).
+package struct TOTP: Sendable {
+    package static let stepSeconds: Int64 = 30
+    package static let digits = 6
     /// Codes of the previous and next step are accepted too (clock skew of a phone).
-    static let window: ClosedRange<Int64> = -1...1
+    package static let window: ClosedRange<Int64> = -1...1
 
-    let secret: [UInt8]
+    package let secret: [UInt8]
 
-    static func random() -> TOTP {
+    package init(secret: [UInt8]) {
+        self.secret = secret
+    }
+
+    /// The TOTP of an `otpauth://totp/…?secret=<base32>…` URI (SHA1, 6 digits, 30 s are the only parameters we make).
+    package init?(uri: String) {
+        guard uri.hasPrefix("otpauth://totp/"), let components = URLComponents(string: uri),
+            let encoded = components.queryItems?.first(where: { $0.name == "secret" })?.value,
+            let secret = Base32.decode(encoded), !secret.isEmpty
+        else { return nil }
+        self.secret = secret
+    }
+
+    package static func random() -> TOTP {
         var generator = SystemRandomNumberGenerator()
         return TOTP(secret: (0..<20).map { _ in UInt8.random(in: 0...255, using: &generator) })
     }
 
-    static func step(at date: Date) -> Int64 {
+    package static func step(at date: Date) -> Int64 {
         Int64((date.timeIntervalSince1970 / Double(self.stepSeconds)).rounded(.down))
     }
 
     /// The code of `step`, `digits` long with leading zeros (RFC 4226 §5.3's dynamic truncation).
-    func code(step: Int64, digits: Int = TOTP.digits) -> String {
+    package func code(step: Int64, digits: Int = TOTP.digits) -> String {
         var counter = UInt64(bitPattern: step).bigEndian
         let message = withUnsafeBytes(of: &counter) { Array($0) }
         let mac = Array(HMAC<Insecure.SHA1>.authenticationCode(for: message, using: SymmetricKey(data: self.secret)))
@@ -36,7 +49,7 @@ struct TOTP: Sendable {
 
     /// The step whose code `code` is, within the window around `date`; `nil` if none matches. Every candidate is
     /// compared in constant time.
-    func matchingStep(_ code: String, at date: Date) -> Int64? {
+    package func matchingStep(_ code: String, at date: Date) -> Int64? {
         let given = Array(code.utf8)
         guard given.count == TOTP.digits, given.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
         let now = Self.step(at: date)
@@ -51,7 +64,7 @@ struct TOTP: Sendable {
     }
 
     /// `otpauth://totp/<issuer>:<user>?secret=…&issuer=…&algorithm=SHA1&digits=6&period=30`, for authenticator apps.
-    func uri(issuer: String, account: String) -> String {
+    package func uri(issuer: String, account: String) -> String {
         let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~"))
         let label = (issuer + ":" + account).addingPercentEncoding(withAllowedCharacters: allowed.union(CharacterSet(charactersIn: ":"))) ?? account
         let encodedIssuer = issuer.addingPercentEncoding(withAllowedCharacters: allowed) ?? issuer
@@ -60,10 +73,10 @@ struct TOTP: Sendable {
 }
 
 /// RFC 4648 base32 without padding, as authenticator apps take secrets.
-enum Base32 {
+package enum Base32 {
     private static let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ234567".utf8)
 
-    static func encode(_ bytes: [UInt8]) -> String {
+    package static func encode(_ bytes: [UInt8]) -> String {
         var out: [UInt8] = []
         var buffer: UInt32 = 0
         var bits = 0
@@ -79,7 +92,7 @@ enum Base32 {
         return String(decoding: out, as: UTF8.self)
     }
 
-    static func decode(_ text: String) -> [UInt8]? {
+    package static func decode(_ text: String) -> [UInt8]? {
         var out: [UInt8] = []
         var buffer: UInt32 = 0
         var bits = 0
