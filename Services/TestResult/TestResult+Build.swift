@@ -2,6 +2,7 @@
 
 import ENServiceKit
 import Foundation
+import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
@@ -55,6 +56,8 @@ extension TestResult {
         let api = router.group("api/v1")
         if configuration.tls != nil {
             api.add(middleware: ClientCertificateMiddleware(allowlist: configuration.labCertificateAllowlist))
+        } else if let header = configuration.gatewayCertificateHeader.flatMap({ HTTPField.Name($0) }), let secret = configuration.gatewaySecret {
+            api.add(middleware: ClientCertificateMiddleware(allowlist: configuration.labCertificateAllowlist, source: .gateway(header: header, secret: secret)))
         }
         LabController(
             repository: dependencies.repository,

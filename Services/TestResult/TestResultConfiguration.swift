@@ -4,6 +4,7 @@ import ENCrypto
 import ENPersistence
 import ENServiceKit
 import Foundation
+import HTTPTypes
 
 /// The configuration of test-result-service.
 struct TestResultConfiguration: ServiceConfiguration {
@@ -19,6 +20,10 @@ struct TestResultConfiguration: ServiceConfiguration {
     var maxResultsPerUpload: Int
     /// TLS terminated by the service itself; lab routes then require an allowlisted client certificate.
     var tls: ServerTLSConfiguration?
+    /// Mutual TLS terminated by the gateway, which passes the verified lab certificate on this header (with the
+    /// shared `gatewaySecret`); lab routes then require that the certificate is allowlisted.
+    var gatewayCertificateHeader: String?
+    var gatewaySecret: String?
     var labCertificateAllowlist: Set<CertificateThumbprint>
     var retention: RetentionPolicy
 
@@ -28,9 +33,11 @@ struct TestResultConfiguration: ServiceConfiguration {
     /// - `LOG_LEVEL` (info), `LOG_FORMAT` (text)
     /// - `HTTP_MAX_BODY_SIZE` (1048576 bytes), `LAB_MAX_RESULTS_PER_UPLOAD` (5000)
     /// - `TLS_CERT_FILE`, `TLS_KEY_FILE`, `TLS_CLIENT_CA_FILE`, `LAB_CERT_SHA256_ALLOWLIST` (comma-separated)
+    /// - `LAB_CERT_HEADER`, `GATEWAY_SECRET` (secret): the gateway's mutual TLS instead of our own
     /// - `RESULT_MASK_AFTER` (21d), `RESULT_DELETE_AFTER` (60d), `RETENTION_INTERVAL` (1h)
     ///
-    /// Without TLS the lab port must be a loopback address: then only the gateway on the same host can reach it.
+    /// Without TLS, here or at the gateway, the lab port must be a loopback address: then only the gateway on the same
+    /// host can reach it.
     init(settings: SettingsReader) {
         self.http = ListenAddress(settings: settings, prefix: "HTTP", defaultPort: 8003, purpose: "lab API")
         self.internalHTTP = ListenAddress(settings: settings, prefix: "INTERNAL_HTTP", defaultPort: 8013, purpose: "internal API")
@@ -51,7 +58,16 @@ struct TestResultConfiguration: ServiceConfiguration {
         self.tls = ServerTLSConfiguration.read(settings: settings, requireClientCA: true)
         let allowlist = settings.list(
             "LAB_CERT_SHA256_ALLOWLIST",
-            help: "SHA-256 thumbprints (hex, of the DER) of lab client certificates admitted when TLS is on."
+            help: "SHA-256 thumbprints (hex, of the DER) of lab client certificates admitted (TLS here or at the gateway)."
+        )
+        self.gatewayCertificateHeader = settings.optionalString(
+            "LAB_CERT_HEADER",
+            help: "Header in which the gateway passes the lab's verified client certificate (URL-escaped PEM), e.g. X-SSL-Client-Cert."
+        )
+        self.gatewaySecret = settings.optionalString(
+            "GATEWAY_SECRET",
+            secret: true,
+            help: "Shared secret the gateway sends in X-Gateway-Secret; LAB_CERT_HEADER is believed only with it."
         )
         self.labCertificateAllowlist = []
         for entry in allowlist {
@@ -63,11 +79,19 @@ struct TestResultConfiguration: ServiceConfiguration {
         }
         self.retention = RetentionPolicy(settings: settings)
 
-        if self.tls == nil && !self.http.isLoopback {
-            settings.report("HTTP_HOST", "must be a loopback address unless TLS_CERT_FILE/TLS_KEY_FILE/TLS_CLIENT_CA_FILE are set")
+        if let header = self.gatewayCertificateHeader {
+            if HTTPField.Name(header) == nil { settings.report("LAB_CERT_HEADER", "is not a valid header name") }
+            if (self.gatewaySecret ?? "").count < 32 { settings.report("GATEWAY_SECRET", "must have at least 32 characters when LAB_CERT_HEADER is set") }
+            if self.tls != nil { settings.report("LAB_CERT_HEADER", "cannot be combined with TLS_CERT_FILE: mutual TLS ends either here or at the gateway") }
+        } else if self.gatewaySecret != nil {
+            settings.report("GATEWAY_SECRET", "is only used with LAB_CERT_HEADER")
         }
-        if self.tls != nil && self.labCertificateAllowlist.isEmpty {
-            settings.report("LAB_CERT_SHA256_ALLOWLIST", "must name at least one certificate when TLS is on")
+        let authenticatesLabs = self.tls != nil || self.gatewayCertificateHeader != nil
+        if !authenticatesLabs && !self.http.isLoopback {
+            settings.report("HTTP_HOST", "must be a loopback address unless TLS_CERT_FILE/TLS_KEY_FILE/TLS_CLIENT_CA_FILE or LAB_CERT_HEADER are set")
+        }
+        if authenticatesLabs && self.labCertificateAllowlist.isEmpty {
+            settings.report("LAB_CERT_SHA256_ALLOWLIST", "must name at least one certificate when labs authenticate with certificates")
         }
         self.internalHTTP.requireDistinctPort(from: self.http, settings: settings)
     }

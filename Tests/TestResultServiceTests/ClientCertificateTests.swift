@@ -1,8 +1,11 @@
 // The lab-certificate allowlist over real TLS on loopback.
 
+import ENCrypto
 import ENServiceKit
 import ENTestSupport
 import Foundation
+import HTTPTypes
+import HummingbirdTesting
 import NIOCore
 import Testing
 @testable import TestResultService
@@ -79,5 +82,101 @@ struct ClientCertificateTests {
 
     private func get(port: Int, pki: TestPKI, path: String) async throws -> HTTP.Reply {
         try await HTTP.get("https://127.0.0.1:\(port)\(path)", tls: try pki.clientTLS(presenting: nil))
+    }
+}
+
+@Suite("Lab client certificates passed by the gateway")
+struct GatewayCertificateTests {
+    static let secret = String(repeating: "s3cr3t-", count: 6)
+    static let header = "X-SSL-Client-Cert"
+
+    @Test("with the gateway's secret an allowlisted certificate uploads; a wrong or missing secret, an unknown or garbled certificate get 401")
+    func gatewayHeader() async throws {
+        let pki = try TestPKI.make()
+        defer { pki.remove() }
+        let allowed = try pki.issueClient(commonName: "lab-allowed")
+        let unknown = try pki.issueClient(commonName: "lab-unknown")
+        let repository = InMemoryTestResultRepository()
+        let configuration = try TestResultFixture.configuration([
+            "HTTP_HOST": "0.0.0.0",
+            "LAB_CERT_HEADER": Self.header,
+            "GATEWAY_SECRET": Self.secret,
+            "LAB_CERT_SHA256_ALLOWLIST": allowed.thumbprint,
+        ])
+        var dependencies = TestResultDependencies.inMemory()
+        dependencies.repository = repository
+        let app = try TestResult.buildApplication(configuration: configuration, dependencies: dependencies, environment: .testing())
+        let allowedPEM = try String(contentsOf: allowed.certificateFile, encoding: .utf8)
+        let unknownPEM = try String(contentsOf: unknown.certificateFile, encoding: .utf8)
+
+        try await app.test(.router) { client in
+            func upload(secret: String?, certificate: String?) async throws -> (HTTPResponse.Status, String) {
+                var headers: HTTPFields = [.contentType: "application/json"]
+                if let secret { headers[HTTPField.Name("X-Gateway-Secret")!] = secret }
+                if let certificate { headers[HTTPField.Name(Self.header)!] = certificate }
+                let response = try await client.execute(
+                    uri: "/api/v1/lab/results",
+                    method: .post,
+                    headers: headers,
+                    body: TestResultFixture.batch([(TestIDs.hashedGUID(), 2, nil)])
+                )
+                return (response.status, String(buffer: response.body))
+            }
+            let escaped = Self.escaped(allowedPEM)
+
+            #expect(try await upload(secret: Self.secret, certificate: escaped).0 == .noContent)
+            let wrongSecret = try await upload(secret: Self.secret + "x", certificate: escaped)
+            #expect(wrongSecret.0 == .unauthorized)
+            #expect(wrongSecret.1.contains("through the gateway"))
+            #expect(try await upload(secret: nil, certificate: escaped).0 == .unauthorized)
+            let noCertificate = try await upload(secret: Self.secret, certificate: nil)
+            #expect(noCertificate.0 == .unauthorized)
+            #expect(noCertificate.1.contains("client certificate is required"))
+            let stranger = try await upload(secret: Self.secret, certificate: Self.escaped(unknownPEM))
+            #expect(stranger.0 == .unauthorized)
+            #expect(stranger.1.contains("not allowed"))
+            #expect(try await upload(secret: Self.secret, certificate: "%%garbage").0 == .unauthorized)
+            #expect(try await upload(secret: Self.secret, certificate: Self.escaped(allowedPEM + allowedPEM)).0 == .unauthorized)
+            let health = try await client.execute(uri: "/health/live", method: .get)
+            #expect(health.status == .ok)
+        }
+        #expect(await repository.count == 1)
+    }
+
+    @Test("the PEM nginx sends, URL-escaped, yields the DER whose SHA-256 is the thumbprint")
+    func escapedPEM() throws {
+        let pki = try TestPKI.make()
+        defer { pki.remove() }
+        let lab = try pki.issueClient(commonName: "lab")
+        let pem = try String(contentsOf: lab.certificateFile, encoding: .utf8)
+
+        let der = try #require(ClientCertificateMiddleware<ServiceRequestContext>.derOfEscapedPEM(Self.escaped(pem)))
+
+        #expect(CertificateThumbprint(derEncodedCertificate: der).hex == lab.thumbprint)
+        #expect(ClientCertificateMiddleware<ServiceRequestContext>.derOfEscapedPEM(Self.escaped("-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----")) == nil)
+        #expect(ClientCertificateMiddleware<ServiceRequestContext>.derOfEscapedPEM("not a certificate") == nil)
+    }
+
+    @Test("gateway mode needs a secret of 32+ characters and no TLS of its own, and allows a non-loopback lab port")
+    func configuration() throws {
+        let thumbprint = String(repeating: "ab", count: 32)
+        let base = ["HTTP_HOST": "0.0.0.0", "LAB_CERT_HEADER": Self.header, "LAB_CERT_SHA256_ALLOWLIST": thumbprint]
+
+        let good = try TestResultFixture.configuration(base.merging(["GATEWAY_SECRET": Self.secret]) { $1 })
+        #expect(good.gatewayCertificateHeader == Self.header)
+
+        #expect(throws: ConfigurationError.self) { try TestResultFixture.configuration(base) }
+        #expect(throws: ConfigurationError.self) { try TestResultFixture.configuration(base.merging(["GATEWAY_SECRET": "short"]) { $1 }) }
+        #expect(throws: ConfigurationError.self) {
+            try TestResultFixture.configuration(base.merging(["GATEWAY_SECRET": Self.secret, "LAB_CERT_SHA256_ALLOWLIST": ""]) { $1 })
+        }
+        #expect(throws: ConfigurationError.self) {
+            try TestResultFixture.configuration(["GATEWAY_SECRET": Self.secret])
+        }
+    }
+
+    /// What nginx's `$ssl_client_escaped_cert` looks like: the PEM, URL-encoded.
+    static func escaped(_ pem: String) -> String {
+        pem.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""
     }
 }
