@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "submission-service", targets: ["SubmissionService"]),
         .executable(name: "distribution-service", targets: ["DistributionService"]),
         .executable(name: "portal-service", targets: ["PortalService"]),
+        .executable(name: "cwa", targets: ["CWATool"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -42,6 +43,9 @@ let package = Package(
             from: "1.4.0",
             traits: [.defaults, "CommandLineArguments"]
         ),
+        // The cwa client's command line, and the HDR latency histograms of its load generator.
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift.git", from: "0.2.0"),
     ],
     targets: [
         // MARK: - Shared libraries
@@ -150,6 +154,27 @@ let package = Package(
             resources: [.copy("Resources")]
         ),
 
+        // MARK: - Tools
+
+        .executableTarget(
+            name: "CWATool",
+            dependencies: [
+                "ENModels",
+                "ENCrypto",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            path: "Tools/CWA",
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: - Tests
         .target(
             name: "ENTestSupport",
@@ -213,6 +238,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
             ]
+        ),
+        .testTarget(
+            name: "CWAToolTests",
+            dependencies: [
+                "CWATool",
+                "ENModels",
+                "ENCrypto",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            path: "Tests/CWAToolTests",
+            resources: [.copy("Vectors")],
+            swiftSettings: swiftSettings
         ),
         serviceTests(
             "Distribution",

@@ -1,0 +1,71 @@
+// Valid TANs and registration tokens for load tests, made the way phones and labs make them, through the gateway.
+
+import ENCrypto
+import Foundation
+
+/// Prepares what real requests need before the timed part of a test starts.
+struct Provisioner {
+    let app: GatewayClient
+    let lab: GatewayClient
+    let appURL: String
+    let labURL: String
+    /// Requests in flight while preparing.
+    var concurrency = 32
+
+    /// `count` registration tokens of tests with a positive PCR result: one lab upload per 500 GUIDs, then one
+    /// registration per GUID.
+    func registrationTokens(_ count: Int, progress: (String) -> Void) async throws -> [String] {
+        let guids = (0..<count).map { _ in UUID().uuidString }
+        for start in stride(from: 0, to: guids.count, by: 500) {
+            let batch = guids[start..<min(start + 500, guids.count)]
+            let results = batch.map { #"{"id":"\#(LabID.posted(guid: $0))","result":2}"# }.joined(separator: ",")
+            let reply = try await self.lab.postJSON(self.labURL + "/api/v1/lab/results", #"{"labId":"load-lab","testResults":[\#(results)]}"#)
+            guard reply.status == 204 else { throw ClientFailure("lab upload for the load test: HTTP \(reply.status) \(reply.text.prefix(200))") }
+        }
+        progress("uploaded \(count) positive results")
+        struct Answer: Decodable { var registrationToken: String }
+        let tokens = try await self.each(guids) { guid in
+            let reply = try await self.app.postJSON(
+                self.appURL + "/version/v1/registrationToken",
+                #"{"key":"\#(LabID.posted(guid: guid))","keyType":"GUID"}"#,
+                headers: [("cwa-fake", "0")]
+            )
+            guard reply.status == 201 else { throw ClientFailure("registration for the load test: HTTP \(reply.status)") }
+            return try decodeJSON(Answer.self, from: reply, what: "registration").registrationToken
+        }
+        progress("registered \(count) tests")
+        return tokens
+    }
+
+    /// `count` TANs, each good for one submission.
+    func tans(_ count: Int, progress: (String) -> Void) async throws -> [String] {
+        let tokens = try await self.registrationTokens(count, progress: progress)
+        let tans = try await self.each(tokens) { token in
+            try await Submission.tan(client: self.app, app: self.appURL, registrationToken: token)
+        }
+        progress("got \(count) TANs")
+        return tans
+    }
+
+    /// `transform` over `items` with at most `concurrency` at a time, results in the order of `items`.
+    private func each<T: Sendable, R: Sendable>(_ items: [T], _ transform: @escaping @Sendable (T) async throws -> R) async throws -> [R] {
+        try await withThrowingTaskGroup(of: (Int, R).self) { group in
+            var results = [R?](repeating: nil, count: items.count)
+            var next = 0
+            while next < min(self.concurrency, items.count) {
+                let index = next
+                group.addTask { (index, try await transform(items[index])) }
+                next += 1
+            }
+            while let (index, result) = try await group.next() {
+                results[index] = result
+                if next < items.count {
+                    let index = next
+                    group.addTask { (index, try await transform(items[index])) }
+                    next += 1
+                }
+            }
+            return results.map { $0! }
+        }
+    }
+}
