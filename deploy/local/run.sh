@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
-# Runs the suite on loopback for development: PostgreSQL (deploy/local/postgres.sh) and every service built so far.
+# Runs the suite on loopback for development: PostgreSQL (deploy/local/postgres.sh), every service and the nginx
+# gateway (deploy/gateway/) with a development PKI.
 #
-#   deploy/local/run.sh          start everything, print the URLs, follow the logs; Ctrl-C stops everything
-#   deploy/local/run.sh stop     stop what a previous run left running (services, then PostgreSQL)
+#   deploy/local/run.sh              start everything, print the URLs, follow the logs; Ctrl-C stops everything
+#   deploy/local/run.sh up           start everything, print the URLs and return (the fleet keeps running)
+#   deploy/local/run.sh stop         stop what a previous run left running (gateway, services, then PostgreSQL)
 #   deploy/local/run.sh distribute   one distribution run now (`distribution-service run`), beside a running suite
+#   deploy/local/run.sh env          print the fleet's addresses as shell assignments (for scripts and `cwa`)
 #
-# Binaries come from .build/<CONFIG> (make run builds them first). State lives under .data/: the database
-# cluster, logs in .data/logs, process ids in .data/run. A second run reuses .data/.
+# Binaries come from .build/<CONFIG> (make run builds them first). State lives under EN_DATA_DIR (.data): the
+# database cluster, keys and the PKI, logs in logs/, process ids in run/. A second run reuses it. EN_PORT_OFFSET
+# (default 0) moves every port of the services and the gateway, and EN_PG_PORT the database's, so a second fleet
+# (make e2e) can run beside a development one.
 set -euo pipefail
 shopt -s nullglob
 
@@ -18,14 +23,23 @@ bin="$root/.build/$config"
 logs="$data/logs"
 pids="$data/run"
 
+offset="${EN_PORT_OFFSET:-0}"
+[[ $offset =~ ^[0-9]+$ ]] && [ "$offset" -le 1000 ] || { echo "run.sh: EN_PORT_OFFSET must be 0…1000" >&2; exit 2; }
+port_submission=$((8001 + offset)) port_verification=$((8002 + offset)) port_testresult=$((8003 + offset))
+port_portal=$((8004 + offset)) port_distribution=$((8005 + offset))
+port_verification_internal=$((8012 + offset)) port_testresult_internal=$((8013 + offset))
+port_gateway_app=$((8443 + offset)) port_gateway_lab=$((8444 + offset)) port_gateway_portal=$((8445 + offset))
+pki="$data/pki"
+gateway="$data/gateway"
+
 # name | binary [arguments] | environment (space-separated KEY=VALUE; @db:<role> is replaced by that role's database
-# URL, @jwt-public-key by the development key of deploy/local/dev-jwt.sh, @data by the data folder)
+# URL, @data by the data folder, @file:<path> by the content of that file under the data folder)
 services=(
-  "test-result|test-result-service|HTTP_PORT=8003 INTERNAL_HTTP_PORT=8013 DATABASE_URL=@db:testresult"
-  "verification|verification-service|HTTP_PORT=8002 INTERNAL_HTTP_PORT=8012 DATABASE_URL=@db:verification TEST_RESULT_INTERNAL_URL=http://127.0.0.1:8013 TELETAN_JWT_PUBLIC_KEYS=@data/keys/teletan-trusted.pem"
-  "submission|submission-service|HTTP_PORT=8001 DATABASE_URL=@db:submission VERIFICATION_INTERNAL_URL=http://127.0.0.1:8012"
-  "portal|portal-service|HTTP_PORT=8004 DATABASE_URL=@db:portal VERIFICATION_INTERNAL_URL=http://127.0.0.1:8012 PORTAL_JWT_KEY_FILE=@data/keys/portal-jwt.pem PORTAL_ALLOWED_HOSTS=127.0.0.1:8004,localhost:8004"
-  "distribution|distribution-service serve|HTTP_PORT=8005 DATABASE_URL=@db:distribution SIGNING_KEY_FILES=@data/keys/cdn-signing.pem CDN_DIRECTORY=@data/cdn SIGNATURE_APP_BUNDLE_ID=de.rki.coronawarnapp-dev"
+  "test-result|test-result-service|HTTP_PORT=$port_testresult INTERNAL_HTTP_PORT=$port_testresult_internal DATABASE_URL=@db:testresult LAB_CERT_HEADER=X-SSL-Client-Cert GATEWAY_SECRET=@file:secrets/gateway LAB_CERT_SHA256_ALLOWLIST=@file:pki/lab-1.sha256"
+  "verification|verification-service|HTTP_PORT=$port_verification INTERNAL_HTTP_PORT=$port_verification_internal DATABASE_URL=@db:verification TEST_RESULT_INTERNAL_URL=http://127.0.0.1:$port_testresult_internal TELETAN_JWT_PUBLIC_KEYS=@data/keys/teletan-trusted.pem"
+  "submission|submission-service|HTTP_PORT=$port_submission DATABASE_URL=@db:submission VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal"
+  "portal|portal-service|HTTP_PORT=$port_portal DATABASE_URL=@db:portal VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal PORTAL_JWT_KEY_FILE=@data/keys/portal-jwt.pem PORTAL_ALLOWED_HOSTS=127.0.0.1:$port_gateway_portal,localhost:$port_gateway_portal PORTAL_SECURE_COOKIES=true"
+  "distribution|distribution-service serve|HTTP_PORT=$port_distribution DATABASE_URL=@db:distribution SIGNING_KEY_FILES=@data/keys/cdn-signing.pem CDN_DIRECTORY=@data/cdn SIGNATURE_APP_BUNDLE_ID=de.rki.coronawarnapp-dev"
 )
 distribution_entry="${services[4]}"
 
@@ -65,19 +79,130 @@ ensure_officer() {
 
 cdn_public_key() { openssl ec -in "$data/keys/cdn-signing.pem" -pubout 2>/dev/null; }
 
+# The CDN's public key as a file, for `cwa phone sync` and `cwa verify-archive`.
+ensure_cdn_public_key() { cdn_public_key >"$data/keys/cdn-signing.pub.pem"; }
+
+# Debian packages the fleet needs (nginx for the gateway), installed when missing.
+ensure_packages() {
+  local missing=()
+  command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
+  command -v openssl >/dev/null || missing+=(openssl)
+  command -v curl >/dev/null || missing+=(curl)
+  [ ${#missing[@]} -eq 0 ] && return 0
+  say "installing ${missing[*]}"
+  local sudo=()
+  [ "$(id -u)" = 0 ] || sudo=(sudo)
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# The development PKI (deploy/local/pki.sh) and the secret the gateway shows test-result-service.
+ensure_pki() {
+  "$root/deploy/local/pki.sh" "$data" || fail "could not create the development PKI in $pki"
+  mkdir -p "$data/secrets"
+  [ -s "$data/secrets/gateway" ] || ( umask 077; openssl rand -hex 24 >"$data/secrets/gateway" )
+}
+
+# deploy/gateway/gateway.conf.template rendered for loopback, inside a main configuration of our own: nginx runs in
+# the foreground (supervised like the services), with its pid, temporary files and logs under the data folder.
+write_gateway_config() {
+  mkdir -p "$gateway/tmp"
+  local user_line=""
+  if [ "$(id -u)" = 0 ]; then
+    # As root, nginx's workers run as nobody: they read the CDN tree (world-readable) and write temporary files.
+    user_line="user nobody nogroup;"
+    chown -R nobody:nogroup "$gateway/tmp"
+  fi
+  GATEWAY_BIND=127.0.0.1 GATEWAY_APP_PORT=$port_gateway_app GATEWAY_LAB_PORT=$port_gateway_lab \
+  GATEWAY_PORTAL_PORT=$port_gateway_portal GATEWAY_TLS_CERT="$pki/gateway.pem" GATEWAY_TLS_KEY="$pki/gateway.key" \
+  GATEWAY_LAB_CA="$pki/lab-ca.pem" GATEWAY_SECRET="$(cat "$data/secrets/gateway")" GATEWAY_CDN_ROOT="$data/cdn" \
+  GATEWAY_ACCESS_LOG="$logs/gateway-access.log" GATEWAY_ERROR_LOG="$logs/gateway-error.log" \
+  GATEWAY_VERIFICATION_UPSTREAM=127.0.0.1:$port_verification GATEWAY_SUBMISSION_UPSTREAM=127.0.0.1:$port_submission \
+  GATEWAY_TESTRESULT_UPSTREAM=127.0.0.1:$port_testresult GATEWAY_PORTAL_UPSTREAM=127.0.0.1:$port_portal \
+  GATEWAY_APP_RATE="${GATEWAY_APP_RATE:-5000r/s}" GATEWAY_APP_BURST="${GATEWAY_APP_BURST:-5000}" \
+  GATEWAY_LAB_RATE="${GATEWAY_LAB_RATE:-500r/s}" GATEWAY_LAB_BURST="${GATEWAY_LAB_BURST:-1000}" \
+  GATEWAY_PORTAL_RATE="${GATEWAY_PORTAL_RATE:-50r/s}" GATEWAY_PORTAL_BURST="${GATEWAY_PORTAL_BURST:-100}" \
+    "$root/deploy/gateway/render.sh" >"$gateway/gateway.conf.new" || fail "could not render the gateway configuration"
+  ( umask 077; mv -f "$gateway/gateway.conf.new" "$gateway/gateway.conf" )   # it holds the gateway secret
+  cat >"$gateway/nginx.conf" <<NGINX
+# Written by deploy/local/run.sh for the loopback fleet; the gateway itself is deploy/gateway/gateway.conf.template.
+$user_line
+daemon off;
+worker_processes 2;
+pid $gateway/nginx.pid;
+error_log $logs/gateway-error.log crit;
+events { worker_connections 4096; }
+http {
+    client_body_temp_path $gateway/tmp/body;
+    proxy_temp_path $gateway/tmp/proxy;
+    fastcgi_temp_path $gateway/tmp/fastcgi;
+    uwsgi_temp_path $gateway/tmp/uwsgi;
+    scgi_temp_path $gateway/tmp/scgi;
+    include $gateway/gateway.conf;
+}
+NGINX
+  nginx_bin -t -q -e "$logs/gateway-error.log" -p "$gateway" -c "$gateway/nginx.conf" \
+    || fail "the gateway configuration does not load (nginx -t; see $logs/gateway-error.log)"
+}
+
+nginx_bin() { if command -v nginx >/dev/null; then nginx "$@"; else /usr/sbin/nginx "$@"; fi; }
+
+start_gateway() {
+  local port
+  for port in $port_gateway_app $port_gateway_lab $port_gateway_portal; do
+    port_in_use "$port" && fail "port $port (for the gateway) is already in use; is another run active? ('make stop')"
+  done
+  mkdir -p "$data/cdn"
+  ( exec "$(command -v nginx || echo /usr/sbin/nginx)" -e "$logs/gateway-error.log" -p "$gateway" -c "$gateway/nginx.conf" ) \
+    >>"$logs/gateway-error.log" 2>&1 &
+  echo $! >"$pids/gateway.pid"
+}
+
+# The gateway answers over TLS with the development CA (a 404 for / is an answer).
+wait_gateway() {
+  for _ in $(seq 1 100); do
+    curl -s -o /dev/null --cacert "$pki/ca.pem" "https://127.0.0.1:$port_gateway_app/" && return 0
+    kill -0 "$(cat "$pids/gateway.pid")" 2>/dev/null || { tail -n 20 "$logs/gateway-error.log" >&2; fail "the gateway exited during start-up"; }
+    sleep 0.1
+  done
+  fail "the gateway did not answer within 10 s (log: $logs/gateway-error.log)"
+}
+
+# The fleet's addresses as shell assignments, for scripts and the cwa client (its options default to these).
+print_env() {
+  cat <<ENV
+export CWA_APP_URL=https://127.0.0.1:$port_gateway_app
+export CWA_LAB_URL=https://127.0.0.1:$port_gateway_lab
+export CWA_PORTAL_URL=https://127.0.0.1:$port_gateway_portal
+export CWA_CA_FILE=$pki/ca.pem
+export CWA_LAB_CERT=$pki/lab-1.pem
+export CWA_LAB_KEY=$pki/lab-1.key
+export CWA_CDN_PUBLIC_KEY=$data/keys/cdn-signing.pub.pem
+export CWA_OFFICER_USER=officer
+export CWA_OFFICER_PASSWORD_FILE=$data/secrets/portal-officer
+export CWA_OFFICER_TOTP_FILE=$data/keys/portal-officer.otpauth
+ENV
+}
+
 say() { printf '%s\n' "$*"; }
 fail() { printf 'run.sh: %s\n' "$*" >&2; exit 1; }
 
-# Whether pid runs one of our binaries: after a reboot a stale pidfile may name an unrelated process.
+# Whether pid runs one of our binaries or our gateway: after a reboot a stale pidfile may name an unrelated process.
 is_ours() {
   local exe
   exe="$(readlink "/proc/$1/exe" 2>/dev/null)" || return 1
-  case "$exe" in "$root"/.build/*) return 0 ;; *) return 1 ;; esac
+  case "$exe" in
+    "$root"/.build/*) return 0 ;;
+    */nginx) tr '\0' ' ' <"/proc/$1/cmdline" | grep -qF -- "-c $gateway/nginx.conf" ;;
+    *) return 1 ;;
+  esac
 }
 
 stop_services() {
   local pidfile pid name
-  for pidfile in "$pids"/*.pid; do
+  # The gateway first, so no request arrives at a service that is stopping.
+  for pidfile in "$pids"/gateway.pid "$pids"/*.pid; do
+    [ -f "$pidfile" ] || continue
     name="$(basename "$pidfile" .pid)"
     pid="$(cat "$pidfile")"
     if is_ours "$pid"; then
@@ -107,8 +232,8 @@ service_env() {
   for item in $settings; do
     case "$item" in
       *=@db:*) role="${item#*=@db:}"; printf '%s\n' "${item%%=*}=$("$pg" url "$role")" ;;
-      *=@jwt-public-key) printf '%s\n' "${item%%=*}=$("$root/deploy/local/dev-jwt.sh" keys)" ;;
       *=@data/*) printf '%s\n' "${item%%=*}=$data/${item#*=@data/}" ;;
+      *=@file:*) printf '%s\n' "${item%%=*}=$(cat "$data/${item#*=@file:}")" ;;
       *) printf '%s\n' "$item" ;;
     esac
   done
@@ -148,69 +273,93 @@ distribute_now() {
   ( export "${env[@]}" LOG_LEVEL="${LOG_LEVEL:-info}"; exec "$bin/distribution-service" run )
 }
 
-case "${1:-run}" in
+mode="${1:-run}"
+case "$mode" in
   stop) stop_all; exit 0 ;;
   distribute) distribute_now; exit $? ;;
-  run) ;;
-  -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
-  *) fail "unknown command '$1' (run or stop)" ;;
+  env) print_env; exit 0 ;;
+  run | up) ;;
+  -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+  *) fail "unknown command '$1' (run, up, stop, distribute or env)" ;;
 esac
 
 command -v curl >/dev/null || fail "curl is required"
+ensure_packages
 mkdir -p "$logs" "$pids"
 stop_services >/dev/null   # leftovers of a run that was killed
 "$pg" start >/dev/null
 ensure_cdn_key
+ensure_cdn_public_key
 ensure_portal_keys
 ensure_officer
-trap 'stop_all; exit 0' INT TERM
+ensure_pki
+write_gateway_config
+[ "$mode" = run ] && trap 'stop_all; exit 0' INT TERM
+# A failed start-up leaves nothing running.
+trap 'status=$?; if [ $status -ne 0 ]; then stop_all >&2; fi' EXIT
 
-for entry in "${services[@]}"; do
-  IFS='|' read -r name binary settings <<<"$entry"
-  start_service "$name" "$binary" "$settings"
-done
-for entry in "${services[@]}"; do
-  IFS='|' read -r name binary settings <<<"$entry"
-  port="$(tr ' ' '\n' <<<"$settings" | sed -n 's/^HTTP_PORT=//p')"
-  wait_ready "$name" "$port"
-done
+# Two waves: distribution reads the keys tables that submission's migrations create, so it starts once the first
+# wave is ready.
+start_wave() {
+  local entry name binary settings port
+  for entry in "$@"; do
+    IFS='|' read -r name binary settings <<<"$entry"
+    start_service "$name" "$binary" "$settings"
+  done
+  for entry in "$@"; do
+    IFS='|' read -r name binary settings <<<"$entry"
+    port="$(tr ' ' '\n' <<<"$settings" | sed -n 's/^HTTP_PORT=//p')"
+    wait_ready "$name" "$port"
+  done
+}
+start_wave "${services[@]:0:4}"
+start_wave "$distribution_entry"
+start_gateway
+wait_gateway
+trap - EXIT
 
-guid_hash="$(printf 'example-guid' | sha256sum | cut -d' ' -f1)"
+if [ "$mode" = run ]; then stopping="Ctrl-C or 'make stop' stops it"; else stopping="it runs in the background until 'make stop'"; fi
 cat <<INFO
 
-The suite is running on loopback (Ctrl-C stops everything; 'make stop' from another terminal does the same).
+The suite is running on loopback ($stopping).
 
-  PostgreSQL            127.0.0.1:${EN_PG_PORT:-54329}   (URLs: deploy/local/postgres.sh url <service>)
-  test-result-service   http://127.0.0.1:8003   lab API (POST /api/v1/lab/results …), /openapi.yaml, /metrics
-                        http://127.0.0.1:8013   internal API for verification (POST /api/v1/app/result)
-  verification-service  http://127.0.0.1:8002   app API (POST /version/v1/registrationToken, /testresult, /tan)
-                        http://127.0.0.1:8012   internal API (POST /version/v1/tan/verify, /tan/teletan, /testresult)
-  submission-service    http://127.0.0.1:8001   app API (POST /version/v1/diagnosis-keys, /submission-on-behalf)
-  portal-service        http://127.0.0.1:8004   officers' portal: user 'officer', password in $data/secrets/portal-officer,
-                        TOTP secret: $(cat "$data/keys/portal-officer.otpauth" 2>/dev/null)
-  distribution-service  http://127.0.0.1:8005   health and metrics; runs hourly (and now: 'deploy/local/run.sh distribute')
-                        CDN tree in $data/cdn (make run serves it through the gateway once that exists)
+Through the gateway (TLS with the development CA $pki/ca.pem):
+  phones    https://127.0.0.1:$port_gateway_app     POST /version/v1/{registrationToken,testresult,tan} (verification),
+                                              POST /version/v1/{diagnosis-keys,submission-on-behalf} (submission),
+                                              GET  /version/… the CDN tree ($data/cdn, written by distribution)
+  labs      https://127.0.0.1:$port_gateway_lab     POST /api/v1/lab/results … (client certificate $pki/lab-1.pem + .key)
+  officers  https://127.0.0.1:$port_gateway_portal     the teleTAN portal: user 'officer', password in $data/secrets/portal-officer,
+            second factor: $(cat "$data/keys/portal-officer.otpauth" 2>/dev/null)
 
-The CDN signing key (development; verify archives with 'openssl dgst -sha256 -verify'):
+The services themselves, on loopback only (the gateway never routes internal ports, /health/* or /metrics):
+  test-result-service   http://127.0.0.1:$port_testresult (lab API, needs the gateway's certificate header)  http://127.0.0.1:$port_testresult_internal (internal)
+  verification-service  http://127.0.0.1:$port_verification (app API)   http://127.0.0.1:$port_verification_internal (internal: tan/verify, tan/teletan)
+  submission-service    http://127.0.0.1:$port_submission
+  portal-service        http://127.0.0.1:$port_portal (its cookies are Secure: use the gateway)
+  distribution-service  http://127.0.0.1:$port_distribution (health, metrics; runs hourly, and now with 'make distribute')
+  PostgreSQL            127.0.0.1:${EN_PG_PORT:-54329} (URLs: deploy/local/postgres.sh url <service>)
+
+The public key of the CDN signature (development; also in $data/keys/cdn-signing.pub.pem):
 $(cdn_public_key)
 
-Try it:
-  curl -i -X POST http://127.0.0.1:8003/api/v1/lab/results -H 'Content-Type: application/json' \\
-       -d '{"labId":"lab-1","testResults":[{"id":"$guid_hash","result":2}]}'
-  curl -s -X POST http://127.0.0.1:8013/api/v1/app/result -H 'Content-Type: application/json' \\
-       -d '{"id":"$guid_hash"}'
-  curl -s -X POST http://127.0.0.1:8002/version/v1/registrationToken -H 'Content-Type: application/json' \\
-       -d '{"key":"$guid_hash","keyType":"GUID"}'
-  curl -s -X POST http://127.0.0.1:8012/version/v1/tan/teletan \\
-       -H "Authorization: Bearer \$(deploy/local/dev-jwt.sh token c19hotline)"
-  deploy/local/example-payload.sh 14 | curl -s -o /dev/null -w '%{http_code}\\n' -X POST \\
-       http://127.0.0.1:8001/version/v1/diagnosis-keys -H 'Content-Type: application/x-protobuf' \\
-       -H 'cwa-fake: 1' --data-binary @-
-  (the README walks through the whole GUID, teleTAN and submission journeys)
+Try it with the cwa client (make run built it; eval "\$(deploy/local/run.sh env)" points it at this fleet):
+  eval "\$(deploy/local/run.sh env)"; cwa=$bin/cwa
+  \$cwa phone new --state /tmp/a.json; \$cwa phone new --state /tmp/b.json
+  \$cwa phone meet /tmp/a.json --state /tmp/b.json --minutes 20 --attenuation 55
+  \$cwa lab upload --result positive --guid guid-of-a
+  \$cwa phone register --state /tmp/a.json --guid guid-of-a; \$cwa phone poll --state /tmp/a.json
+  \$cwa phone submit --state /tmp/a.json --checkins 2
+  SHIFTING_POLICY_THRESHOLD=1 INCLUDE_INCOMPLETE_HOURS=true make distribute
+  \$cwa phone sync --state /tmp/b.json
+  \$cwa officer teletan --type TEST
+  (the README walks through these journeys)
 
-Logs: $logs (following them below)
+Logs: $logs
 INFO
 
+[ "$mode" = up ] && exit 0
+
+say "(following the logs below)"
 tail -n 0 -F "$logs"/*.log &
 tail_pid=$!
 # Wait until a service dies, `make stop` runs elsewhere (it removes the pidfiles), or the user presses Ctrl-C.

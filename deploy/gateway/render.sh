@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Renders gateway.conf.template: replaces every ${GATEWAY_*} with the environment's value and leaves nginx's own
+# $variables alone, like the envsubst step of the official nginx image does in the containers. Fails, naming them,
+# when placeholders have no value.
+#
+#   GATEWAY_APP_PORT=8443 … deploy/gateway/render.sh > gateway.conf
+set -euo pipefail
+template="${1:-$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/gateway.conf.template}"
+exec perl -e '
+  local $/; my $text = <STDIN>; my %missing;
+  $text =~ s/\$\{(GATEWAY_[A-Z0-9_]+)\}/exists $ENV{$1} && length $ENV{$1} ? $ENV{$1} : do { $missing{$1} = 1; "" }/ge;
+  if (%missing) { print STDERR "render.sh: no value for " . join(", ", sort keys %missing) . "\n"; exit 1 }
+  print $text;
+' <"$template"
