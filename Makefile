@@ -14,10 +14,10 @@ PROTOC_GEN_SWIFT := .build-protoc/release/protoc-gen-swift
 PROTO_OUT := Shared/Models/Generated
 PROTO_OPTS := Visibility=Package,FileNaming=PathToUnderscores,UseAccessLevelOnImports=true
 
-.PHONY: help build test test-unit test-browser run stop db-start db-stop db-status protos protos-check protoc-tools bench bench-distribution distribute clean
+.PHONY: help build test test-unit test-browser e2e run stop db-start db-stop db-status protos protos-check protoc-tools bench bench-distribution distribute clean
 
 help: ## List the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
+	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
 
 build: ## Build every product (debug; CONFIG=release for release)
 	$(SWIFT) build -c $(CONFIG)
@@ -28,6 +28,7 @@ test: db-start ## Start PostgreSQL if needed, build, run the whole suite (databa
 	$(SWIFT) build --build-tests; \
 	$(SWIFT) test --skip-build
 	$(MAKE) test-browser
+	$(MAKE) e2e
 
 test-unit: ## Run the suite without a database (database tests are skipped, visibly)
 	$(SWIFT) test
@@ -38,11 +39,15 @@ test-browser: ## Drive the portal in headless Chromium: CLI user, login, TOTP, t
 	$(SWIFT) build --product test-result-service
 	deploy/local/browser-test.sh
 
-run: ## Start PostgreSQL and every service on loopback, print the URLs; Ctrl-C stops everything
+e2e: ## A second fleet (ports +100, .data/e2e) and the whole journey through the gateway with cwa; N passed, M failed
+	$(SWIFT) build
+	deploy/local/e2e.sh
+
+run: ## PostgreSQL, every service and the gateway on loopback, print the URLs; Ctrl-C stops everything
 	$(SWIFT) build -c $(CONFIG)
 	CONFIG=$(CONFIG) deploy/local/run.sh
 
-stop: ## Stop what `make run` started (services and PostgreSQL)
+stop: ## Stop what `make run` started (gateway, services and PostgreSQL)
 	deploy/local/run.sh stop
 
 distribute: ## One distribution run now, with the settings of `make run` (the served one runs hourly)

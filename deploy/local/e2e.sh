@@ -1,0 +1,166 @@
+#!/usr/bin/env bash
+# make e2e (and the last step of make test): boots a second fleet as make run does — its own PostgreSQL cluster in
+# .data/e2e on port 54339, every port moved by 100 (gateway 8543/8544/8545) so it runs beside a development fleet —
+# then walks one journey only through the gateway, with the cwa client connecting from 127.0.0.7:
+#
+#   phones A and B meet; a lab posts A's positive result; A registers, polls, gets a TAN and submits keys and
+#   encrypted check-ins; a distribution run publishes; B syncs, every signature verifies, and B finds exactly the
+#   exposure with A on the right day; the TAN cannot be used again; a teleTAN from the portal lets phone C submit;
+#   a dummy submission is accepted and stores nothing; a lab without a client certificate (or with one that is not
+#   allowlisted) is refused; internal routes, health and metrics are not routed; afterwards no log line and no table
+#   of any database holds the client's address or a TAN.
+#
+# Prints one line per check and `N passed, M failed`; exits 1 when a check failed. The fleet is stopped at the end;
+# its logs stay in .data/e2e/logs until the next run. CONFIG (debug) chooses the binaries.
+set -uo pipefail
+
+root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
+export EN_DATA_DIR="$root/.data/e2e" EN_PG_PORT="${E2E_PG_PORT:-54339}" EN_PORT_OFFSET="${E2E_PORT_OFFSET:-100}"
+export CONFIG="${CONFIG:-debug}"
+run="$root/deploy/local/run.sh"
+pg="$root/deploy/local/postgres.sh"
+cwa="$root/.build/$CONFIG/cwa"
+client_address=127.0.0.7
+work="$(mktemp -d)"
+log="$work/steps.log"
+passed=0
+failed=0
+
+say() { printf 'e2e: %s\n' "$*"; }
+pass() { passed=$((passed + 1)); printf '  ok    %s\n' "$1"; }
+fail() {
+  failed=$((failed + 1)); printf '  FAIL  %s\n' "$1"
+  [ -s "$work/out" ] && sed 's/^/          /' "$work/out" | tail -n 8
+  return 0
+}
+# check DESCRIPTION COMMAND…: the command's exit status decides; its output is kept in $work/out.
+check() {
+  local description="$1"; shift
+  if "$@" >"$work/out" 2>&1; then pass "$description"; else fail "$description"; fi
+  cat "$work/out" >>"$log"
+}
+# expect DESCRIPTION PATTERN COMMAND…: the command's output (stdout and stderr) must match the extended regex.
+expect() {
+  local description="$1" pattern="$2"; shift 2
+  "$@" >"$work/out" 2>&1
+  if grep -Eq -- "$pattern" "$work/out"; then pass "$description"; else fail "$description"; fi
+  cat "$work/out" >>"$log"
+}
+sql() { "$pg" psql -X -q -t -A -d "$1" -c "$2" 2>/dev/null; }
+
+[ -x "$cwa" ] || { say "$cwa is missing (make e2e builds it)"; exit 1; }
+[ -x "$root/.build/$CONFIG/submission-service" ] || { say "the services are not built (make e2e builds them)"; exit 1; }
+
+# A fresh fleet every time, so what the checks find in its logs and tables comes from this journey only.
+"$run" stop >/dev/null 2>&1 || true
+rm -rf "$EN_DATA_DIR"
+mkdir -p "$EN_DATA_DIR"
+cleanup() {
+  "$run" stop >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+started=$(date +%s)
+say "starting the fleet (data in $EN_DATA_DIR, ports +$EN_PORT_OFFSET)"
+if ! "$run" up >"$work/up.log" 2>&1; then
+  tail -n 30 "$work/up.log"
+  say "the fleet did not start"
+  exit 1
+fi
+eval "$("$run" env)"
+export CWA_SOURCE_ADDRESS="$client_address"
+say "fleet ready in $(( $(date +%s) - started )) s; the journey, through $CWA_APP_URL from $client_address"
+
+cd "$work"
+guid="e2e-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+meeting_day="$(date -u -d '2 days ago' +%F)"
+
+# ---- phones meet; a lab posts A's positive result ----
+check "phones A, B and C are created" bash -c "'$cwa' phone new --state a.json && '$cwa' phone new --state b.json && '$cwa' phone new --state c.json"
+check "B hears A for 20 minutes two days ago" "$cwa" phone meet a.json --state b.json --minutes 20 --attenuation 50
+expect "a lab posts A's positive result over mutual TLS (204)" "HTTP 204" "$cwa" lab upload --result positive --guid "$guid"
+expect "a lab without a client certificate is refused by the gateway (400)" "HTTP 400" "$cwa" lab upload --no-cert --result positive --guid "$guid"
+expect "a lab certificate of the lab CA that is not allowlisted is refused (401)" "HTTP 401" \
+  "$cwa" lab upload --cert "$EN_DATA_DIR/pki/lab-2.pem" --key "$EN_DATA_DIR/pki/lab-2.key" --result positive --guid "$guid"
+
+# ---- A: register, poll, TAN, submit ----
+check "A registers its test's GUID" "$cwa" phone register --state a.json --guid "$guid"
+expect "A polls: positive" "test result 2 " "$cwa" phone poll --state a.json
+expect "A submits its keys and 2 encrypted check-ins (200)" "HTTP 200.*check-ins saved: 2" "$cwa" phone submit --state a.json --checkins 2
+keys_after_a="$(sql keys 'SELECT count(*) FROM diagnosis_key')"
+reports="$(sql keys 'SELECT count(*) FROM check_in_protected_reports')"
+check "the keys database holds A's keys ($keys_after_a) and 2 check-in reports ($reports)" test "${keys_after_a:-0}" -ge 13 -a "${reports:-0}" = 2
+expect "A's TAN cannot be used again (403)" "HTTP 403" "$cwa" phone submit --state a.json --reuse-tan
+
+# ---- distribution publishes; B syncs and finds A ----
+check "a distribution run publishes (threshold 1, current hour included)" \
+  env SHIFTING_POLICY_THRESHOLD=1 INCLUDE_INCOMPLETE_HOURS=true "$run" distribute
+"$cwa" phone sync --state b.json >"$work/sync-b" 2>&1; sync_status=$?
+cat "$work/sync-b" >>"$log"
+cp "$work/sync-b" "$work/out"
+if [ $sync_status = 0 ] && grep -Eq 'synced [1-9][0-9]* new archives .* [1-9][0-9]* signatures verified' "$work/sync-b" && ! grep -q REJECTED "$work/sync-b"; then
+  pass "B syncs through the gateway: $(grep -Eo 'synced [0-9]+ new archives \([0-9]+ keys, [0-9]+ signatures verified\)' "$work/sync-b")"
+else
+  fail "B syncs and every signature verifies"
+fi
+if [ "$(grep -c '^EXPOSURE' "$work/sync-b")" = 1 ] && grep -q "^EXPOSURE on $meeting_day: 20 min" "$work/sync-b"; then
+  pass "B finds exactly one exposure: $(grep '^EXPOSURE' "$work/sync-b" | cut -c1-60)…"
+else
+  fail "B finds exactly the exposure with A on $meeting_day"
+fi
+expect "C, who met nobody, finds no exposure" "no new exposure" "$cwa" phone sync --state c.json
+archive_path="$(grep -Eo 'key from [^)]+' "$work/sync-b" | head -n 1 | cut -d' ' -f3)"
+check "the archive with A's key, downloaded through the gateway, verifies with the public key" bash -c \
+  "curl -sf --cacert '$CWA_CA_FILE' --interface $client_address -o archive.zip '$CWA_APP_URL/$archive_path' && '$cwa' verify-archive archive.zip"
+expect "the CDN answers with its content types and Cache-Control" "content-type: application/json.*cache-control: public,max-age=300" \
+  bash -c "curl -sI --cacert '$CWA_CA_FILE' --interface $client_address '$CWA_APP_URL/version/v1/diagnosis-keys/country' | tr 'A-Z\r\n' 'a-z  '"
+
+# ---- a teleTAN from the portal lets C submit ----
+"$cwa" officer teletan --type TEST >"$work/teletan" 2>>"$log"; teletan="$(head -n 1 "$work/teletan")"
+check "an officer logs in (password, TOTP) and issues a TEST teleTAN through the gateway" test "${#teletan}" = 10
+check "C registers the teleTAN" "$cwa" phone register --state c.json --teletan "$teletan"
+expect "C polls: positive" "test result 2 " "$cwa" phone poll --state c.json
+expect "C submits with the teleTAN's TAN (200)" "HTTP 200" "$cwa" phone submit --state c.json
+
+# ---- a dummy stores nothing ----
+before="$(sql keys 'SELECT (SELECT count(*) FROM diagnosis_key) + (SELECT count(*) FROM check_in_protected_reports)')"
+expect "a dummy submission is answered 200" "HTTP 200" "$cwa" phone submit --state b.json --fake
+after="$(sql keys 'SELECT (SELECT count(*) FROM diagnosis_key) + (SELECT count(*) FROM check_in_protected_reports)')"
+check "the dummy stored nothing ($before rows before, $after after)" test -n "$before" -a "$before" = "$after"
+
+# ---- what the gateway does not route ----
+code() { curl -s -o /dev/null -w '%{http_code}' --cacert "$CWA_CA_FILE" --interface "$client_address" "$@"; }
+check "health and metrics are not routed (404), nor is the internal TAN check (POST refused by the CDN location)" bash -c "
+  for url in '$CWA_APP_URL/health/ready' '$CWA_APP_URL/metrics' '$CWA_PORTAL_URL/health/live' '$CWA_PORTAL_URL/metrics'; do
+    [ \"\$(curl -s -o /dev/null -w '%{http_code}' --cacert '$CWA_CA_FILE' --interface $client_address \"\$url\")\" = 404 ] || exit 1
+  done
+  case \"\$(curl -s -o /dev/null -w '%{http_code}' --cacert '$CWA_CA_FILE' --interface $client_address -X POST -H 'Content-Type: application/json' -d '{}' '$CWA_APP_URL/version/v1/tan/verify')\" in 403|404) ;; *) exit 1 ;; esac"
+# A client that sends its address in forwarding headers: the gateway drops them (checked below with the logs).
+status="$(code -X POST -H 'Content-Type: application/json' -H "X-Forwarded-For: $client_address" -H "X-Real-IP: $client_address" \
+  -H "Forwarded: for=$client_address" -H "X-Request-ID: $client_address" -d '{"key":"'"$(printf x | sha256sum | cut -c1-64)"'","keyType":"GUID"}' \
+  "$CWA_APP_URL/version/v1/registrationToken")"
+check "a registration carrying forwarding headers is served ($status)" test "$status" = 201
+
+# ---- privacy: the client's address and the TANs appear nowhere ----
+tans="$(python3 -c 'import json,sys; print("\n".join(t for t in (json.load(open(f)).get("lastTAN") for f in sys.argv[1:]) if t))' a.json c.json)"
+"$run" stop >/dev/null 2>&1   # flushes every log and makes the databases quiet
+"$pg" start >/dev/null 2>&1
+: >"$work/dump"
+for database in keys verification testresult portal datadonation; do
+  PGPASSWORD="$(cat "$EN_DATA_DIR/secrets/postgres")" /usr/lib/postgresql/15/bin/pg_dump -h 127.0.0.1 -p "$EN_PG_PORT" -U postgres \
+    --data-only "$database" >>"$work/dump" 2>>"$log"
+done
+check "the database dump is not empty ($(wc -l <"$work/dump") lines)" test "$(wc -l <"$work/dump")" -gt 50
+logs=("$EN_DATA_DIR"/logs/*.log "$EN_DATA_DIR"/postgres.log)
+check "no log line (${#logs[@]} logs, $(cat "${logs[@]}" | wc -l) lines) holds the client address $client_address" \
+  bash -c "! grep -F -- '$client_address' ${logs[*]}"
+check "no table of any database holds the client address" bash -c "! grep -qF -- '$client_address' '$work/dump'"
+check "no log line and no table holds a TAN ($(printf '%s\n' "$tans" | grep -c .) TANs) or the teleTAN" bash -c "
+  [ -n \"\$1\" ] && [ \$(printf '%s\n' \"\$1\" | grep -c .) = 2 ] || exit 1
+  ! printf '%s\n%s\n' \"\$1\" \"\$2\" | grep -v '^\$' | grep -qF -f - ${logs[*]} '$work/dump'" _ "$tans" "$teletan"
+"$pg" stop >/dev/null 2>&1
+
+echo "e2e: $passed passed, $failed failed ($(( $(date +%s) - started )) s; logs in $EN_DATA_DIR/logs)"
+[ "$failed" = 0 ]
