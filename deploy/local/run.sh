@@ -106,12 +106,17 @@ ensure_pki() {
 # deploy/gateway/gateway.conf.template rendered for loopback, inside a main configuration of our own: nginx runs in
 # the foreground (supervised like the services), with its pid, temporary files and logs under the data folder.
 write_gateway_config() {
-  mkdir -p "$gateway/tmp"
+  mkdir -p "$gateway/tmp" "$data/cdn"
   local user_line=""
   if [ "$(id -u)" = 0 ]; then
-    # As root, nginx's workers run as nobody: they read the CDN tree (world-readable) and write temporary files.
-    user_line="user nobody nogroup;"
-    chown -R nobody:nogroup "$gateway/tmp"
+    # As root, nginx's workers run as nobody: they read the CDN tree (world-readable) and write temporary files. A
+    # clone under a private home (/root, mode 700) is out of nobody's reach; the workers then keep root's identity.
+    if runuser -u nobody -- test -r "$data/cdn" -a -x "$data/cdn" 2>/dev/null; then
+      user_line="user nobody nogroup;"
+      chown -R nobody:nogroup "$gateway/tmp"
+    else
+      user_line="user root root;"
+    fi
   fi
   GATEWAY_BIND=127.0.0.1 GATEWAY_APP_PORT=$port_gateway_app GATEWAY_LAB_PORT=$port_gateway_lab \
   GATEWAY_PORTAL_PORT=$port_gateway_portal GATEWAY_TLS_CERT="$pki/gateway.pem" GATEWAY_TLS_KEY="$pki/gateway.key" \
