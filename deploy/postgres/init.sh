@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# Databases and roles of the suite in a PostgreSQL 15 server (ARCHITECTURE §4): one database per bounded context,
+# one login role per service, the same layout deploy/local/postgres.sh gives the local cluster.
+#
+#   database      owner          also
+#   keys          submission     distribution (CONNECT; SELECT, DELETE on its tables), federation (CONNECT)
+#   verification  verification
+#   testresult    testresult
+#   portal        portal
+#   datadonation  datadonation
+#
+# The official postgres image runs it once, when it initialises an empty data directory (mounted at
+# /docker-entrypoint-initdb.d/ by deploy/compose.yaml and by the Kubernetes local overlay). It is idempotent: run it
+# again (`docker-compose exec postgres /docker-entrypoint-initdb.d/10-en-roles.sh`) after changing a password.
+#
+# Passwords come from the environment, never from this file: SUBMISSION_DB_PASSWORD, DISTRIBUTION_DB_PASSWORD,
+# VERIFICATION_DB_PASSWORD, TESTRESULT_DB_PASSWORD and PORTAL_DB_PASSWORD are required; FEDERATION_DB_PASSWORD
+# and DATADONATION_DB_PASSWORD are optional (their services are planned): without one the role exists but cannot
+# log in. Each password needs 16 to 128 characters of [A-Za-z0-9_-], because the services take it inside
+# DATABASE_URL. psql binds them as variables, so they never appear in the SQL text.
+# Connection: the image's POSTGRES_USER (default postgres) over the local socket, or PGHOST/PGPORT/PGPASSWORD.
+set -euo pipefail
+
+fail() { printf 'init.sh: %s\n' "$*" >&2; exit 1; }
+
+declare -A passwords=()
+for role in submission distribution verification testresult portal federation datadonation; do
+  variable="${role^^}_DB_PASSWORD"
+  value="${!variable:-}"
+  case "$role" in
+    federation | datadonation) [ -z "$value" ] && continue ;;
+    *) [ -n "$value" ] || fail "$variable is not set" ;;
+  esac
+  [[ $value =~ ^[A-Za-z0-9_-]{16,128}$ ]] || fail "$variable must be 16 to 128 characters of A-Z a-z 0-9 _ -"
+  passwords[$role]="$value"
+done
+
+psql_args=(-X -q -v ON_ERROR_STOP=1 --no-password --username "${POSTGRES_USER:-postgres}" --dbname "${POSTGRES_DB:-postgres}")
+for role in "${!passwords[@]}"; do psql_args+=(-v "pw_${role}=${passwords[$role]}"); done
+
+sql() {
+  cat <<'SQL'
+SELECT format('CREATE ROLE %I', r)
+  FROM unnest(ARRAY['submission','distribution','federation','verification','testresult','portal','datadonation']) AS r
+ WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = r)
+\gexec
+SQL
+  local role
+  for role in submission distribution federation verification testresult portal datadonation; do
+    if [ -n "${passwords[$role]:-}" ]; then
+      printf "ALTER ROLE %s WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD :'pw_%s';\n" "$role" "$role"
+    else
+      printf 'ALTER ROLE %s WITH NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD NULL;\n' "$role"
+    fi
+  done
+  cat <<'SQL'
+SELECT format('CREATE DATABASE %I OWNER %I', d, o)
+  FROM (VALUES ('keys','submission'), ('verification','verification'),
+               ('testresult','testresult'), ('portal','portal'),
+               ('datadonation','datadonation')) AS v(d, o)
+ WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = d)
+\gexec
+ALTER DATABASE keys OWNER TO submission;
+ALTER DATABASE verification OWNER TO verification;
+ALTER DATABASE testresult OWNER TO testresult;
+ALTER DATABASE portal OWNER TO portal;
+ALTER DATABASE datadonation OWNER TO datadonation;
+-- Each service reaches only its own database; keys is shared as ARCHITECTURE §4 says.
+REVOKE CONNECT, TEMPORARY ON DATABASE keys, verification, testresult, portal, datadonation FROM PUBLIC;
+GRANT CONNECT ON DATABASE keys TO distribution, federation;
+-- submission's migrations create the keys tables; distribution reads them and deletes what is past retention.
+-- Default privileges cover tables created later, the plain GRANT those that exist already.
+\c keys
+ALTER DEFAULT PRIVILEGES FOR ROLE submission IN SCHEMA public GRANT SELECT, DELETE ON TABLES TO distribution;
+GRANT SELECT, DELETE ON ALL TABLES IN SCHEMA public TO distribution;
+SQL
+}
+
+sql | psql "${psql_args[@]}"
+echo "init.sh: databases keys, verification, testresult, portal, datadonation and their roles are in place"
