@@ -172,11 +172,14 @@ struct PortalHarness: Sendable {
         return Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger)
     }
 
-    /// Another portal replica on the same database: its own engine (over `client`) and router, the same clock and
-    /// fake verification-service.
-    func replica(client: PostgresClient) async throws -> App {
-        let engine = Self.engine(configuration: self.configuration, client: client, teleTANs: self.issuer, clock: self.clock, logger: self.logger)
-        return try await Self.app(configuration: self.configuration, engine: engine, client: client, logger: self.logger)
+    /// Runs `body` with another portal replica on the same database: its own connection pool, engine and router, the
+    /// same clock and fake verification-service.
+    func withReplica<T: Sendable>(_ body: (App) async throws -> T) async throws -> T {
+        let pool = self.database.configuration.makeClient(logger: self.logger)
+        let poolTask = Task { await pool.run() }
+        defer { poolTask.cancel() }
+        let engine = Self.engine(configuration: self.configuration, client: pool, teleTANs: self.issuer, clock: self.clock, logger: self.logger)
+        return try await body(try await Self.app(configuration: self.configuration, engine: engine, client: pool, logger: self.logger))
     }
 
     // MARK: - Officers and the audit trail

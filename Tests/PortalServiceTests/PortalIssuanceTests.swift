@@ -123,34 +123,31 @@ struct PortalIssuanceTests {
     func rateLimitAcrossReplicas() async throws {
         try await PortalHarness.run { harness in
             let officer = try await harness.addOfficer("officer1", roles: ["c19hotline"])
-            let pool = harness.database.configuration.makeClient(logger: harness.logger)
-            let poolTask = Task { await pool.run() }
-            defer { poolTask.cancel() }
-            let replica = try await harness.replica(client: pool)
+            try await harness.withReplica { replica in
+                // The officer signs in on replica A and issues one.
+                let session = try await harness.app.test(.router) { client in
+                    let browser = PortalBrowser(client: client)
+                    try await harness.signIn(browser, officer)
+                    #expect(try await browser.post("/teletan", ["type": "TEST"]).status == .ok)
+                    return try #require(browser.cookie)
+                }
 
-            // The officer signs in on replica A and issues one.
-            let session = try await harness.app.test(.router) { client in
-                let browser = PortalBrowser(client: client)
-                try await harness.signIn(browser, officer)
-                #expect(try await browser.post("/teletan", ["type": "TEST"]).status == .ok)
-                return try #require(browser.cookie)
-            }
+                // Ten seconds later, with the same session, on replica B: the rate-limit page with the 20 s left.
+                harness.clock.advance(by: 10)
+                try await replica.test(.router) { client in
+                    let browser = PortalBrowser(client: client, cookie: session)
+                    #expect(try await browser.get("/").status == .ok)
+                    let limited = try await browser.post("/teletan", ["type": "TEST"])
+                    #expect(limited.status == .tooManyRequests)
+                    #expect(limited.content(ofID: "rate-limited")?.isEmpty == false)
+                    #expect(limited.text.contains("<strong>20</strong>"))
+                    #expect(!limited.has(id: "teletan"))
 
-            // Ten seconds later, with the same session, on replica B: the rate-limit page with the 20 s left.
-            harness.clock.advance(by: 10)
-            try await replica.test(.router) { client in
-                let browser = PortalBrowser(client: client, cookie: session)
-                #expect(try await browser.get("/").status == .ok)
-                let limited = try await browser.post("/teletan", ["type": "TEST"])
-                #expect(limited.status == .tooManyRequests)
-                #expect(limited.content(ofID: "rate-limited")?.isEmpty == false)
-                #expect(limited.text.contains("<strong>20</strong>"))
-                #expect(!limited.has(id: "teletan"))
-
-                // Once the interval has passed, B issues the next one.
-                harness.clock.advance(by: 20)
-                _ = try await browser.get("/")
-                #expect(try await browser.post("/teletan", ["type": "TEST"]).status == .ok)
+                    // Once the interval has passed, B issues the next one.
+                    harness.clock.advance(by: 20)
+                    _ = try await browser.get("/")
+                    #expect(try await browser.post("/teletan", ["type": "TEST"]).status == .ok)
+                }
             }
             #expect(harness.issuer.calls.count == 2)
         }
@@ -160,31 +157,29 @@ struct PortalIssuanceTests {
     func concurrentReplicas() async throws {
         try await PortalHarness.run { harness in
             let officer = try await harness.addOfficer("officer1", roles: ["c19hotline"])
-            let pool = harness.database.configuration.makeClient(logger: harness.logger)
-            let poolTask = Task { await pool.run() }
-            defer { poolTask.cancel() }
-            let replica = try await harness.replica(client: pool)
-            let session = try await harness.app.test(.router) { client in
-                let browser = PortalBrowser(client: client)
-                try await harness.signIn(browser, officer)
-                return try #require(browser.cookie)
-            }
-            // Each replica gets its own renewed session copy: the start page renews the session (a new id), so two
-            // browsers cannot share one; instead the same session is renewed twice through two logins.
-            let second = try await replica.test(.router) { client in
-                let browser = PortalBrowser(client: client)
-                harness.clock.advance(by: 30)  // the next TOTP step: a used code cannot be replayed
-                try await harness.signIn(browser, officer)
-                return try #require(browser.cookie)
-            }
+            try await harness.withReplica { replica in
+                let session = try await harness.app.test(.router) { client in
+                    let browser = PortalBrowser(client: client)
+                    try await harness.signIn(browser, officer)
+                    return try #require(browser.cookie)
+                }
+                // A second session of the same officer, logged in on replica B (every page renews a session's id, so two
+                // browsers cannot share one).
+                let second = try await replica.test(.router) { client in
+                    let browser = PortalBrowser(client: client)
+                    harness.clock.advance(by: 30)  // the next TOTP step: a used code cannot be replayed
+                    try await harness.signIn(browser, officer)
+                    return try #require(browser.cookie)
+                }
 
-            let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
-                group.addTask { try await PortalBrowser.reusing(session, on: harness.app) }
-                group.addTask { try await PortalBrowser.reusing(second, on: replica) }
-                return try await group.reduce(into: []) { $0.append($1) }
-            }
+                let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                    group.addTask { try await PortalBrowser.reusing(session, on: harness.app) }
+                    group.addTask { try await PortalBrowser.reusing(second, on: replica) }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
 
-            #expect(statuses.sorted { $0.code < $1.code } == [.ok, .tooManyRequests])
+                #expect(statuses.sorted { $0.code < $1.code } == [.ok, .tooManyRequests])
+            }
             #expect(harness.issuer.calls.count == 1)
         }
     }

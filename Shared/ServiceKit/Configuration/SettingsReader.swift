@@ -224,8 +224,11 @@ package final class SettingsReader {
         return .milliseconds(Int64((seconds * 1000).rounded()))
     }
 
-    static func format(_ duration: Duration) -> String {
+    package static func format(_ duration: Duration) -> String {
         let seconds = duration.components.seconds
+        // A default below a whole second (100ms, 10ms) would otherwise print as "0s".
+        let milliseconds = duration.components.attoseconds / 1_000_000_000_000_000
+        if milliseconds != 0 { return "\(seconds * 1000 + milliseconds)ms" }
         if seconds > 0, seconds % 86400 == 0 { return "\(seconds / 86400)d" }
         if seconds > 0, seconds % 3600 == 0 { return "\(seconds / 3600)h" }
         if seconds > 0, seconds % 60 == 0 { return "\(seconds / 60)m" }
