@@ -4,7 +4,7 @@
 package enum ConstantTime {
     /// Whether the two byte sequences are equal. Runs over the whole of both inputs; only their lengths leak.
     package static func equals(_ lhs: some Collection<UInt8>, _ rhs: some Collection<UInt8>) -> Bool {
-        var difference = UInt8(truncatingIfNeeded: lhs.count ^ rhs.count)
+        var difference: UInt8 = lhs.count == rhs.count ? 0 : 1
         var left = lhs.makeIterator()
         var right = rhs.makeIterator()
         // Walk the longer input fully so the time depends only on the lengths.

@@ -78,23 +78,34 @@ struct ExposureCryptoTests {
         #expect(heard.map(\.minutes) == [5, 10, 10])
         #expect(heard.map(\.interval) == [ENInterval.number(of: meeting), ENInterval.number(of: meeting) + 1, ENInterval.number(of: meeting) + 2])
         let published = (a.keys + stranger.keys).map { (key: $0, transmissionRiskLevel: 8, archive: "hour/1") }
-        let exposures = Encounter.match(keys: published + published, observations: heard)
-        #expect(exposures == [PhoneState.Exposure(day: utcDay(meeting), minutes: 25, lowestAttenuation: 48, transmissionRiskLevel: 8, archive: "hour/1")])
+        let matches = Encounter.match(keys: published + published, observations: heard)
+        #expect(matches.map(\.exposure) == [PhoneState.Exposure(day: utcDay(meeting), minutes: 25, lowestAttenuation: 48, transmissionRiskLevel: 8, archive: "hour/1")])
+        #expect(matches.map(\.keyData) == [try #require(a.key(at: heard[0].interval)).keyData])
         #expect(Encounter.match(keys: stranger.keys.map { ($0, 8, "x") }, observations: heard).isEmpty)
+        // The same key again in a later sync (the day's archive after the hour's) adds nothing.
+        #expect(Encounter.match(keys: published, observations: heard, known: Set(matches.map(\.keyData))).isEmpty)
     }
 
-    @Test("a key of the right phone but another day, or a forged AEM, does not match")
+    @Test("another phone's key of the same day, other key data, a key valid on another day, or an AEM of another major version: no match")
     func noFalseMatches() throws {
         let now = Date(timeIntervalSince1970: 1_795_000_000)
         let a = PhoneState.new(days: 14, now: now)
+        let stranger = PhoneState.new(days: 14, now: now)
         let meeting = ENInterval.date(of: ENInterval.dayStart(of: ENInterval.number(of: now)) - 3 * 144 + 10)
         var heard = try Encounter.observe(broadcaster: a, from: meeting, minutes: 10, attenuation: 60)
         let dayKey = try #require(a.key(at: heard[0].interval))
-        var shifted = dayKey
-        shifted.rollingStartIntervalNumber += 144
+        let strangersKey = try #require(stranger.key(at: heard[0].interval))
 
-        #expect(Encounter.match(keys: [(shifted, 6, "x")], observations: heard).isEmpty)
-        heard[0].aem = Data([0, 0, 0, 0])
+        #expect(Encounter.match(keys: [(dayKey, 6, "x")], observations: heard).count == 1)
+        #expect(Encounter.match(keys: [(strangersKey, 6, "x")], observations: heard).isEmpty)
+        var dayAfter = dayKey
+        dayAfter.rollingStartIntervalNumber += 144   // the same key data, valid only the next day
+        #expect(Encounter.match(keys: [(dayAfter, 6, "x")], observations: heard).isEmpty)
+        var otherKeyData = dayKey
+        otherKeyData.keyData[0] ^= 1
+        #expect(Encounter.match(keys: [(otherKeyData, 6, "x")], observations: heard).isEmpty)
+        // The AEM decrypts to byte 0 = 0x40 (version 1.0); flipping its top bit gives 0xC0, major version 3.
+        heard[0].aem[0] ^= 0x80
         #expect(Encounter.match(keys: [(dayKey, 6, "x")], observations: heard).isEmpty)
     }
 

@@ -112,10 +112,13 @@ else
 fi
 expect "C, who met nobody, finds no exposure" "no new exposure" "$cwa" phone sync --state c.json
 archive_path="$(grep -Eo 'key from [^)]+' "$work/sync-b" | head -n 1 | cut -d' ' -f3)"
-check "the archive with A's key, downloaded through the gateway, verifies with the public key" bash -c \
-  "curl -sf --cacert '$CWA_CA_FILE' --interface $client_address -o archive.zip '$CWA_APP_URL/$archive_path' && '$cwa' verify-archive archive.zip"
-expect "the CDN answers with its content types and Cache-Control" "content-type: application/json.*cache-control: public,max-age=300" \
-  bash -c "curl -sI --cacert '$CWA_CA_FILE' --interface $client_address '$CWA_APP_URL/version/v1/diagnosis-keys/country' | tr 'A-Z\r\n' 'a-z  '"
+check "the archive with A's key, downloaded through the gateway, is a valid ZIP (unzip -t) and verifies with the public key" bash -c \
+  "curl -sf --cacert '$CWA_CA_FILE' --interface $client_address -o archive.zip '$CWA_APP_URL/$archive_path' && unzip -tq archive.zip && '$cwa' verify-archive archive.zip"
+headers() { curl -sI --cacert "$CWA_CA_FILE" --interface "$client_address" "$CWA_APP_URL/$1" | tr 'A-Z\r\n' 'a-z  '; }
+expect "the CDN answers indexes as JSON with Cache-Control" "content-type: application/json.*cache-control: public,max-age=300" \
+  headers version/v1/diagnosis-keys/country
+expect "the CDN answers archives as ZIP" "content-type: application/zip.*cache-control: public,max-age=300" headers "$archive_path"
+expect "the v2 root index (version/index-v2) is JSON, not an archive" "200 ok.*content-type: application/json" headers version/index-v2
 
 # ---- a teleTAN from the portal lets C submit ----
 "$cwa" officer teletan --type TEST >"$work/teletan" 2>>"$log"; teletan="$(head -n 1 "$work/teletan")"
@@ -133,10 +136,21 @@ check "the dummy stored nothing ($before rows before, $after after)" test -n "$b
 # ---- what the gateway does not route ----
 code() { curl -s -o /dev/null -w '%{http_code}' --cacert "$CWA_CA_FILE" --interface "$client_address" "$@"; }
 check "health and metrics are not routed (404), nor is the internal TAN check (POST refused by the CDN location)" bash -c "
-  for url in '$CWA_APP_URL/health/ready' '$CWA_APP_URL/metrics' '$CWA_PORTAL_URL/health/live' '$CWA_PORTAL_URL/metrics'; do
+  for url in '$CWA_APP_URL/health/ready' '$CWA_APP_URL/metrics' '$CWA_PORTAL_URL/health/live' '$CWA_PORTAL_URL/metrics' \
+             '$CWA_PORTAL_URL/metrics/' '$CWA_PORTAL_URL/health/ready/' '$CWA_PORTAL_URL/openapi.yaml'; do
     [ \"\$(curl -s -o /dev/null -w '%{http_code}' --cacert '$CWA_CA_FILE' --interface $client_address \"\$url\")\" = 404 ] || exit 1
   done
   case \"\$(curl -s -o /dev/null -w '%{http_code}' --cacert '$CWA_CA_FILE' --interface $client_address -X POST -H 'Content-Type: application/json' -d '{}' '$CWA_APP_URL/version/v1/tan/verify')\" in 403|404) ;; *) exit 1 ;; esac"
+# The services get only allowlisted headers: the rendered configuration turns nginx's passing of request headers
+# off once, for every server, and sets nothing but the API's own headers.
+allowed_headers="Host Connection Content-Type X-Request-ID cwa-fake cwa-authorization cwa-otp X-SSL-Client-Cert X-Gateway-Secret Cookie Accept-Language"
+check "the gateway passes only allowlisted headers to the services (proxy_pass_request_headers off; proxy_set_header names)" bash -c "
+  conf='$EN_DATA_DIR/gateway/gateway.conf'
+  [ \"\$(grep -cE '^proxy_pass_request_headers off;' \"\$conf\")\" = 1 ] || exit 1
+  ! grep -qE 'proxy_pass_request_headers +on' \"\$conf\" || exit 1
+  for name in \$(grep -oE 'proxy_set_header +[A-Za-z0-9_-]+' \"\$conf\" | awk '{print \$2}' | sort -u); do
+    case ' $allowed_headers ' in *\" \$name \"*) ;; *) echo \"unexpected header \$name\"; exit 1 ;; esac
+  done"
 # A client that sends its address in forwarding headers: the gateway drops them (checked below with the logs).
 status="$(code -X POST -H 'Content-Type: application/json' -H "X-Forwarded-For: $client_address" -H "X-Real-IP: $client_address" \
   -H "Forwarded: for=$client_address" -H "X-Request-ID: $client_address" -d '{"key":"'"$(printf x | sha256sum | cut -c1-64)"'","keyType":"GUID"}' \
@@ -144,22 +158,33 @@ status="$(code -X POST -H 'Content-Type: application/json' -H "X-Forwarded-For: 
 check "a registration carrying forwarding headers is served ($status)" test "$status" = 201
 
 # ---- privacy: the client's address and the TANs appear nowhere ----
-tans="$(python3 -c 'import json,sys; print("\n".join(t for t in (json.load(open(f)).get("lastTAN") for f in sys.argv[1:]) if t))' a.json c.json)"
+state_values() { python3 -c 'import json,sys; print("\n".join(v for v in (json.load(open(f)).get(sys.argv[1]) for f in sys.argv[2:]) if v))' "$@"; }
+tans="$(state_values lastTAN a.json c.json)"
+tokens="$(state_values registrationToken a.json c.json)"
+guid_hash="$(printf '%s' "$guid" | sha256sum | cut -d' ' -f1)"
 "$run" stop >/dev/null 2>&1   # flushes every log and makes the databases quiet
 "$pg" start >/dev/null 2>&1
 : >"$work/dump"
 for database in keys verification testresult portal datadonation; do
-  PGPASSWORD="$(cat "$EN_DATA_DIR/secrets/postgres")" /usr/lib/postgresql/15/bin/pg_dump -h 127.0.0.1 -p "$EN_PG_PORT" -U postgres \
+  PGPASSWORD="$(cat "$EN_DATA_DIR/secrets/postgres")" "${EN_PG_BIN:-/usr/lib/postgresql/15/bin}/pg_dump" -h 127.0.0.1 -p "$EN_PG_PORT" -U postgres \
     --data-only "$database" >>"$work/dump" 2>>"$log"
 done
 check "the database dump is not empty ($(wc -l <"$work/dump") lines)" test "$(wc -l <"$work/dump")" -gt 50
 logs=("$EN_DATA_DIR"/logs/*.log "$EN_DATA_DIR"/postgres.log)
+# absent PATTERNS FILE…: no file holds any of the patterns (one per line). grep's status 1 means "no match"; 0 (found)
+# and 2 (a file missing or unreadable) both fail the check.
+absent() {
+  local patterns="$1"; shift
+  [ -n "$patterns" ] || return 1
+  printf '%s\n' "$patterns" | grep -v '^$' | grep -F -f - -- "$@"
+  [ "${PIPESTATUS[2]}" = 1 ]
+}
 check "no log line (${#logs[@]} logs, $(cat "${logs[@]}" | wc -l) lines) holds the client address $client_address" \
-  bash -c "! grep -F -- '$client_address' ${logs[*]}"
-check "no table of any database holds the client address" bash -c "! grep -qF -- '$client_address' '$work/dump'"
-check "no log line and no table holds a TAN ($(printf '%s\n' "$tans" | grep -c .) TANs) or the teleTAN" bash -c "
-  [ -n \"\$1\" ] && [ \$(printf '%s\n' \"\$1\" | grep -c .) = 2 ] || exit 1
-  ! printf '%s\n%s\n' \"\$1\" \"\$2\" | grep -v '^\$' | grep -qF -f - ${logs[*]} '$work/dump'" _ "$tans" "$teletan"
+  absent "$client_address" "${logs[@]}"
+check "no table of any database holds the client address" absent "$client_address" "$work/dump"
+check "the journey's 2 TANs and its teleTAN are known to the check" test "$(printf '%s\n' "$tans" | grep -c .)" = 2 -a -n "$teletan"
+check "no log line and no table holds a TAN or the teleTAN" absent "$(printf '%s\n%s\n' "$tans" "$teletan")" "${logs[@]}" "$work/dump"
+check "no log line holds a registration token, the GUID or its hash" absent "$(printf '%s\n%s\n%s\n' "$tokens" "$guid" "$guid_hash")" "${logs[@]}"
 "$pg" stop >/dev/null 2>&1
 
 echo "e2e: $passed passed, $failed failed ($(( $(date +%s) - started )) s; logs in $EN_DATA_DIR/logs)"

@@ -24,7 +24,8 @@ logs="$data/logs"
 pids="$data/run"
 
 offset="${EN_PORT_OFFSET:-0}"
-[[ $offset =~ ^[0-9]+$ ]] && [ "$offset" -le 1000 ] || { echo "run.sh: EN_PORT_OFFSET must be 0…1000" >&2; exit 2; }
+[[ $offset =~ ^[0-9]+$ ]] && [ "$((10#$offset))" -le 1000 ] || { echo "run.sh: EN_PORT_OFFSET must be 0…1000" >&2; exit 2; }
+offset=$((10#$offset))
 port_submission=$((8001 + offset)) port_verification=$((8002 + offset)) port_testresult=$((8003 + offset))
 port_portal=$((8004 + offset)) port_distribution=$((8005 + offset))
 port_verification_internal=$((8012 + offset)) port_testresult_internal=$((8013 + offset))
@@ -98,7 +99,10 @@ ensure_packages() {
 
 # The development PKI (deploy/local/pki.sh) and the secret the gateway shows test-result-service.
 ensure_pki() {
-  "$root/deploy/local/pki.sh" "$data" || fail "could not create the development PKI in $pki"
+  if ! "$root/deploy/local/pki.sh" "$data" check; then
+    "$root/deploy/local/pki.sh" "$data" || fail "could not create the development PKI in $pki"
+    say "created the development PKI in $pki (CA, gateway certificate, lab certificates lab-1 and lab-2)"
+  fi
   mkdir -p "$data/secrets"
   [ -s "$data/secrets/gateway" ] || ( umask 077; openssl rand -hex 24 >"$data/secrets/gateway" )
 }
@@ -107,6 +111,9 @@ ensure_pki() {
 # the foreground (supervised like the services), with its pid, temporary files and logs under the data folder.
 write_gateway_config() {
   mkdir -p "$gateway/tmp" "$data/cdn"
+  # The rendered configuration holds the gateway secret: readable by its owner only (nginx's master reads it; the
+  # workers only need to reach tmp/).
+  chmod 711 "$gateway"
   local user_line=""
   if [ "$(id -u)" = 0 ]; then
     # As root, nginx's workers run as nobody: they read the CDN tree (world-readable) and write temporary files. A
@@ -121,21 +128,22 @@ write_gateway_config() {
   GATEWAY_BIND=127.0.0.1 GATEWAY_APP_PORT=$port_gateway_app GATEWAY_LAB_PORT=$port_gateway_lab \
   GATEWAY_PORTAL_PORT=$port_gateway_portal GATEWAY_TLS_CERT="$pki/gateway.pem" GATEWAY_TLS_KEY="$pki/gateway.key" \
   GATEWAY_LAB_CA="$pki/lab-ca.pem" GATEWAY_SECRET="$(cat "$data/secrets/gateway")" GATEWAY_CDN_ROOT="$data/cdn" \
-  GATEWAY_ACCESS_LOG="$logs/gateway-access.log" GATEWAY_ERROR_LOG="$logs/gateway-error.log" \
+  GATEWAY_ACCESS_LOG="$logs/gateway-access.log" GATEWAY_ERROR_LOG=stderr \
   GATEWAY_VERIFICATION_UPSTREAM=127.0.0.1:$port_verification GATEWAY_SUBMISSION_UPSTREAM=127.0.0.1:$port_submission \
   GATEWAY_TESTRESULT_UPSTREAM=127.0.0.1:$port_testresult GATEWAY_PORTAL_UPSTREAM=127.0.0.1:$port_portal \
   GATEWAY_APP_RATE="${GATEWAY_APP_RATE:-5000r/s}" GATEWAY_APP_BURST="${GATEWAY_APP_BURST:-5000}" \
   GATEWAY_LAB_RATE="${GATEWAY_LAB_RATE:-500r/s}" GATEWAY_LAB_BURST="${GATEWAY_LAB_BURST:-1000}" \
   GATEWAY_PORTAL_RATE="${GATEWAY_PORTAL_RATE:-50r/s}" GATEWAY_PORTAL_BURST="${GATEWAY_PORTAL_BURST:-100}" \
     "$root/deploy/gateway/render.sh" >"$gateway/gateway.conf.new" || fail "could not render the gateway configuration"
-  ( umask 077; mv -f "$gateway/gateway.conf.new" "$gateway/gateway.conf" )   # it holds the gateway secret
+  chmod 600 "$gateway/gateway.conf.new"
+  mv -f "$gateway/gateway.conf.new" "$gateway/gateway.conf"
   cat >"$gateway/nginx.conf" <<NGINX
 # Written by deploy/local/run.sh for the loopback fleet; the gateway itself is deploy/gateway/gateway.conf.template.
 $user_line
 daemon off;
 worker_processes 2;
 pid $gateway/nginx.pid;
-error_log $logs/gateway-error.log crit;
+error_log stderr crit;
 events { worker_connections 4096; }
 http {
     client_body_temp_path $gateway/tmp/body;
@@ -146,8 +154,8 @@ http {
     include $gateway/gateway.conf;
 }
 NGINX
-  nginx_bin -t -q -e "$logs/gateway-error.log" -p "$gateway" -c "$gateway/nginx.conf" \
-    || fail "the gateway configuration does not load (nginx -t; see $logs/gateway-error.log)"
+  nginx_bin -t -q -e stderr -p "$gateway" -c "$gateway/nginx.conf" 2>&1 | sed -E 's/, client: [^,]*//' >&2
+  [ "${PIPESTATUS[0]}" = 0 ] || fail "the gateway configuration does not load (nginx -t above)"
 }
 
 nginx_bin() { if command -v nginx >/dev/null; then nginx "$@"; else /usr/sbin/nginx "$@"; fi; }
@@ -158,8 +166,10 @@ start_gateway() {
     port_in_use "$port" && fail "port $port (for the gateway) is already in use; is another run active? ('make stop')"
   done
   mkdir -p "$data/cdn"
-  ( exec "$(command -v nginx || echo /usr/sbin/nginx)" -e "$logs/gateway-error.log" -p "$gateway" -c "$gateway/nginx.conf" ) \
-    >>"$logs/gateway-error.log" 2>&1 &
+  # nginx 1.22 still writes a few malformed TLS handshakes at `crit` with ", client: <address>": its error log
+  # (stderr) passes a filter that removes the address before anything reaches the file.
+  ( exec "$(command -v nginx || echo /usr/sbin/nginx)" -e stderr -p "$gateway" -c "$gateway/nginx.conf" \
+      2> >(sed -u -E 's/, client: [^,]*//' >>"$logs/gateway-error.log") ) >>"$logs/gateway-error.log" &
   echo $! >"$pids/gateway.pid"
 }
 
@@ -210,6 +220,8 @@ stop_services() {
     [ -f "$pidfile" ] || continue
     name="$(basename "$pidfile" .pid)"
     pid="$(cat "$pidfile")"
+    # Removed first, so a foreground run watching the pidfiles sees a stop, not a crash.
+    rm -f "$pidfile"
     if is_ours "$pid"; then
       kill -TERM "$pid" 2>/dev/null || true
       # The services drain for at most 8 s; give them 12 before insisting.
@@ -217,7 +229,6 @@ stop_services() {
       kill -0 "$pid" 2>/dev/null && { say "  $name did not stop in time; killing it"; kill -KILL "$pid" 2>/dev/null || true; }
       say "  stopped $name"
     fi
-    rm -f "$pidfile"
   done
 }
 
@@ -225,8 +236,12 @@ stop_all() {
   say "stopping…"
   if [ -n "${tail_pid:-}" ]; then kill "$tail_pid" 2>/dev/null || true; fi
   stop_services
-  "$pg" stop >/dev/null 2>&1 || true
-  say "  stopped PostgreSQL"
+  # PostgreSQL only if a run started it: make test may be using a cluster that was running before.
+  if [ -f "$pids/postgres.started" ]; then
+    rm -f "$pids/postgres.started"
+    "$pg" stop >/dev/null 2>&1 || true
+    say "  stopped PostgreSQL"
+  fi
 }
 
 port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
@@ -288,10 +303,13 @@ case "$mode" in
   *) fail "unknown command '$1' (run, up, stop, distribute or env)" ;;
 esac
 
-command -v curl >/dev/null || fail "curl is required"
 ensure_packages
 mkdir -p "$logs" "$pids"
-stop_services >/dev/null   # leftovers of a run that was killed
+for pidfile in "$pids"/*.pid; do
+  if is_ours "$(cat "$pidfile")"; then fail "a fleet from $data is running already ('make stop' stops it)"; fi
+  rm -f "$pidfile"   # left by a run that was killed
+done
+"$pg" status >/dev/null 2>&1 || touch "$pids/postgres.started"
 "$pg" start >/dev/null
 ensure_cdn_key
 ensure_cdn_public_key

@@ -135,6 +135,12 @@ func withGateway<Result>(_ client: GatewayClient, _ body: (GatewayClient) async 
     }
 }
 
+/// A JSON object of strings, escaped properly whatever the values hold.
+func jsonObject(_ fields: [String: String]) -> String {
+    let data = (try? JSONSerialization.data(withJSONObject: fields, options: [.sortedKeys])) ?? Data("{}".utf8)
+    return String(decoding: data, as: UTF8.self)
+}
+
 /// JSON of a reply, with a clear failure when the body is not the expected object.
 func decodeJSON<T: Decodable>(_ type: T.Type, from reply: Reply, what: String) throws -> T {
     do {

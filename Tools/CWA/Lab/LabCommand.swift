@@ -77,7 +77,8 @@ extension Lab {
         func run() async throws {
             guard let code = self.result.code(rapid: self.rapid) else { throw ValidationError("labs post 'pending' only for rapid tests") }
             let path = self.rapid ? "/api/v1/quicktest/results" : "/api/v1/lab/results"
-            let body = #"{"labId":"\#(self.labID)","testResults":[{"id":"\#(LabID.posted(guid: self.guid))","result":\#(code)}]}"#
+            let upload: [String: Any] = ["labId": self.labID, "testResults": [["id": LabID.posted(guid: self.guid), "result": code]]]
+            let body = String(decoding: try JSONSerialization.data(withJSONObject: upload, options: [.sortedKeys]), as: UTF8.self)
             let reply = try await withGateway(try self.lab.client(gateway: self.gateway)) { client in
                 try await client.postJSON(self.lab.labURL.trimmingSuffix("/") + path, body)
             }

@@ -69,7 +69,7 @@ struct Load: AsyncParsableCommand {
         case .polls:
             let tokens = try await self.provisioner(app: app) { try await $0.registrationTokens(min(total, 1000), progress: status) }
             return { index in
-                try await app.postJSON(base + "/version/v1/testresult", #"{"registrationToken":"\#(tokens[index % tokens.count])"}"#, headers: [("cwa-fake", "0")])
+                try await app.postJSON(base + "/version/v1/testresult", jsonObject(["registrationToken": tokens[index % tokens.count]]), headers: [("cwa-fake", "0")])
             }
         }
     }

@@ -27,7 +27,7 @@ struct Provisioner {
         let tokens = try await self.each(guids) { guid in
             let reply = try await self.app.postJSON(
                 self.appURL + "/version/v1/registrationToken",
-                #"{"key":"\#(LabID.posted(guid: guid))","keyType":"GUID"}"#,
+                jsonObject(["key": LabID.posted(guid: guid), "keyType": "GUID"]),
                 headers: [("cwa-fake", "0")]
             )
             guard reply.status == 201 else { throw ClientFailure("registration for the load test: HTTP \(reply.status)") }

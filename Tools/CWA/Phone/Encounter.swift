@@ -37,11 +37,16 @@ enum Encounter {
 
     /// Published keys matched against observations. A match needs the observation's interval inside the key's
     /// validity and the RPI derived from the key for that interval to equal the one heard; the AEM must then decrypt
-    /// to metadata of version 1.x. Each key counts once, however many archives carry it.
-    static func match(keys: [(key: ExposureKey, transmissionRiskLevel: Int, archive: String)], observations: [PhoneState.Observation]) -> [PhoneState.Exposure] {
+    /// to metadata of major version 1. Each key counts once, however many archives carry it, and keys in `known`
+    /// (matched by an earlier sync: an hour's key comes again in its day's archive) not at all.
+    static func match(
+        keys: [(key: ExposureKey, transmissionRiskLevel: Int, archive: String)],
+        observations: [PhoneState.Observation],
+        known: Set<Data> = []
+    ) -> [(exposure: PhoneState.Exposure, keyData: Data)] {
         guard !observations.isEmpty else { return [] }
-        var seen = Set<Data>()
-        var exposures: [PhoneState.Exposure] = []
+        var seen = known
+        var exposures: [(exposure: PhoneState.Exposure, keyData: Data)] = []
         for candidate in keys where seen.insert(candidate.key.keyData).inserted {
             let heard = observations.filter { candidate.key.covers($0.interval) }
             guard !heard.isEmpty else { continue }
@@ -51,18 +56,20 @@ enum Encounter {
                 let rpi = ExposureCrypto.rollingProximityIdentifier(key: rpik, interval: observation.interval)
                 guard Data(rpi) == observation.rpi else { return false }
                 let metadata = ExposureCrypto.associatedEncryptedMetadata(key: aemk, rpi: rpi, metadata: Array(observation.aem))
-                return metadata.first.map { $0 & 0xF0 == 0x40 } ?? false
+                // Byte 0 of the metadata: bits 7–6 the major version (01), 5–4 the minor one, 3–0 reserved.
+                return metadata.first.map { $0 & 0xC0 == 0x40 } ?? false
             }
             guard let first = matched.first else { continue }
-            exposures.append(
+            exposures.append((
                 PhoneState.Exposure(
                     day: utcDay(ENInterval.date(of: first.interval)),
                     minutes: matched.reduce(0) { $0 + $1.minutes },
                     lowestAttenuation: matched.map(\.attenuation).min() ?? 0,
                     transmissionRiskLevel: candidate.transmissionRiskLevel,
                     archive: candidate.archive
-                )
-            )
+                ),
+                candidate.key.keyData
+            ))
         }
         return exposures
     }

@@ -93,8 +93,8 @@ extension Phone {
         func run() async throws {
             let body: String
             switch (self.guid, self.teletan) {
-            case (let guid?, nil): body = #"{"key":"\#(LabID.registered(guid: guid, rapid: self.rapid))","keyType":"GUID"}"#
-            case (nil, let teleTAN?): body = #"{"key":"\#(teleTAN)","keyType":"TELETAN"}"#
+            case (let guid?, nil): body = jsonObject(["key": LabID.registered(guid: guid, rapid: self.rapid), "keyType": "GUID"])
+            case (nil, let teleTAN?): body = jsonObject(["key": teleTAN, "keyType": "TELETAN"])
             default: throw ValidationError("give exactly one of --guid and --teletan")
             }
             var state = try self.phone.load()
@@ -121,7 +121,7 @@ extension Phone {
             guard let token = state.registrationToken else { throw ClientFailure("no registered test (cwa phone register first)") }
             struct Answer: Decodable { var testResult: Int }
             let reply = try await withGateway(try self.gateway.client()) { client in
-                try await client.postJSON("\(self.gateway.app)/version/v1/testresult", #"{"registrationToken":"\#(token)"}"#, headers: [("cwa-fake", "0")])
+                try await client.postJSON("\(self.gateway.app)/version/v1/testresult", jsonObject(["registrationToken": token]), headers: [("cwa-fake", "0")])
             }
             guard reply.status == 200 else { throw ClientFailure("poll refused: HTTP \(reply.status) \(reply.text)") }
             let result = try decodeJSON(Answer.self, from: reply, what: "poll").testResult
@@ -149,7 +149,10 @@ extension Phone {
         var rapid = false
 
         func run() async throws {
-            guard (0...100).contains(self.checkins) else { throw ValidationError("--checkins must be 0…100") }
+            // 30 encrypted check-ins and 14 keys still fit into the 4 KB every payload is padded to.
+            guard (0...SubmissionBuilder.maximumCheckIns).contains(self.checkins) else {
+                throw ValidationError("--checkins must be 0…\(SubmissionBuilder.maximumCheckIns)")
+            }
             var state = try self.phone.load()
             let now = Date()
             let outcome = try await withGateway(try self.gateway.client()) { client in
@@ -200,9 +203,11 @@ extension Phone {
             let keys = outcome.archives.flatMap { archive in
                 archive.keys.map { (ExposureKey(keyData: $0.keyData, rollingStartIntervalNumber: UInt32($0.rollingStartIntervalNumber), rollingPeriod: UInt32($0.rollingPeriod)), Int($0.transmissionRiskLevel), archive.path) }
             }
-            let found = Encounter.match(keys: keys, observations: state.observations)
+            let matches = Encounter.match(keys: keys, observations: state.observations, known: Set(state.matchedKeys))
+            let found = matches.map(\.exposure)
             state.syncedArchives += outcome.archives.map(\.path)
             state.exposures += found
+            state.matchedKeys += matches.map(\.keyData)
             try self.phone.save(state)
 
             let signatures = outcome.archives.reduce(0) { $0 + $1.verifiedSignatures }
@@ -223,7 +228,7 @@ extension Phone {
 enum Submission {
     static func tan(client: GatewayClient, app: String, registrationToken: String) async throws -> String {
         struct Answer: Decodable { var tan: String }
-        let reply = try await client.postJSON("\(app)/version/v1/tan", #"{"registrationToken":"\#(registrationToken)"}"#, headers: [("cwa-fake", "0")])
+        let reply = try await client.postJSON("\(app)/version/v1/tan", jsonObject(["registrationToken": registrationToken]), headers: [("cwa-fake", "0")])
         guard reply.status == 201 else { throw ClientFailure("no TAN: HTTP \(reply.status) \(reply.text)") }
         return try decodeJSON(Answer.self, from: reply, what: "TAN").tan
     }

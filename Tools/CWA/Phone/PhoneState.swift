@@ -19,6 +19,8 @@ struct PhoneState: Codable, Sendable {
     var syncedArchives: [String] = []
     /// Exposures found by earlier syncs.
     var exposures: [Exposure] = []
+    /// The data of the published keys those exposures came from, so a later archive with the same key adds nothing.
+    var matchedKeys: [Data] = []
 
     /// One interval's worth of another phone's broadcast.
     struct Observation: Codable, Sendable, Equatable {

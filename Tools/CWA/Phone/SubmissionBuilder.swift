@@ -12,6 +12,8 @@ enum SubmissionBuilder {
     static let transmissionRiskByDaysAgo = [5, 6, 8, 8, 8, 7, 5, 3, 2, 1, 1, 1, 1, 1]
     /// Every payload, real or dummy, is padded to this many bytes, so its size tells nothing.
     static let paddedSize = 4096
+    /// The most encrypted check-ins (about 106 bytes each) that fit beside 14 keys into `paddedSize`.
+    static let maximumCheckIns = 30
 
     /// The real payload: the phone's keys of the last 14 days, `checkIns` encrypted check-ins, padding.
     static func payload(keys: [ExposureKey], checkIns: Int, now: Date, rapidTest: Bool = false) throws -> [UInt8] {
