@@ -29,6 +29,9 @@ struct ENCryptoTests {
         #expect(!ConstantTime.equals("token", "token-1"))
         #expect(!ConstantTime.equals("", "a"))
         #expect(ConstantTime.equals("", ""))
+        // Lengths that differ by a multiple of 256, the longer one padded with zero bytes, are still unequal.
+        #expect(!ConstantTime.equals([UInt8](), [UInt8](repeating: 0, count: 256)))
+        #expect(!ConstantTime.equals([UInt8(7)], [7] + [UInt8](repeating: 0, count: 256)))
         #expect(ConstantTime.contains(["a", "b", "c"], "c"))
         #expect(!ConstantTime.contains(["a", "b"], "c"))
     }
