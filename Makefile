@@ -52,7 +52,7 @@ stop: ## Stop what `make run` started (gateway, services and PostgreSQL)
 	deploy/local/run.sh stop
 
 distribute: ## One distribution run now, with the settings of `make run` (the served one runs hourly)
-	deploy/local/run.sh distribute
+	CONFIG=$(CONFIG) deploy/local/run.sh distribute
 
 db-start: ## Start the local PostgreSQL cluster (.data/postgres, 127.0.0.1:54329), creating it if needed
 	@$(PG) start >/dev/null

@@ -29,6 +29,8 @@ package struct DatabaseConfiguration: Sendable, CustomStringConvertible {
     /// Longest a statement of a pooled connection may run (PostgreSQL's `statement_timeout`, sent when the
     /// connection starts, so it costs no round trip per transaction). Migrations, on their own connection, have none.
     package var statementTimeout: Duration = .seconds(30)
+    /// Longest the opening of a connection may take.
+    package var connectTimeout: Duration = .seconds(5)
 
     package init(
         host: String,
@@ -104,7 +106,7 @@ package struct DatabaseConfiguration: Sendable, CustomStringConvertible {
             tls: self.postgresTLS
         )
         configuration.options.maximumConnections = self.maxConnections
-        configuration.options.connectTimeout = .seconds(5)
+        configuration.options.connectTimeout = .nanoseconds(Int64(self.connectTimeout / .nanoseconds(1)))
         configuration.options.additionalStartupParameters = [("statement_timeout", "\(self.statementTimeout / .milliseconds(1))")]
         return PostgresClient(configuration: configuration, backgroundLogger: logger.cappedForDatabase)
     }
@@ -125,7 +127,7 @@ package struct DatabaseConfiguration: Sendable, CustomStringConvertible {
             database: self.database,
             tls: tls
         )
-        configuration.options.connectTimeout = .seconds(5)
+        configuration.options.connectTimeout = .nanoseconds(Int64(self.connectTimeout / .nanoseconds(1)))
         return try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
     }
 

@@ -49,3 +49,110 @@ struct FakeDelayTests {
         #expect(delay.delay(using: &generator) == FakeDelay.maximum)
     }
 }
+
+@Suite("Fake delay replay")
+struct FakeDelayReplayTests {
+    @Test("below the threshold dummies wait a Poisson delay around the average; from it on, one of the recorded durations")
+    func replaysRecordedDurations() {
+        let delay = FakeDelay(initial: .milliseconds(500), samples: 10)
+        var generator = SeededGenerator(seed: 9)
+        for index in 0..<(FakeDelay.replayThreshold - 1) { delay.record(.milliseconds(7 + index % 3)) }
+        // 15 recordings: still the average's Poisson delay, far from the 7–9 ms recorded.
+        let early = (0..<50).map { _ in delay.delay(using: &generator) }
+        #expect(early.contains { $0 > .milliseconds(100) })
+
+        delay.record(.milliseconds(8))
+        let recorded: Set<Duration> = [.milliseconds(7), .milliseconds(8), .milliseconds(9)]
+        let replayed = (0..<500).map { _ in delay.delay(using: &generator) }
+
+        #expect(replayed.allSatisfy { recorded.contains($0) })
+        #expect(Set(replayed) == recorded)
+    }
+
+    @Test("only the most recent durations are replayed, and none above the maximum")
+    func window() {
+        let delay = FakeDelay(initial: .milliseconds(10), samples: 10)
+        var generator = SeededGenerator(seed: 3)
+        for _ in 0..<FakeDelay.recentCount { delay.record(.milliseconds(50)) }
+        for _ in 0..<FakeDelay.recentCount { delay.record(.seconds(3600)) }
+
+        let replayed = (0..<200).map { _ in delay.delay(using: &generator) }
+
+        #expect(replayed.allSatisfy { $0 == FakeDelay.maximum })
+    }
+
+    @Test("concurrent recordings and delays: every replayed delay is one that was recorded")
+    func concurrent() async {
+        let delay = FakeDelay(initial: .milliseconds(10), samples: 10)
+        let durations: [Duration] = [.milliseconds(20), .milliseconds(30), .milliseconds(40)]
+        for value in durations { for _ in 0..<FakeDelay.replayThreshold { delay.record(value) } }
+        let seen = await withTaskGroup(of: [Duration].self) { group in
+            for task in 0..<8 {
+                group.addTask {
+                    var generator = SeededGenerator(seed: UInt64(task))
+                    var seen: [Duration] = []
+                    for round in 0..<500 {
+                        delay.record(durations[(task + round) % 3])
+                        seen.append(delay.delay(using: &generator))
+                    }
+                    return seen
+                }
+            }
+            return await group.reduce(into: []) { $0 += $1 }
+        }
+        #expect(seen.count == 4000)
+        #expect(seen.allSatisfy { durations.contains($0) })
+    }
+}
+
+@Suite("Fake delay wake-up")
+struct FakeDelayWakeUpTests {
+    /// Records what it is asked to sleep, and sleeps 2 ms longer (a timer that always wakes up late).
+    final class LateSleeper: Sendable {
+        let requested = Mutexed<[Duration]>([])
+
+        func sleep(_ duration: Duration) async throws {
+            self.requested.withLock { $0.append(duration) }
+            try await Task.sleep(for: duration + .milliseconds(2))
+        }
+    }
+
+    @Test("a dummy's sleep is shortened by how late sleeps wake up, learnt from the sleeps themselves")
+    func learnsLateness() async throws {
+        let delay = FakeDelay(initial: .milliseconds(10), samples: 10)
+        let sleeper = LateSleeper()
+
+        for _ in 0..<40 {
+            try await delay.wait(for: .milliseconds(10), since: ContinuousClock.now, sleep: sleeper.sleep)
+        }
+
+        let requested = sleeper.requested.value
+        #expect(requested.count == 40)
+        // Sleeps never end early, so every one was at least 2 ms late and the correction grows towards that.
+        #expect(delay.wakeUpLateness >= .milliseconds(1))
+        let first = try #require(requested.first)
+        let last = try #require(requested.last)
+        #expect(last < first - .milliseconds(1))
+    }
+
+    @Test("the event-loop sleep dummies use in production never ends before the time asked")
+    func eventLoopSleep() async throws {
+        for asked in [Duration.milliseconds(1), .milliseconds(7)] {
+            let started = ContinuousClock.now
+            try await FakeDelay.eventLoopSleep(asked)
+            #expect(ContinuousClock.now - started >= asked)
+        }
+    }
+
+    @Test("a sleep that returns at once teaches nothing, and a dummy past its delay does not sleep")
+    func noLateness() async throws {
+        let delay = FakeDelay(initial: .milliseconds(10), samples: 10)
+        let asked = Mutexed<[Duration]>([])
+
+        try await delay.wait(for: .milliseconds(5), since: ContinuousClock.now, sleep: { duration in asked.withLock { $0.append(duration) } })
+        try await delay.wait(for: .milliseconds(5), since: ContinuousClock.now - .seconds(1), sleep: { duration in asked.withLock { $0.append(duration) } })
+
+        #expect(asked.value.count == 1)
+        #expect(delay.wakeUpLateness == .zero)
+    }
+}

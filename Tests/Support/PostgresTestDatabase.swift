@@ -116,7 +116,7 @@ actor PostgresTestServer {
         guard let host = environment["POSTGRES_HOST"], !host.isEmpty else { return nil }
         return self.shared.withLock { server in
             if let server { return server }
-            let admin = DatabaseConfiguration(
+            var admin = DatabaseConfiguration(
                 host: host,
                 port: environment["POSTGRES_PORT"].flatMap(Int.init) ?? 5432,
                 username: environment["POSTGRES_USER"] ?? "postgres",
@@ -126,6 +126,9 @@ actor PostgresTestServer {
                 maxConnections: 4,
                 autoMigrate: false
             )
+            // The whole suite opens hundreds of connections at once on two cores while CREATE DATABASE checkpoints:
+            // 5 s, the services' bound, was seen to run out ("clientClosedConnection" at connection creation).
+            admin.connectTimeout = .seconds(30)
             let created = PostgresTestServer(admin: admin)
             server = created
             return created

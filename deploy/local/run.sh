@@ -168,7 +168,7 @@ start_gateway() {
   mkdir -p "$data/cdn"
   # nginx 1.22 still writes a few malformed TLS handshakes at `crit` with ", client: <address>": its error log
   # (stderr) passes a filter that removes the address before anything reaches the file.
-  ( exec "$(command -v nginx || echo /usr/sbin/nginx)" -e stderr -p "$gateway" -c "$gateway/nginx.conf" \
+  ( exec setsid "$(command -v nginx || echo /usr/sbin/nginx)" -e stderr -p "$gateway" -c "$gateway/nginx.conf" \
       2> >(sed -u -E 's/, client: [^,]*//' >>"$logs/gateway-error.log") ) >>"$logs/gateway-error.log" &
   echo $! >"$pids/gateway.pid"
 }
@@ -268,8 +268,9 @@ start_service() {
     case "$item" in *_PORT=*) port_in_use "${item#*=}" && fail "port ${item#*=} (for $name) is already in use; is another run active? ('make stop')" ;; esac
   done
   # Exported in a subshell, not passed to env(1): a command line is visible to every user in ps, and
-  # DATABASE_URL holds a password.
-  ( export "${env[@]}" LOG_LEVEL="${LOG_LEVEL:-info}"; exec "$bin/$binary" "${args[@]}" ) >>"$logs/$name.log" 2>&1 &
+  # DATABASE_URL holds a password. setsid: a Ctrl-C in the terminal reaches run.sh alone, which then stops the
+  # gateway first and the services after it (same pid: a background subshell is no group leader, so setsid execs).
+  ( export "${env[@]}" LOG_LEVEL="${LOG_LEVEL:-info}"; exec setsid "$bin/$binary" "${args[@]}" ) >>"$logs/$name.log" 2>&1 &
   echo $! >"$pids/$name.pid"
 }
 

@@ -22,7 +22,7 @@ struct SubmissionController: Sendable {
     let delays: [SubmissionEndpoint: FakeDelay]
     let metrics: SubmissionMetrics
     /// How a fake request waits (`Task.sleep`; tests record the durations instead).
-    var sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+    var sleep: @Sendable (Duration) async throws -> Void = FakeDelay.eventLoopSleep
 
     init(engine: SubmissionEngine, delays: [SubmissionEndpoint: FakeDelay], metrics: SubmissionMetrics) {
         self.engine = engine
@@ -45,11 +45,11 @@ struct SubmissionController: Sendable {
 
         guard fake == 0 else {
             self.metrics.recordRequest(endpoint, fake: true)
-            var generator = SystemRandomNumberGenerator()
-            let delay = self.delays[endpoint]?.delay(using: &generator) ?? .zero
-            let remaining = delay - (ContinuousClock.now - started)
-            // A cancelled wait (the client left) still ends like a real request would, not as an error.
-            if remaining > .zero { try? await self.sleep(remaining) }
+            if let delays = self.delays[endpoint] {
+                var generator = SystemRandomNumberGenerator()
+                // A cancelled wait (the client left) still ends like a real request would, not as an error.
+                try? await delays.wait(for: delays.delay(using: &generator), since: started, sleep: self.sleep)
+            }
             return Self.success(SubmissionReceipt(savedCheckIns: 0, filteredCheckIns: 0))
         }
 

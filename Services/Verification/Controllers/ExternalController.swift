@@ -14,7 +14,7 @@ struct ExternalController: Sendable {
     let delays: FakeDelayEstimator
     let metrics: VerificationMetrics
     /// How a fake request waits (`Task.sleep`; tests record the durations instead).
-    var sleep: @Sendable (Duration) async throws -> Void = { try await Task.sleep(for: $0) }
+    var sleep: @Sendable (Duration) async throws -> Void = FakeDelay.eventLoopSleep
 
     func addRoutes(to group: RouterGroup<ServiceRequestContext>) {
         group.post("registrationToken") { request, context in try await self.registrationToken(request, context: context) }
@@ -82,8 +82,7 @@ struct ExternalController: Sendable {
         guard mode != .fake else {
             self.metrics.recordFake(endpoint)
             var generator = SystemRandomNumberGenerator()
-            let remaining = self.delays.delay(endpoint, using: &generator) - (ContinuousClock.now - started)
-            if remaining > .zero { try await self.sleep(remaining) }
+            try await self.delays.wait(endpoint, for: self.delays.delay(endpoint, using: &generator), since: started, sleep: self.sleep)
             return try render(fake(), mode)
         }
         let value = try await real(validated)

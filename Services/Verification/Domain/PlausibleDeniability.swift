@@ -35,7 +35,7 @@ enum FakeMode: Equatable, Sendable {
     }
 }
 
-/// Per-endpoint moving averages of the duration of real requests, and delays for fake ones drawn around them.
+/// Per-endpoint records of the duration of real requests, and delays for fake ones drawn from them.
 ///
 /// The reference keeps one average per endpoint but its update methods for two endpoints write into the TAN
 /// average (§1.5); here each endpoint's estimate is updated only by that endpoint's real requests.
@@ -63,7 +63,12 @@ struct FakeDelayEstimator: Sendable {
         self.delays[endpoint]?.average ?? .zero
     }
 
-    /// A Poisson-distributed delay with the endpoint's average as mean, capped at `FakeDelay.maximum`.
+    /// Waits until a dummy of `endpoint` that started at `started` has taken `delay` (see `FakeDelay.wait`).
+    func wait(_ endpoint: AppEndpoint, for delay: Duration, since started: ContinuousClock.Instant, sleep: (Duration) async throws -> Void) async throws {
+        try await self.delays[endpoint]?.wait(for: delay, since: started, sleep: sleep)
+    }
+
+    /// The endpoint's next dummy delay: a recent real duration replayed (see `FakeDelay`).
     func delay(_ endpoint: AppEndpoint, using generator: inout some RandomNumberGenerator) -> Duration {
         self.delays[endpoint]?.delay(using: &generator) ?? .zero
     }

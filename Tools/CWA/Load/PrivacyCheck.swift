@@ -17,6 +17,8 @@ struct PrivacyCheck: AsyncParsableCommand {
     var requests: Int = 100
     @Option(help: "Requests in flight at once.")
     var concurrency: Int = 1
+    @Option(help: "Write every sample (kind, status, size, seconds) as CSV to this file.")
+    var samples: String?
 
     func validate() throws {
         guard (2...100_000).contains(self.requests) else { throw ValidationError("--requests must be 2…100000") }
@@ -34,6 +36,12 @@ struct PrivacyCheck: AsyncParsableCommand {
             let order = (Array(repeating: true, count: self.requests) + Array(repeating: false, count: self.requests)).shuffled()
             status("sending \(order.count) submissions, \(self.concurrency) at a time")
             return try await self.send(order: order, tans: tans, app: app)
+        }
+        if let file = self.samples {
+            let lines = ["kind,status,bytes,seconds"] + samples.map { "\($0.real ? "real" : "dummy"),\($0.status),\($0.size),\($0.seconds)" }
+            guard FileManager.default.createFile(atPath: file, contents: Data((lines.joined(separator: "\n") + "\n").utf8)) else {
+                throw ClientFailure("cannot write \(file)")
+            }
         }
         let real = samples.filter(\.real)
         let fake = samples.filter { !$0.real }
