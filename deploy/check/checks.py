@@ -838,7 +838,11 @@ def check_postgres(ctx: Context) -> str:
         sh(["initdb", "-D", f"{cluster}/data", "-U", "postgres", "--auth=trust", "--no-sync", "--no-instructions"])
         sh(["pg_ctl", "start", "-w", "-D", f"{cluster}/data", "-l", f"{cluster}/log",
             "-o", f"-p 54999 -k {cluster} -c listen_addresses=''"])
-        init = str(ctx.deploy / "postgres" / "init.sh")
+        # A copy in the cluster's folder: run as postgres, the script must be readable by that user, which a clone
+        # under a private home (/root, mode 700) is not.
+        init = str(cluster / "init.sh")
+        shutil.copyfile(ctx.deploy / "postgres" / "init.sh", init)
+        os.chmod(init, 0o755)
         sh([init], passwords)
         sh([init], passwords)   # idempotent: a second run (password rotation) succeeds
         psql = ["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"]
