@@ -2,7 +2,6 @@
 
 import ENServiceKit
 import Foundation
-import HTTPTypes
 import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
@@ -56,8 +55,8 @@ extension TestResult {
         let api = router.group("api/v1")
         if configuration.tls != nil {
             api.add(middleware: ClientCertificateMiddleware(allowlist: configuration.labCertificateAllowlist))
-        } else if let header = configuration.gatewayCertificateHeader.flatMap({ HTTPField.Name($0) }), let secret = configuration.gatewaySecret {
-            api.add(middleware: ClientCertificateMiddleware(allowlist: configuration.labCertificateAllowlist, source: .gateway(header: header, secret: secret)))
+        } else if let gateway = configuration.gateway {
+            api.add(middleware: ClientCertificateMiddleware(allowlist: configuration.labCertificateAllowlist, source: .gateway(header: gateway.header, secret: gateway.secret)))
         }
         LabController(
             repository: dependencies.repository,

@@ -20,10 +20,9 @@ struct TestResultConfiguration: ServiceConfiguration {
     var maxResultsPerUpload: Int
     /// TLS terminated by the service itself; lab routes then require an allowlisted client certificate.
     var tls: ServerTLSConfiguration?
-    /// Mutual TLS terminated by the gateway, which passes the verified lab certificate on this header (with the
-    /// shared `gatewaySecret`); lab routes then require that the certificate is allowlisted.
-    var gatewayCertificateHeader: String?
-    var gatewaySecret: String?
+    /// Mutual TLS terminated by the gateway, which passes the verified lab certificate on `header` with the shared
+    /// `secret`; lab routes then require that the certificate is allowlisted.
+    var gateway: (header: HTTPField.Name, secret: String)?
     var labCertificateAllowlist: Set<CertificateThumbprint>
     var retention: RetentionPolicy
 
@@ -60,11 +59,11 @@ struct TestResultConfiguration: ServiceConfiguration {
             "LAB_CERT_SHA256_ALLOWLIST",
             help: "SHA-256 thumbprints (hex, of the DER) of lab client certificates admitted (TLS here or at the gateway)."
         )
-        self.gatewayCertificateHeader = settings.optionalString(
+        let gatewayHeader = settings.optionalString(
             "LAB_CERT_HEADER",
             help: "Header in which the gateway passes the lab's verified client certificate (URL-escaped PEM), e.g. X-SSL-Client-Cert."
         )
-        self.gatewaySecret = settings.optionalString(
+        let gatewaySecret = settings.optionalString(
             "GATEWAY_SECRET",
             secret: true,
             help: "Shared secret the gateway sends in X-Gateway-Secret; LAB_CERT_HEADER is believed only with it."
@@ -79,14 +78,17 @@ struct TestResultConfiguration: ServiceConfiguration {
         }
         self.retention = RetentionPolicy(settings: settings)
 
-        if let header = self.gatewayCertificateHeader {
-            if HTTPField.Name(header) == nil { settings.report("LAB_CERT_HEADER", "is not a valid header name") }
-            if (self.gatewaySecret ?? "").count < 32 { settings.report("GATEWAY_SECRET", "must have at least 32 characters when LAB_CERT_HEADER is set") }
+        self.gateway = nil
+        if let gatewayHeader {
+            let name = HTTPField.Name(gatewayHeader)
+            if name == nil { settings.report("LAB_CERT_HEADER", "is not a valid header name") }
+            if (gatewaySecret ?? "").count < 32 { settings.report("GATEWAY_SECRET", "must have at least 32 characters when LAB_CERT_HEADER is set") }
             if self.tls != nil { settings.report("LAB_CERT_HEADER", "cannot be combined with TLS_CERT_FILE: mutual TLS ends either here or at the gateway") }
-        } else if self.gatewaySecret != nil {
+            if let name, let gatewaySecret { self.gateway = (name, gatewaySecret) }
+        } else if gatewaySecret != nil {
             settings.report("GATEWAY_SECRET", "is only used with LAB_CERT_HEADER")
         }
-        let authenticatesLabs = self.tls != nil || self.gatewayCertificateHeader != nil
+        let authenticatesLabs = self.tls != nil || gatewayHeader != nil
         if !authenticatesLabs && !self.http.isLoopback {
             settings.report("HTTP_HOST", "must be a loopback address unless TLS_CERT_FILE/TLS_KEY_FILE/TLS_CLIENT_CA_FILE or LAB_CERT_HEADER are set")
         }

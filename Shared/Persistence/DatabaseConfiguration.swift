@@ -106,7 +106,7 @@ package struct DatabaseConfiguration: Sendable, CustomStringConvertible {
             tls: self.postgresTLS
         )
         configuration.options.maximumConnections = self.maxConnections
-        configuration.options.connectTimeout = .nanoseconds(Int64(self.connectTimeout / .nanoseconds(1)))
+        configuration.options.connectTimeout = self.connectTimeout
         configuration.options.additionalStartupParameters = [("statement_timeout", "\(self.statementTimeout / .milliseconds(1))")]
         return PostgresClient(configuration: configuration, backgroundLogger: logger.cappedForDatabase)
     }
@@ -127,7 +127,7 @@ package struct DatabaseConfiguration: Sendable, CustomStringConvertible {
             database: self.database,
             tls: tls
         )
-        configuration.options.connectTimeout = .nanoseconds(Int64(self.connectTimeout / .nanoseconds(1)))
+        configuration.options.connectTimeout = TimeAmount(self.connectTimeout)
         return try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
     }
 

@@ -2,6 +2,7 @@
 // phones meeting and finding each other in published keys.
 
 import Crypto
+import ENCrypto
 import Foundation
 import Testing
 @testable import CWATool
@@ -28,10 +29,7 @@ struct ExposureCryptoTests {
     }
 
     static func bytes(_ hex: String) -> [UInt8] {
-        stride(from: 0, to: hex.count, by: 2).map { offset in
-            let start = hex.index(hex.startIndex, offsetBy: offset)
-            return UInt8(hex[start..<hex.index(start, offsetBy: 2)], radix: 16)!
-        }
+        Hex.decode(hex) ?? []
     }
 
     @Test("RPIK, AEMK, every RPI and AEM of the specification's test vectors")

@@ -154,11 +154,12 @@ http {
     include $gateway/gateway.conf;
 }
 NGINX
-  nginx_bin -t -q -e stderr -p "$gateway" -c "$gateway/nginx.conf" 2>&1 | sed -E 's/, client: [^,]*//' >&2
+  "$nginx_bin" -t -q -e stderr -p "$gateway" -c "$gateway/nginx.conf" 2>&1 | sed -E 's/, client: [^,]*//' >&2
   [ "${PIPESTATUS[0]}" = 0 ] || fail "the gateway configuration does not load (nginx -t above)"
 }
 
-nginx_bin() { if command -v nginx >/dev/null; then nginx "$@"; else /usr/sbin/nginx "$@"; fi; }
+# Debian puts nginx in /usr/sbin, which a normal user's PATH may lack.
+nginx_bin="$(command -v nginx || echo /usr/sbin/nginx)"
 
 start_gateway() {
   local port
@@ -168,7 +169,7 @@ start_gateway() {
   mkdir -p "$data/cdn"
   # nginx 1.22 still writes a few malformed TLS handshakes at `crit` with ", client: <address>": its error log
   # (stderr) passes a filter that removes the address before anything reaches the file.
-  ( exec setsid "$(command -v nginx || echo /usr/sbin/nginx)" -e stderr -p "$gateway" -c "$gateway/nginx.conf" \
+  ( exec setsid "$nginx_bin" -e stderr -p "$gateway" -c "$gateway/nginx.conf" \
       2> >(sed -u -E 's/, client: [^,]*//' >>"$logs/gateway-error.log") ) >>"$logs/gateway-error.log" &
   echo $! >"$pids/gateway.pid"
 }

@@ -123,8 +123,7 @@ package final class FakeDelay: Sendable {
     /// How dummies sleep in production: a timer of SwiftNIO's event loops (timerfd, nanosecond resolution), which
     /// wakes up closer to the asked time than `Task.sleep`'s dispatch timer, so fewer corrections are needed.
     @Sendable package static func eventLoopSleep(_ duration: Duration) async throws {
-        let nanoseconds = duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000
-        try await MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: .nanoseconds(nanoseconds)) {}.futureResult.get()
+        try await MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: TimeAmount(duration)) {}.futureResult.get()
     }
 
     /// The current correction for late wake-ups.
