@@ -179,4 +179,32 @@ struct MiddlewareTests {
             #expect(scrape.body.text.contains(#"http_server_requests_total{method="GET",route="/client-error",status="409"} 1"#))
         }
     }
+
+    @Test("a request counts in http_server_active_requests while it runs, and no longer once answered")
+    func activeRequests() async throws {
+        let environment = ServiceEnvironment.testing()
+        let (entered, enteredSignal) = AsyncStream.makeStream(of: Void.self)
+        let (release, releaseSignal) = AsyncStream.makeStream(of: Void.self)
+        let router = Router(context: ServiceRequestContext.self)
+        router.addStandardMiddleware(maxBodyBytes: 64, metricsFactory: environment.metricsFactory)
+        router.post("/wait") { _, _ -> String in
+            enteredSignal.yield()
+            for await _ in release { break }
+            return "released"
+        }
+        MetricsController(registry: environment.metricsRegistry).addRoutes(to: router)
+
+        try await Application(router: router).test(.router) { client in
+            async let waiting = client.execute(uri: "/wait", method: .post)
+            for await _ in entered { break }
+            let during = try await client.execute(uri: "/metrics", method: .get).body.text
+            releaseSignal.yield()
+            let answered = try await waiting
+            let after = try await client.execute(uri: "/metrics", method: .get).body.text
+
+            #expect(during.contains(#"http_server_active_requests{method="POST"} 1.0"#))
+            #expect(answered.body.text == "released")
+            #expect(after.contains(#"http_server_active_requests{method="POST"} 0.0"#))
+        }
+    }
 }

@@ -6,7 +6,9 @@ import NIOCore
 package import Metrics
 
 /// Logs `method`, the matched route template (never the raw path), status and duration, and records
-/// `http_server_requests_total` and `http_server_request_duration_seconds` with the injected metrics factory.
+/// `http_server_requests_total` and `http_server_request_duration_seconds` with the injected metrics factory,
+/// and `http_server_active_requests` (by method: the route is known only after routing) while a request runs,
+/// which is what shows a drain at shutdown.
 /// Probe and scrape routes (`/health/*`, `/metrics`) log at debug so they do not drown the log.
 package struct RequestObservabilityMiddleware<Context: RequestContext>: RouterMiddleware {
     private let factory: any MetricsFactory
@@ -18,7 +20,10 @@ package struct RequestObservabilityMiddleware<Context: RequestContext>: RouterMi
     package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let start = ContinuousClock.now
         var status = 500
+        let active = Meter(label: "http_server_active_requests", dimensions: [("method", request.method.rawValue)], factory: self.factory)
+        active.increment()
         defer {
+            active.decrement()
             let elapsed = ContinuousClock.now - start
             let route = context.endpointPath ?? "unmatched"
             self.record(method: request.method.rawValue, route: route, status: status, elapsed: elapsed, logger: context.logger)
