@@ -463,6 +463,10 @@ ALTER DATABASE verification OWNER TO verification;
 ALTER DATABASE testresult OWNER TO testresult;
 ALTER DATABASE portal OWNER TO portal;
 ALTER DATABASE datadonation OWNER TO datadonation;
+-- The test suite drops each test's database WITH (FORCE). An autovacuum worker on it has no role, and PostgreSQL 15
+-- lets a non-superuser terminate it only as a member of pg_signal_backend (else SQLSTATE 42501, "must be a member
+-- of the role whose process is being terminated": a test failed at random on it).
+GRANT pg_signal_backend TO en_test;
 -- Each service reaches only its own database; keys is shared as ARCHITECTURE §4 says.
 REVOKE CONNECT, TEMPORARY ON DATABASE keys, verification, testresult, portal, datadonation FROM PUBLIC;
 GRANT CONNECT ON DATABASE keys TO distribution, federation;
