@@ -43,8 +43,8 @@ struct ClientPartsTests {
 
     @Test("a dummy payload has the size of a real one, with other keys each time")
     func dummy() throws {
-        let first = try SubmissionBuilder.dummy(now: Self.now)
-        let second = try SubmissionBuilder.dummy(now: Self.now)
+        let first = try SubmissionBuilder.withRandomKeys(now: Self.now)
+        let second = try SubmissionBuilder.withRandomKeys(now: Self.now)
 
         #expect(first.count == SubmissionBuilder.paddedSize)
         #expect(second.count == SubmissionBuilder.paddedSize)

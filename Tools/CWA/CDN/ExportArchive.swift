@@ -1,5 +1,6 @@
 // Reading and verifying a signed CDN archive: a ZIP with export.bin and export.sig (cwa-server §3.7).
 
+import ArgumentParser
 import Crypto
 import ENModels
 import Foundation
@@ -66,12 +67,18 @@ struct ExportArchive {
     }
 }
 
-/// A PEM public key (P-256), as `openssl ec -pubout` writes it.
-func loadPublicKey(_ path: String) throws -> P256.Signing.PublicKey {
-    guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw ClientFailure("cannot read the public key \(path)") }
-    do {
-        return try P256.Signing.PublicKey(pemRepresentation: text)
-    } catch {
-        throw ClientFailure("\(path) is not a PEM P-256 public key")
+/// The CDN's public key: PEM, P-256, as `openssl ec -pubout` writes it; from `--pubkey` or `CWA_CDN_PUBLIC_KEY`.
+struct CDNKeyOptions: ParsableArguments {
+    @Option(name: .customLong("pubkey"), help: "The CDN's PEM public key (env CWA_CDN_PUBLIC_KEY).")
+    var publicKey: String?
+
+    func load() throws -> (path: String, key: P256.Signing.PublicKey) {
+        guard let path = self.publicKey ?? environment("CWA_CDN_PUBLIC_KEY") else { throw ValidationError("--pubkey (or CWA_CDN_PUBLIC_KEY) is required") }
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw ClientFailure("cannot read the public key \(path)") }
+        do {
+            return (path, try P256.Signing.PublicKey(pemRepresentation: text))
+        } catch {
+            throw ClientFailure("\(path) is not a PEM P-256 public key")
+        }
     }
 }

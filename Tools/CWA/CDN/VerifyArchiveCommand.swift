@@ -12,12 +12,10 @@ struct VerifyArchive: AsyncParsableCommand {
 
     @Argument(help: "The archive (a key, app-configuration or trace-warning archive).")
     var file: String
-    @Option(name: .customLong("pubkey"), help: "The CDN's PEM public key (env CWA_CDN_PUBLIC_KEY).")
-    var publicKey: String?
+    @OptionGroup var cdnKey: CDNKeyOptions
 
     func run() async throws {
-        guard let publicKeyFile = self.publicKey ?? environment("CWA_CDN_PUBLIC_KEY") else { throw ValidationError("--pubkey (or CWA_CDN_PUBLIC_KEY) is required") }
-        let key = try loadPublicKey(publicKeyFile)
+        let (publicKeyFile, key) = try self.cdnKey.load()
         guard let bytes = FileManager.default.contents(atPath: self.file) else { throw ClientFailure("cannot read \(self.file)") }
         let archive: ExportArchive
         do {

@@ -73,7 +73,7 @@ final class GatewayClient: Sendable {
         configuration.localAddress = sourceAddress
         configuration.httpVersion = .http1Only
         self.http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        self.timeout = .milliseconds(Int64(timeout * 1000))
+        self.timeout = TimeAmount(Duration.seconds(timeout))
     }
 
     private static func load<T>(_ what: String, _ path: String, _ read: (String) throws -> T) throws -> T {
@@ -100,7 +100,7 @@ final class GatewayClient: Sendable {
             status: Int(response.status.code),
             headers: response.headers.map { ($0.name, $0.value) },
             body: Array(buffer: bytes),
-            seconds: Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            seconds: elapsed / .seconds(1)
         )
     }
 

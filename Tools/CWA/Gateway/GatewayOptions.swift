@@ -27,9 +27,16 @@ struct GatewayOptions: ParsableArguments {
     var caFile: String? { self.caFileOption ?? environment("CWA_CA_FILE") }
     var sourceAddress: String? { self.sourceAddressOption ?? environment("CWA_SOURCE_ADDRESS") }
 
-    /// A client for the phone server.
-    func client(connections: Int = 8) throws -> GatewayClient {
-        try GatewayClient(caFile: self.caFile, sourceAddress: self.sourceAddress, connections: connections, timeout: self.timeout)
+    /// A client for the gateway's servers; with a certificate and key, it presents them (the lab server).
+    func client(connections: Int = 8, certificateFile: String? = nil, keyFile: String? = nil) throws -> GatewayClient {
+        try GatewayClient(
+            caFile: self.caFile,
+            certificateFile: certificateFile,
+            keyFile: keyFile,
+            sourceAddress: self.sourceAddress,
+            connections: connections,
+            timeout: self.timeout
+        )
     }
 }
 

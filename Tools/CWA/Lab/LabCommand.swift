@@ -2,6 +2,7 @@
 
 import ArgumentParser
 import ENCrypto
+import ENModels
 import Foundation
 
 struct Lab: AsyncParsableCommand {
@@ -21,13 +22,12 @@ struct LabOptions: ParsableArguments {
 
     var cert: String? { self.certOption ?? environment("CWA_LAB_CERT") }
     var key: String? { self.keyOption ?? environment("CWA_LAB_KEY") }
+    var lab: String { self.labURL.trimmingSuffix("/") }
 
     func client(gateway: GatewayOptions) throws -> GatewayClient {
-        if self.noCertificate {
-            return try GatewayClient(caFile: gateway.caFile, sourceAddress: gateway.sourceAddress, timeout: gateway.timeout)
-        }
+        if self.noCertificate { return try gateway.client() }
         guard let cert = self.cert, let key = self.key else { throw ValidationError("--cert and --key (or CWA_LAB_CERT, CWA_LAB_KEY) are required") }
-        return try GatewayClient(caFile: gateway.caFile, certificateFile: cert, keyFile: key, sourceAddress: gateway.sourceAddress, timeout: gateway.timeout)
+        return try gateway.client(certificateFile: cert, keyFile: key)
     }
 }
 
@@ -35,18 +35,29 @@ struct LabOptions: ParsableArguments {
 enum LabResult: String, ExpressibleByArgument, CaseIterable {
     case pending, negative, positive, invalid
 
+    var outcome: TestOutcome {
+        switch self {
+        case .pending: .pending
+        case .negative: .negative
+        case .positive: .positive
+        case .invalid: .invalid
+        }
+    }
+
     /// The code for a PCR or a rapid test (cwa-satellites §1.7): PCR 1–3 (labs post no pending), rapid 5–8.
     func code(rapid: Bool) -> Int? {
-        switch (self, rapid) {
-        case (.pending, false): nil
-        case (.negative, false): 1
-        case (.positive, false): 2
-        case (.invalid, false): 3
-        case (.pending, true): 5
-        case (.negative, true): 6
-        case (.positive, true): 7
-        case (.invalid, true): 8
-        }
+        guard rapid || self != .pending else { return nil }
+        return LabTestResult(kind: rapid ? .rapidAntigen : .pcr, outcome: self.outcome).code
+    }
+}
+
+/// A lab's upload of results (`/api/v1/lab/results`, or the quick-test API for rapid tests).
+enum LabUpload {
+    static func post(client: GatewayClient, lab: String, labID: String, results: [(id: String, code: Int)], rapid: Bool = false) async throws -> Reply {
+        let path = rapid ? "/api/v1/quicktest/results" : "/api/v1/lab/results"
+        let upload: [String: Any] = ["labId": labID, "testResults": results.map { ["id": $0.id, "result": $0.code] }]
+        let body = String(decoding: try JSONSerialization.data(withJSONObject: upload, options: [.sortedKeys]), as: UTF8.self)
+        return try await client.postJSON(lab + path, body)
     }
 }
 
@@ -76,11 +87,8 @@ extension Lab {
 
         func run() async throws {
             guard let code = self.result.code(rapid: self.rapid) else { throw ValidationError("labs post 'pending' only for rapid tests") }
-            let path = self.rapid ? "/api/v1/quicktest/results" : "/api/v1/lab/results"
-            let upload: [String: Any] = ["labId": self.labID, "testResults": [["id": LabID.posted(guid: self.guid), "result": code]]]
-            let body = String(decoding: try JSONSerialization.data(withJSONObject: upload, options: [.sortedKeys]), as: UTF8.self)
             let reply = try await withGateway(try self.lab.client(gateway: self.gateway)) { client in
-                try await client.postJSON(self.lab.labURL.trimmingSuffix("/") + path, body)
+                try await LabUpload.post(client: client, lab: self.lab.lab, labID: self.labID, results: [(LabID.posted(guid: self.guid), code)], rapid: self.rapid)
             }
             print("lab upload: HTTP \(reply.status)\(reply.status == 204 ? "" : " \(reply.text.prefix(200))")")
             guard reply.status == 204 else { throw ExitCode(3) }

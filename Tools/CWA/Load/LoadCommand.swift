@@ -59,25 +59,18 @@ struct Load: AsyncParsableCommand {
         let base = self.gateway.app
         switch self.kind {
         case .fake:
-            return { _ in try await Submission.fake(client: app, app: base, now: Date()) }
+            // Dummies store nothing, so a pool of bodies serves any number of them; built before the clock starts.
+            let payloads = try (0..<min(total, 256)).map { _ in try SubmissionBuilder.withRandomKeys(now: Date()) }
+            return { index in try await Submission.fake(client: app, app: base, payload: payloads[index % payloads.count]) }
         case .submissions:
-            let tans = try await self.provisioner(app: app) { try await $0.tans(total, progress: status) }
-            return { index in
-                let payload = try SubmissionBuilder.payload(keys: PhoneState.new(days: 14, now: Date()).keys, checkIns: 0, now: Date())
-                return try await Submission.submit(client: app, app: base, tan: tans[index], payload: payload)
-            }
+            let tans = try await Provisioner.with(app: app, gateway: self.gateway, lab: self.lab) { try await $0.tans(total, progress: status) }
+            let payloads = try (0..<total).map { _ in try SubmissionBuilder.withRandomKeys(now: Date()) }
+            return { index in try await Submission.submit(client: app, app: base, tan: tans[index], payload: payloads[index]) }
         case .polls:
-            let tokens = try await self.provisioner(app: app) { try await $0.registrationTokens(min(total, 1000), progress: status) }
-            return { index in
-                try await app.postJSON(base + "/version/v1/testresult", jsonObject(["registrationToken": tokens[index % tokens.count]]), headers: [("cwa-fake", "0")])
+            let tokens = try await Provisioner.with(app: app, gateway: self.gateway, lab: self.lab) {
+                try await $0.registrationTokens(min(total, 1000), progress: status)
             }
-        }
-    }
-
-    private func provisioner<T>(app: GatewayClient, _ body: (Provisioner) async throws -> T) async throws -> T {
-        let lab = try self.lab.client(gateway: self.gateway)
-        return try await withGateway(lab) { lab in
-            try await body(Provisioner(app: app, lab: lab, appURL: self.gateway.app, labURL: self.lab.labURL.trimmingSuffix("/")))
+            return { index in try await TestRegistration.poll(client: app, app: base, registrationToken: tokens[index % tokens.count]) }
         }
     }
 }
@@ -154,7 +147,7 @@ struct LoadReport: Sendable {
         case .success(let reply): self.statuses[reply.status, default: 0] += 1
         case .failure(let error): self.errors[String(describing: error).prefix(120).description, default: 0] += 1
         }
-        let micros = max(1, latency.components.seconds * 1_000_000 + latency.components.attoseconds / 1_000_000_000_000)
+        let micros = max(1, Int64(latency / .microseconds(1)))
         _ = self.latency.record(UInt64(min(micros, 600_000_000)))
     }
 
@@ -163,7 +156,7 @@ struct LoadReport: Sendable {
     }
 
     func summary(title: String) -> String {
-        let seconds = Double(self.elapsed.components.seconds) + Double(self.elapsed.components.attoseconds) / 1e18
+        let seconds = self.elapsed / .seconds(1)
         var lines = [title]
         let statuses = self.statuses.sorted { $0.key < $1.key }.map { "HTTP \($0.key): \($0.value)" }.joined(separator: ", ")
         lines.append("  completed \(self.completed) in \(String(format: "%.1f", seconds)) s: \(statuses.isEmpty ? "no answers" : statuses)")

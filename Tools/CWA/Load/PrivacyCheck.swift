@@ -28,10 +28,7 @@ struct PrivacyCheck: AsyncParsableCommand {
     func run() async throws {
         let app = try self.gateway.client()
         let samples = try await withGateway(app) { app in
-            let lab = try self.lab.client(gateway: self.gateway)
-            let tans = try await withGateway(lab) { lab in
-                try await Provisioner(app: app, lab: lab, appURL: self.gateway.app, labURL: self.lab.labURL.trimmingSuffix("/")).tans(self.requests, progress: status)
-            }
+            let tans = try await Provisioner.with(app: app, gateway: self.gateway, lab: self.lab) { try await $0.tans(self.requests, progress: status) }
             // Real and dummy in a random order, so drift in the server's state affects both alike.
             let order = (Array(repeating: true, count: self.requests) + Array(repeating: false, count: self.requests)).shuffled()
             status("sending \(order.count) submissions, \(self.concurrency) at a time")
@@ -78,11 +75,11 @@ struct PrivacyCheck: AsyncParsableCommand {
                 if real { nextTAN += 1 }
                 group.addTask {
                     let reply: Reply
+                    let payload = try SubmissionBuilder.withRandomKeys(now: Date())
                     if let tan {
-                        let payload = try SubmissionBuilder.payload(keys: PhoneState.new(days: 14, now: Date()).keys, checkIns: 0, now: Date())
                         reply = try await Submission.submit(client: app, app: base, tan: tan, payload: payload)
                     } else {
-                        reply = try await Submission.fake(client: app, app: base, now: Date())
+                        reply = try await Submission.fake(client: app, app: base, payload: payload)
                     }
                     return Sample(real: tan != nil, status: reply.status, size: reply.wireSize, seconds: reply.seconds)
                 }

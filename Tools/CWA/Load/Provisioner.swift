@@ -1,6 +1,7 @@
 // Valid TANs and registration tokens for load tests, made the way phones and labs make them, through the gateway.
 
 import ENCrypto
+import ENModels
 import Foundation
 
 /// Prepares what real requests need before the timed part of a test starts.
@@ -16,22 +17,15 @@ struct Provisioner {
     /// registration per GUID.
     func registrationTokens(_ count: Int, progress: (String) -> Void) async throws -> [String] {
         let guids = (0..<count).map { _ in UUID().uuidString }
+        let positive = LabTestResult(kind: .pcr, outcome: .positive).code
         for start in stride(from: 0, to: guids.count, by: 500) {
-            let batch = guids[start..<min(start + 500, guids.count)]
-            let results = batch.map { #"{"id":"\#(LabID.posted(guid: $0))","result":2}"# }.joined(separator: ",")
-            let reply = try await self.lab.postJSON(self.labURL + "/api/v1/lab/results", #"{"labId":"load-lab","testResults":[\#(results)]}"#)
+            let batch = guids[start..<min(start + 500, guids.count)].map { (id: LabID.posted(guid: $0), code: positive) }
+            let reply = try await LabUpload.post(client: self.lab, lab: self.labURL, labID: "load-lab", results: batch)
             guard reply.status == 204 else { throw ClientFailure("lab upload for the load test: HTTP \(reply.status) \(reply.text.prefix(200))") }
         }
         progress("uploaded \(count) positive results")
-        struct Answer: Decodable { var registrationToken: String }
         let tokens = try await self.each(guids) { guid in
-            let reply = try await self.app.postJSON(
-                self.appURL + "/version/v1/registrationToken",
-                jsonObject(["key": LabID.posted(guid: guid), "keyType": "GUID"]),
-                headers: [("cwa-fake", "0")]
-            )
-            guard reply.status == 201 else { throw ClientFailure("registration for the load test: HTTP \(reply.status)") }
-            return try decodeJSON(Answer.self, from: reply, what: "registration").registrationToken
+            try await TestRegistration.register(client: self.app, app: self.appURL, key: LabID.posted(guid: guid), keyType: "GUID")
         }
         progress("registered \(count) tests")
         return tokens
@@ -45,6 +39,13 @@ struct Provisioner {
         }
         progress("got \(count) TANs")
         return tans
+    }
+
+    /// Runs `body` with a provisioner on `app` and a lab client made from the options, which it shuts down after.
+    static func with<T>(app: GatewayClient, gateway: GatewayOptions, lab: LabOptions, _ body: (Provisioner) async throws -> T) async throws -> T {
+        try await withGateway(try lab.client(gateway: gateway)) { labClient in
+            try await body(Provisioner(app: app, lab: labClient, appURL: gateway.app, labURL: lab.lab))
+        }
     }
 
     /// `transform` over `items` with at most `concurrency` at a time, results in the order of `items`.

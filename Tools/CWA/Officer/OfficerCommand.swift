@@ -42,7 +42,7 @@ extension Officer {
             )
             let uri = try Self.firstLine(of: self.totpFileOption ?? environment("CWA_OFFICER_TOTP_FILE"), what: "--totp-file (or CWA_OFFICER_TOTP_FILE)")
             guard let totp = TOTP(uri: uri) else { throw ClientFailure("the second-factor file does not hold an otpauth://totp/ URI with a secret") }
-            let client = try GatewayClient(caFile: self.gateway.caFile, sourceAddress: self.gateway.sourceAddress, timeout: self.gateway.timeout)
+            let client = try self.gateway.client()
             let started = ContinuousClock.now
             let teleTAN = try await withGateway(client) { client in
                 let session = PortalSession(client: client, base: self.portalURL.trimmingSuffix("/"))

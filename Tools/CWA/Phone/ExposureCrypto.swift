@@ -1,6 +1,6 @@
 // The Exposure Notification cryptography a phone uses (Apple/Google "Exposure Notification Cryptography
 // Specification" v1.2): temporary exposure keys, rolling proximity identifiers and associated encrypted metadata.
-// Checked against shared/vectors/rolling-proximity-ids.json.
+// Checked against Tests/CWAToolTests/Vectors/rolling-proximity-ids.json.
 
 import Crypto
 import _CryptoExtras
@@ -66,15 +66,5 @@ enum ExposureCrypto {
     static func associatedEncryptedMetadata(key: SymmetricKey, rpi: [UInt8], metadata: [UInt8]) -> [UInt8] {
         // The RPI is 16 bytes, a valid CTR IV; the key is 16 bytes.
         Array(try! AES._CTR.encrypt(metadata, using: key, nonce: try! AES._CTR.Nonce(nonceBytes: rpi)))
-    }
-
-    /// Every RPI a key broadcasts, by interval.
-    static func identifiers(of key: ExposureKey) -> [UInt32: [UInt8]] {
-        let rpik = self.rollingProximityIdentifierKey(key.keyData)
-        var result: [UInt32: [UInt8]] = [:]
-        for interval in key.rollingStartIntervalNumber..<(key.rollingStartIntervalNumber + key.rollingPeriod) {
-            result[interval] = self.rollingProximityIdentifier(key: rpik, interval: interval)
-        }
-        return result
     }
 }

@@ -91,19 +91,16 @@ extension Phone {
         var rapid = false
 
         func run() async throws {
-            let body: String
+            let (key, keyType): (String, String)
             switch (self.guid, self.teletan) {
-            case (let guid?, nil): body = jsonObject(["key": LabID.registered(guid: guid, rapid: self.rapid), "keyType": "GUID"])
-            case (nil, let teleTAN?): body = jsonObject(["key": teleTAN, "keyType": "TELETAN"])
+            case (let guid?, nil): (key, keyType) = (LabID.registered(guid: guid, rapid: self.rapid), "GUID")
+            case (nil, let teleTAN?): (key, keyType) = (teleTAN, "TELETAN")
             default: throw ValidationError("give exactly one of --guid and --teletan")
             }
             var state = try self.phone.load()
-            struct Answer: Decodable { var registrationToken: String }
-            let reply = try await withGateway(try self.gateway.client()) { client in
-                try await client.postJSON("\(self.gateway.app)/version/v1/registrationToken", body, headers: [("cwa-fake", "0")])
+            state.registrationToken = try await withGateway(try self.gateway.client()) { client in
+                try await TestRegistration.register(client: client, app: self.gateway.app, key: key, keyType: keyType)
             }
-            guard reply.status == 201 else { throw ClientFailure("registration refused: HTTP \(reply.status) \(reply.text)") }
-            state.registrationToken = try decodeJSON(Answer.self, from: reply, what: "registration").registrationToken
             state.lastTestResult = nil
             try self.phone.save(state)
             print("registered (HTTP 201); the registration token is in \(self.phone.path)")
@@ -121,7 +118,7 @@ extension Phone {
             guard let token = state.registrationToken else { throw ClientFailure("no registered test (cwa phone register first)") }
             struct Answer: Decodable { var testResult: Int }
             let reply = try await withGateway(try self.gateway.client()) { client in
-                try await client.postJSON("\(self.gateway.app)/version/v1/testresult", jsonObject(["registrationToken": token]), headers: [("cwa-fake", "0")])
+                try await TestRegistration.poll(client: client, app: self.gateway.app, registrationToken: token)
             }
             guard reply.status == 200 else { throw ClientFailure("poll refused: HTTP \(reply.status) \(reply.text)") }
             let result = try decodeJSON(Answer.self, from: reply, what: "poll").testResult
@@ -157,7 +154,7 @@ extension Phone {
             let now = Date()
             let outcome = try await withGateway(try self.gateway.client()) { client in
                 if self.fake {
-                    return (try await Submission.fake(client: client, app: self.gateway.app, now: now), "")
+                    return (try await Submission.fake(client: client, app: self.gateway.app, payload: try SubmissionBuilder.withRandomKeys(now: now)), "")
                 }
                 let tan: String
                 if self.reuseTAN {
@@ -187,14 +184,12 @@ extension Phone {
 
         @OptionGroup var phone: PhoneFile
         @OptionGroup var gateway: GatewayOptions
-        @Option(name: .customLong("pubkey"), help: "The CDN's PEM public key (env CWA_CDN_PUBLIC_KEY).")
-        var publicKey: String?
+        @OptionGroup var cdnKey: CDNKeyOptions
         @Option(help: "The country folder to download.")
         var country: String = "DE"
 
         func run() async throws {
-            guard let publicKeyFile = self.publicKey ?? environment("CWA_CDN_PUBLIC_KEY") else { throw ValidationError("--pubkey (or CWA_CDN_PUBLIC_KEY) is required") }
-            let key = try loadPublicKey(publicKeyFile)
+            let key = try self.cdnKey.load().key
             var state = try self.phone.load()
             let outcome = try await withGateway(try self.gateway.client()) { client in
                 try await CDNSync(client: client, baseURL: self.gateway.app, country: self.country, publicKey: key)
@@ -242,32 +237,37 @@ enum Submission {
         )
     }
 
-    /// A dummy: the same headers with a random TAN, and a payload of the same size.
-    static func fake(client: GatewayClient, app: String, now: Date) async throws -> Reply {
+    /// A dummy: the same headers with a random TAN, and `payload` (from `SubmissionBuilder.withRandomKeys`, the size
+    /// of a real one).
+    static func fake(client: GatewayClient, app: String, payload: [UInt8]) async throws -> Reply {
         try await client.send(
             .POST,
             "\(app)/version/v1/diagnosis-keys",
             headers: [("Content-Type", "application/x-protobuf"), ("cwa-fake", "1"), ("cwa-authorization", UUID().uuidString.lowercased())],
-            body: try SubmissionBuilder.dummy(now: now)
+            body: payload
         )
     }
 }
 
-/// The names of the test result codes (cwa-satellites §1.7).
+/// The calls of a test's registration and of polling its result.
+enum TestRegistration {
+    /// The registration token for a GUID's hash or a teleTAN (`keyType` GUID or TELETAN).
+    static func register(client: GatewayClient, app: String, key: String, keyType: String) async throws -> String {
+        struct Answer: Decodable { var registrationToken: String }
+        let reply = try await client.postJSON("\(app)/version/v1/registrationToken", jsonObject(["key": key, "keyType": keyType]), headers: [("cwa-fake", "0")])
+        guard reply.status == 201 else { throw ClientFailure("registration refused: HTTP \(reply.status) \(reply.text)") }
+        return try decodeJSON(Answer.self, from: reply, what: "registration").registrationToken
+    }
+
+    static func poll(client: GatewayClient, app: String, registrationToken: String) async throws -> Reply {
+        try await client.postJSON("\(app)/version/v1/testresult", jsonObject(["registrationToken": registrationToken]), headers: [("cwa-fake", "0")])
+    }
+}
+
+/// The names of the test result codes a phone sees, 0–9 (cwa-satellites §1.7).
 enum TestResultName {
     static func of(_ code: Int) -> String {
-        switch code {
-        case 0: "pending"
-        case 1: "negative"
-        case 2: "positive"
-        case 3: "invalid"
-        case 4: "redeemed"
-        case 5: "rapid test pending"
-        case 6: "rapid test negative"
-        case 7: "rapid test positive"
-        case 8: "rapid test invalid"
-        case 9: "rapid test redeemed"
-        default: "unknown"
-        }
+        guard let result = LabTestResult(code: code), result.kind != .pointOfCareNAT else { return "unknown" }
+        return (result.kind == .rapidAntigen ? "rapid test " : "") + "\(result.outcome)"
     }
 }

@@ -44,11 +44,10 @@ enum SubmissionBuilder {
         return try self.padded(payload)
     }
 
-    /// A dummy payload: the same shape and size as a real one with 14 random keys, for `cwa-fake: 1`.
-    static func dummy(now: Date) throws -> [UInt8] {
-        let today = ENInterval.dayStart(of: ENInterval.number(of: now))
-        let keys = (0..<14).map { ExposureKey.random(dayStart: today - UInt32($0) * ENInterval.perDay) }
-        return try self.payload(keys: keys, checkIns: 0, now: now)
+    /// A payload with the keys of a new phone's last 14 days: a dummy's body (`cwa-fake: 1`, the same shape and size
+    /// as a real one), or a load test's real submission.
+    static func withRandomKeys(now: Date) throws -> [UInt8] {
+        try self.payload(keys: PhoneState.new(days: 14, now: now).keys, checkIns: 0, now: now)
     }
 
     /// The payload with `requestPadding` filling it up to `paddedSize` bytes (or unpadded when it is larger).
@@ -64,8 +63,9 @@ enum SubmissionBuilder {
             if size == Self.paddedSize || padding == 0 { break }
             padding = max(0, padding + Self.paddedSize - size)
         }
-        var random = SystemRandomNumberGenerator()
-        payload.requestPadding = Data((0..<payload.requestPadding.count).map { _ in UInt8.random(in: 0...255, using: &random) })
+        // Random bytes in one call (a key of that size), not one system call per byte.
+        let count = payload.requestPadding.count
+        payload.requestPadding = count == 0 ? Data() : SymmetricKey(size: SymmetricKeySize(bitCount: count * 8)).withUnsafeBytes { Data($0) }
         return try payload.serializedBytes()
     }
 }
