@@ -55,10 +55,7 @@ package struct TOTP: Sendable {
         let now = Self.step(at: date)
         var found: Int64?
         for offset in Self.window {
-            let expected = Array(self.code(step: now + offset).utf8)
-            var difference: UInt8 = 0
-            for (a, b) in zip(expected, given) { difference |= a ^ b }
-            if difference == 0 && found == nil { found = now + offset }
+            if ConstantTime.equals(Array(self.code(step: now + offset).utf8), given) && found == nil { found = now + offset }
         }
         return found
     }

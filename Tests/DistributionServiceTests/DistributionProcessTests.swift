@@ -43,12 +43,10 @@ struct DistributionProcessTests {
             let served = try ServiceProcess.start(BuiltProduct.url("distribution-service"), arguments: ["serve"], environment: environment)
             defer { served.kill() }
             let port = try await served.waitForPort(listener: "app")
-            var metrics = ""
-            for _ in 0..<100 where !metrics.contains(#"en_distribution_runs_total{outcome="completed"} 1"#) {
-                metrics = try await HTTP.get("http://127.0.0.1:\(port)/metrics").body
-                try await Task.sleep(for: .milliseconds(50))
+            let counted = try await Poll.until(every: .milliseconds(50), attempts: 100) {
+                try await HTTP.get("http://127.0.0.1:\(port)/metrics").body.contains(#"en_distribution_runs_total{outcome="completed"} 1"#)
             }
-            #expect(metrics.contains(#"en_distribution_runs_total{outcome="completed"} 1"#))
+            #expect(counted)
             #expect(try await HTTP.get("http://127.0.0.1:\(port)/health/ready").status == 200)
             served.signal(SIGTERM)
             #expect(try await served.waitForExit() == 0)

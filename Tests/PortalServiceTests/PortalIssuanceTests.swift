@@ -4,6 +4,7 @@
 
 import AsyncHTTPClient
 import Crypto
+import ENCrypto
 import ENPersistence
 import ENServiceKit
 import ENTestSupport
@@ -273,8 +274,7 @@ struct PortalIssuanceTests {
                 try await client.shutdown()
             }
             // Only the allowed login page made a session.
-            let sessions = try await harness.database.client.query("SELECT count(*)::int8 FROM portal_session").collect()
-            #expect(try sessions.first?.decode(Int.self) == 1)
+            #expect(try await harness.database.count("portal_session") == 1)
         }
     }
 
@@ -322,14 +322,14 @@ struct PortalIssuanceTests {
 
         let parts = token.split(separator: ".").map(String.init)
         try #require(parts.count == 3)
-        let header = try JSONSerialization.jsonObject(with: try #require(Self.base64URLDecode(parts[0]))) as? [String: Any]
-        let claims = try JSONSerialization.jsonObject(with: try #require(Self.base64URLDecode(parts[1]))) as? [String: Any]
+        let header = try JSONSerialization.jsonObject(with: Data(try #require(Base64URL.decode(parts[0])))) as? [String: Any]
+        let claims = try JSONSerialization.jsonObject(with: Data(try #require(Base64URL.decode(parts[1])))) as? [String: Any]
         #expect(header?["alg"] as? String == "ES256")
         #expect(header?["kid"] as? String == "portal-7")
         #expect(claims?["sub"] as? String == "officer1")
         #expect(claims?["exp"] as? Int == 1_700_000_060)
         #expect((claims?["realm_access"] as? [String: Any])?["roles"] as? [String] == ["c19hotline", "c19hotline_event"])
-        let signature = try P256.Signing.ECDSASignature(rawRepresentation: try #require(Self.base64URLDecode(parts[2])))
+        let signature = try P256.Signing.ECDSASignature(rawRepresentation: try #require(Base64URL.decode(parts[2])))
         #expect(key.publicKey.isValidSignature(signature, for: Data((parts[0] + "." + parts[1]).utf8)))
         #expect(!P256.Signing.PrivateKey().publicKey.isValidSignature(signature, for: Data((parts[0] + "." + parts[1]).utf8)))
 
@@ -338,15 +338,9 @@ struct PortalIssuanceTests {
         #expect(jwk["kid"] == "portal-7")
         let xText = try #require(jwk["x"])
         let yText = try #require(jwk["y"])
-        let x = try #require(Self.base64URLDecode(xText))
-        let y = try #require(Self.base64URLDecode(yText))
+        let x = Data(try #require(Base64URL.decode(xText)))
+        let y = Data(try #require(Base64URL.decode(yText)))
         #expect(x + y == key.publicKey.rawRepresentation)
-    }
-
-    static func base64URLDecode(_ text: String) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        return Data(base64Encoded: base64)
     }
 }
 

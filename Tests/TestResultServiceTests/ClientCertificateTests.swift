@@ -105,14 +105,14 @@ struct GatewayCertificateTests {
         ])
         var dependencies = TestResultDependencies.inMemory()
         dependencies.repository = repository
-        let app = try TestResult.buildApplication(configuration: configuration, dependencies: dependencies, environment: .testing())
+        let app = try TestResultFixture.labApp(configuration: configuration, dependencies: dependencies)
         let allowedPEM = try String(contentsOf: allowed.certificateFile, encoding: .utf8)
         let unknownPEM = try String(contentsOf: unknown.certificateFile, encoding: .utf8)
 
         try await app.test(.router) { client in
             func upload(secret: String?, certificate: String?) async throws -> (HTTPResponse.Status, String) {
-                var headers: HTTPFields = [.contentType: "application/json"]
-                if let secret { headers[HTTPField.Name("X-Gateway-Secret")!] = secret }
+                var headers = HTTPFields.json
+                if let secret { headers[ClientCertificateMiddleware<ServiceRequestContext>.gatewaySecretHeader] = secret }
                 if let certificate { headers[HTTPField.Name(Self.header)!] = certificate }
                 let response = try await client.execute(
                     uri: "/api/v1/lab/results",

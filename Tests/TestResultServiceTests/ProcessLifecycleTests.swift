@@ -53,12 +53,15 @@ struct ProcessLifecycleTests {
         // The upload is in the handler (it counts as active), then the signal has closed the listener, and only
         // then does the rest of the body follow: states observed, not sleeps guessed (a fixed 300 ms was too short
         // once on a loaded machine). The listener is probed with a bare connect: AsyncHTTPClient retries refusals.
-        try await Self.waitUntil("the upload is in progress") {
-            let scrape = try await HTTP.get("http://127.0.0.1:\(labPort)/metrics")
-            return scrape.body.contains(#"http_server_active_requests{method="POST"} 1.0"#)
-        }
+        try #require(
+            await Poll.until {
+                let scrape = try await HTTP.get("http://127.0.0.1:\(labPort)/metrics")
+                return scrape.body.contains(#"http_server_active_requests{method="POST"} 1.0"#)
+            },
+            "the upload never showed as in progress"
+        )
         service.signal(SIGTERM)
-        try await Self.waitUntil("the listener is closed") { !TCP.accepts(port: labPort) }
+        try #require(await Poll.until { !TCP.accepts(port: labPort) }, "the lab listener did not close")
         continuation.yield(ByteBuffer(bytes: body.dropFirst(20)))
         continuation.finish()
         let status = try await reply.status
@@ -92,20 +95,6 @@ struct ProcessLifecycleTests {
         #expect(second.output.contains("migration.applied=0"))
         #expect(historyAfterFirst == ["0001_create_test_result"])
         #expect(historyAfterSecond == historyAfterFirst)
-    }
-
-    /// Polls `condition` every 20 ms; gives up after 10 s only so that a broken service fails instead of hanging.
-    private static func waitUntil(_ what: String, _ condition: () async throws -> Bool) async throws {
-        for _ in 0..<500 {
-            if try await condition() { return }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        throw GaveUp(what: what)
-    }
-
-    private struct GaveUp: Error, CustomStringConvertible {
-        let what: String
-        var description: String { "gave up waiting until \(self.what)" }
     }
 
     private func history(_ database: PostgresTestDatabase) async throws -> [String] {

@@ -103,14 +103,8 @@ struct RetentionTests {
 
         let masked = Mutexed(false)
         try await LiveServer.run(app) { _ in
-            // The first pass runs when the application starts; wait for it (the bound only guards against a hang).
-            for _ in 0..<100 {
-                if try await self.codes(database) == [id: 9] {
-                    masked.value = true
-                    return
-                }
-                try await Task.sleep(for: .milliseconds(100))
-            }
+            // The first pass runs when the application starts; wait for it.
+            masked.value = try await Poll.until(every: .milliseconds(100), attempts: 100) { try await self.codes(database) == [id: 9] }
         }
 
         #expect(masked.value)

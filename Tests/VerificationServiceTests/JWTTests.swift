@@ -2,6 +2,7 @@
 
 import Crypto
 import _CryptoExtras
+import ENCrypto
 import Foundation
 import Testing
 @testable import VerificationService

@@ -46,7 +46,7 @@ struct PortalEngine: Sendable {
     static func randomToken() -> String {
         var generator = SystemRandomNumberGenerator()
         let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
-        return PortalJWTSigner.base64URL(bytes)
+        return Base64URL.encode(bytes)
     }
 
     static func hash(_ token: String) -> String { SecretHash.sha256Hex(token) }

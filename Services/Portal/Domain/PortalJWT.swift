@@ -1,6 +1,7 @@
 // The short-lived ES256 token the portal signs for verification-service, and the JWKS that publishes its key.
 
 import Crypto
+import ENCrypto
 import Foundation
 
 /// Signs compact JWS tokens that verification-service accepts for `POST /version/v1/tan/teletan`: the officer's
@@ -22,9 +23,9 @@ struct PortalJWTSigner: Sendable {
         )
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        let signingInput = Self.base64URL(try encoder.encode(header)) + "." + Self.base64URL(try encoder.encode(claims))
+        let signingInput = Base64URL.encode(try encoder.encode(header)) + "." + Base64URL.encode(try encoder.encode(claims))
         let signature = try self.key.signature(for: Data(signingInput.utf8))
-        return signingInput + "." + Self.base64URL(signature.rawRepresentation)
+        return signingInput + "." + Base64URL.encode(signature.rawRepresentation)
     }
 
     /// `{"keys":[{…}]}` with the public key as a JWK (RFC 7517/7518).
@@ -32,7 +33,7 @@ struct PortalJWTSigner: Sendable {
         let raw = self.key.publicKey.rawRepresentation
         let jwk: [String: String] = [
             "kty": "EC", "crv": "P-256", "alg": "ES256", "use": "sig", "kid": self.keyID,
-            "x": Self.base64URL(raw.prefix(32)), "y": Self.base64URL(raw.suffix(32)),
+            "x": Base64URL.encode(raw.prefix(32)), "y": Base64URL.encode(raw.suffix(32)),
         ]
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
@@ -47,10 +48,5 @@ struct PortalJWTSigner: Sendable {
         var iat: Int
         var exp: Int
         var realm_access: RealmAccess
-    }
-
-    static func base64URL(_ data: some DataProtocol) -> String {
-        Data(data).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
     }
 }

@@ -21,7 +21,7 @@ struct SubmissionController: Sendable {
     let engine: SubmissionEngine
     let delays: [SubmissionEndpoint: FakeDelay]
     let metrics: SubmissionMetrics
-    /// How a fake request waits (`Task.sleep`; tests record the durations instead).
+    /// How a fake request waits (an event-loop timer, `FakeDelay.eventLoopSleep`; tests record the durations instead).
     var sleep: @Sendable (Duration) async throws -> Void = FakeDelay.eventLoopSleep
 
     init(engine: SubmissionEngine, delays: [SubmissionEndpoint: FakeDelay], metrics: SubmissionMetrics) {

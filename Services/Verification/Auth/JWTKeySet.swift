@@ -1,6 +1,7 @@
 // The public keys teleTAN requests are signed with: PEM (public keys or certificates) or a JWKS document.
 
 import Crypto
+import ENCrypto
 import Foundation
 import SwiftASN1
 import X509
@@ -139,24 +140,4 @@ struct JWTKeySet: Sendable {
 struct JWTKeyError: Error, CustomStringConvertible {
     let description: String
     init(_ description: String) { self.description = description }
-}
-
-/// Base64url without padding (RFC 7515 §2).
-enum Base64URL {
-    static func decode(_ text: some StringProtocol) -> [UInt8]? {
-        guard text.utf8.allSatisfy({ $0 != UInt8(ascii: "=") && $0 != UInt8(ascii: "+") && $0 != UInt8(ascii: "/") }) else { return nil }
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        switch base64.utf8.count % 4 {
-        case 0: break
-        case 2: base64 += "=="
-        case 3: base64 += "="
-        default: return nil
-        }
-        return Data(base64Encoded: base64).map(Array.init)
-    }
-
-    static func encode(_ bytes: some Sequence<UInt8>) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
-    }
 }

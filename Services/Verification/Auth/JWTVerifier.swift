@@ -1,6 +1,7 @@
 // Verification of the bearer tokens that authorise teleTAN creation (cwa-satellites §1.4).
 
 import Crypto
+import ENCrypto
 import Foundation
 import _CryptoExtras
 

@@ -13,7 +13,7 @@ struct ExternalController: Sendable {
     let engine: VerificationEngine
     let delays: FakeDelayEstimator
     let metrics: VerificationMetrics
-    /// How a fake request waits (`Task.sleep`; tests record the durations instead).
+    /// How a fake request waits (an event-loop timer, `FakeDelay.eventLoopSleep`; tests record the durations instead).
     var sleep: @Sendable (Duration) async throws -> Void = FakeDelay.eventLoopSleep
 
     func addRoutes(to group: RouterGroup<ServiceRequestContext>) {

@@ -65,15 +65,9 @@ package struct ClientCertificateMiddleware<Context: ChannelRequestContext>: Rout
 
     /// The DER bytes of one URL-escaped PEM certificate, or `nil` when the value is not exactly one certificate.
     package static func derOfEscapedPEM(_ value: String) -> [UInt8]? {
-        guard let pem = value.removingPercentEncoding else { return nil }
-        let lines = pem.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
-        guard lines.count >= 3, lines.first == "-----BEGIN CERTIFICATE-----", lines.last == "-----END CERTIFICATE-----" else {
-            return nil
-        }
-        let body = lines.dropFirst().dropLast()
-        guard !body.contains(where: { $0.hasPrefix("-----") }), let der = Data(base64Encoded: body.joined()), !der.isEmpty else {
-            return nil
-        }
-        return Array(der)
+        guard let pem = value.removingPercentEncoding,
+            let certificates = try? NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)), certificates.count == 1
+        else { return nil }
+        return try? certificates[0].toDERBytes()
     }
 }
