@@ -836,6 +836,9 @@ def check_postgres(ctx: Context) -> str:
 
     try:
         sh(["initdb", "-D", f"{cluster}/data", "-U", "postgres", "--auth=trust", "--no-sync", "--no-instructions"])
+        # The superuser (init.sh's own connection) by trust, every service role only with its password: so the
+        # checks below also prove that init.sh set the passwords the services will use.
+        sh(["sh", "-c", f"printf 'local all postgres trust\\nlocal all all scram-sha-256\\n' > {cluster}/data/pg_hba.conf"])
         sh(["pg_ctl", "start", "-w", "-D", f"{cluster}/data", "-l", f"{cluster}/log",
             "-o", f"-p 54999 -k {cluster} -c listen_addresses=''"])
         # A copy in the cluster's folder: run as postgres, the script must be readable by that user, which a clone
@@ -846,21 +849,32 @@ def check_postgres(ctx: Context) -> str:
         sh([init], passwords)
         sh([init], passwords)   # idempotent: a second run (password rotation) succeeds
         psql = ["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"]
+
+        def as_role(role: str, db: str, sql: str, password: str | None = None) -> subprocess.CompletedProcess:
+            secret = password if password is not None else passwords.get(f"{role.upper()}_DB_PASSWORD", "")
+            return sh(psql + ["-U", role, "-d", db, "-c", sql], {"PGPASSWORD": secret}, check=False)
+
         owners = sh(psql + ["-U", "postgres", "-c",
                             "SELECT string_agg(datname || '=' || pg_get_userbyid(datdba), ',' ORDER BY datname) "
                             "FROM pg_database WHERE datname NOT LIKE 'template%' AND datname <> 'postgres'"]).stdout.strip()
         expected = "datadonation=datadonation,keys=submission,portal=portal,testresult=testresult,verification=verification"
         problems = [] if owners == expected else [f"databases and owners are {owners}, expected {expected}"]
-        sh(psql + ["-U", "submission", "-d", "keys", "-c", "CREATE TABLE later_table (x int); INSERT INTO later_table VALUES (1)"])
-        if sh(psql + ["-U", "distribution", "-d", "keys", "-c", "DELETE FROM later_table RETURNING x"], check=False).returncode != 0:
+        if as_role("submission", "keys", "CREATE TABLE later_table (x int); INSERT INTO later_table VALUES (1)").returncode != 0:
+            problems.append("submission cannot log in with SUBMISSION_DB_PASSWORD and create a table in keys")
+        if as_role("submission", "keys", "SELECT 1", password="not-the-password").returncode == 0:
+            problems.append("submission logs in with a wrong password")
+        if as_role("distribution", "keys", "DELETE FROM later_table RETURNING x").returncode != 0:
             problems.append("distribution cannot read and delete a table submission creates later")
-        if sh(psql + ["-U", "distribution", "-d", "keys", "-c", "INSERT INTO later_table VALUES (2)"], check=False).returncode == 0:
+        if as_role("distribution", "keys", "INSERT INTO later_table VALUES (2)").returncode == 0:
             problems.append("distribution may insert into the keys tables")
+        for role, db in (("verification", "verification"), ("testresult", "testresult"), ("portal", "portal")):
+            if as_role(role, db, "SELECT 1").returncode != 0:
+                problems.append(f"{role} cannot log in to {db} with its password")
         for role, db in (("distribution", "verification"), ("verification", "keys"), ("portal", "testresult"),
                          ("testresult", "portal"), ("submission", "verification")):
-            if sh(psql + ["-U", role, "-d", db, "-c", "SELECT 1"], check=False).returncode == 0:
+            if as_role(role, db, "SELECT 1").returncode == 0:
                 problems.append(f"{role} may connect to {db}")
-        if sh(psql + ["-U", "datadonation", "-d", "datadonation", "-c", "SELECT 1"], check=False).returncode == 0:
+        if as_role("datadonation", "datadonation", "SELECT 1").returncode == 0:
             problems.append("datadonation may log in without a password being configured")
     finally:
         subprocess.run(as_user + [str(pg_bin / "pg_ctl"), "stop", "-D", f"{cluster}/data", "-m", "immediate"],
@@ -869,7 +883,8 @@ def check_postgres(ctx: Context) -> str:
     if problems:
         raise CheckFailed("deploy/postgres/init.sh", problems)
     return ("deploy/postgres/init.sh creates the five databases and roles on a throw-away PostgreSQL 15 (twice); "
-            "distribution reads and deletes later tables of keys; no role opens another's database")
+            "each service role logs in with its password and no other; distribution reads and deletes later tables of keys; "
+            "no role opens another's database")
 
 
 CHECKS = [

@@ -17,7 +17,8 @@
 # VERIFICATION_DB_PASSWORD, TESTRESULT_DB_PASSWORD and PORTAL_DB_PASSWORD are required; FEDERATION_DB_PASSWORD
 # and DATADONATION_DB_PASSWORD are optional (their services are planned): without one the role exists but cannot
 # log in. Each password needs 16 to 128 characters of [A-Za-z0-9_-], because the services take it inside
-# DATABASE_URL. psql binds them as variables, so they never appear in the SQL text.
+# DATABASE_URL. psql reads them from the environment itself (`\getenv`, psql 15), so they appear neither in the SQL
+# text nor on psql's command line, where `ps` would show them.
 # Connection: the image's POSTGRES_USER (default postgres) over the local socket, or PGHOST/PGPORT/PGPASSWORD.
 set -euo pipefail
 
@@ -36,7 +37,6 @@ for role in submission distribution verification testresult portal federation da
 done
 
 psql_args=(-X -q -v ON_ERROR_STOP=1 --no-password --username "${POSTGRES_USER:-postgres}" --dbname "${POSTGRES_DB:-postgres}")
-for role in "${!passwords[@]}"; do psql_args+=(-v "pw_${role}=${passwords[$role]}"); done
 
 sql() {
   cat <<'SQL'
@@ -48,6 +48,7 @@ SQL
   local role
   for role in submission distribution federation verification testresult portal datadonation; do
     if [ -n "${passwords[$role]:-}" ]; then
+      printf '\\getenv pw_%s %s_DB_PASSWORD\n' "$role" "${role^^}"
       printf "ALTER ROLE %s WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD :'pw_%s';\n" "$role" "$role"
     else
       printf 'ALTER ROLE %s WITH NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD NULL;\n' "$role"
