@@ -16,7 +16,10 @@ PROTO_OPTS := Visibility=Package,FileNaming=PathToUnderscores,UseAccessLevelOnIm
 # Our products, built one by one: a plain `swift build` also builds the executables of dependencies (swift-protobuf's
 # C++ protoc among them, minutes on 2 cores).
 PRODUCTS := test-result-service verification-service submission-service portal-service distribution-service cwa
-BUILD_PRODUCTS = for product in $(PRODUCTS); do $(SWIFT) build -c $(CONFIG) --product $$product; done
+# With SKIP_BUILD=1 (what `make test` passes to its sub-makes, after its own `swift build --build-tests` built every
+# product) the builds are skipped: each no-op `swift build` still costs seconds of package loading and planning.
+build_products = $(if $(SKIP_BUILD),:,for product in $(1); do $(SWIFT) build -c $(2) --product $$product; done)
+BUILD_PRODUCTS = $(call build_products,$(PRODUCTS),$(CONFIG))
 
 .PHONY: help build test test-unit test-browser e2e run stop db-start db-stop db-status protos protos-check protoc-tools bench bench-distribution distribute deploy-check clean
 
@@ -31,17 +34,15 @@ test: db-start ## PostgreSQL if needed, build, the whole suite, the browser test
 	export EN_REQUIRE_DB=1; \
 	$(SWIFT) build --build-tests; \
 	$(SWIFT) test --skip-build
-	$(MAKE) test-browser
-	$(MAKE) e2e
+	$(MAKE) test-browser SKIP_BUILD=1
+	$(MAKE) e2e SKIP_BUILD=1 CONFIG=debug
 	$(MAKE) deploy-check
 
 test-unit: ## Run the suite without a database (database tests are skipped, visibly)
 	$(SWIFT) test
 
 test-browser: ## Drive the portal in headless Chromium: CLI user, login, TOTP, teleTAN, rate limit, logout
-	$(SWIFT) build --product portal-service
-	$(SWIFT) build --product verification-service
-	$(SWIFT) build --product test-result-service
+	$(call build_products,portal-service verification-service test-result-service,debug)
 	deploy/local/browser-test.sh
 
 e2e: ## A second fleet (ports +100, .data/e2e) and the whole journey through the gateway with cwa; N passed, M failed

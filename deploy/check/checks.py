@@ -33,8 +33,7 @@ SERVICES = {
 HELP_VARIANTS = {
     "distribution-service": [{"OBJECT_STORE": "s3"}],
 }
-DEFAULT_PORTS = {"submission-service": 8001, "verification-service": 8002, "test-result-service": 8003,
-                 "portal-service": 8004, "distribution-service": 8005}
+BINARIES = sorted(SERVICES.values())
 HELP_KEY = re.compile(r"^\s+--[a-z0-9-]+, ([A-Z][A-Z0-9_]*)\b", re.M)
 ENV_LINE = re.compile(r"^#?\s*([A-Z][A-Z0-9_]*)=(.*)$")
 PLACEHOLDER = re.compile(r"\$\{(GATEWAY_[A-Z0-9_]+)\}")
@@ -88,9 +87,11 @@ class Context:
         return self._cache[f"k8s:{target}:path"]
 
     def dev_secrets(self) -> dict[str, dict[str, bytes]]:
-        docs = yaml.safe_load_all((self.dev / "secrets" / "k8s-secrets.yaml").read_text())
-        return {d["metadata"]["name"]: {k: base64.b64decode(v) for k, v in d.get("data", {}).items()}
-                for d in docs if d}
+        if "dev-secrets" not in self._cache:
+            docs = yaml.safe_load_all((self.dev / "secrets" / "k8s-secrets.yaml").read_text())
+            self._cache["dev-secrets"] = {d["metadata"]["name"]: {k: base64.b64decode(v) for k, v in d.get("data", {}).items()}
+                                          for d in docs if d}
+        return self._cache["dev-secrets"]
 
     def binary(self, name: str) -> Path:
         path = self.bin_dir / name
@@ -145,7 +146,7 @@ def pod_specs(docs: list[dict]) -> list[tuple[str, dict]]:
 
 def our_binary(image: str) -> str | None:
     match = re.match(r"^(?:.*/)?en-backend/([a-z-]+)(?::.*)?$", image)
-    return match.group(1) if match and match.group(1) in DEFAULT_PORTS else None
+    return match.group(1) if match and match.group(1) in BINARIES else None
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -212,8 +213,7 @@ def check_compose(ctx: Context) -> str:
                 has_check = "healthcheck" in target and not target["healthcheck"].get("disable")
                 if not has_check and not str(target.get("image", "")).startswith("en-backend/"):
                     problems.append(f"{name}: waits for {dep} to be healthy, which has no healthcheck")
-    for name in ("test-result-service", "verification-service", "submission-service", "portal-service",
-                 "distribution-service"):
+    for name in BINARIES:
         if gateway.get("depends_on", {}).get(name, {}).get("condition") != "service_healthy":
             problems.append(f"gateway: does not wait for a healthy {name}")
     published = [p for name, svc in services.items() if name != "gateway" for p in svc.get("ports", [])]
@@ -404,12 +404,12 @@ def network_rules(docs: list[dict]) -> list[str]:
             continue
         for rule in p["spec"].get("egress", []) or []:
             if 5432 in [x.get("port") for x in rule.get("ports", [])]:
-                for name in ("gateway", *DEFAULT_PORTS):
+                for name in ("gateway", *BINARIES):
                     if matches(p["spec"].get("podSelector", {}), pod(name)):
                         clients.add(name)
-    if clients != set(DEFAULT_PORTS):
+    if clients != set(BINARIES):
         problems.append(f"database egress (5432) is open to {sorted(clients)}, expected exactly the owners "
-                        f"{sorted(DEFAULT_PORTS)}")
+                        f"{BINARIES}")
     return problems
 
 
@@ -499,16 +499,23 @@ def check_dockerfile(ctx: Context) -> str:
             packages |= set(re.findall(r"\b(lib[a-z0-9.+-]+|zlib1g|ca-certificates|tzdata)\b",
                                        i["value"].split("install", 1)[1]))
     base_essentials = {"libc6", "libgcc-s1"}
-    for binary in DEFAULT_PORTS:
+    owners: dict[str, str] = {}   # library -> Debian package; the binaries load mostly the same ones
+
+    def owner_of(library: str) -> str:
+        if library not in owners:
+            owner = ctx.run(["dpkg", "-S", os.path.realpath(library)])
+            if owner.returncode != 0:
+                owner = ctx.run(["dpkg", "-S", library])
+            owners[library] = owner.stdout.split(":")[0].strip() if owner.returncode == 0 else "?"
+        return owners[library]
+
+    for binary in BINARIES:
         result = ctx.run(["ldd", str(ctx.binary(binary))])
         for line in result.stdout.splitlines():
             match = re.search(r"=> (/\S+)", line)
             if not match or "/swift/" in match.group(1):
                 continue
-            owner = ctx.run(["dpkg", "-S", os.path.realpath(match.group(1))])
-            if owner.returncode != 0:
-                owner = ctx.run(["dpkg", "-S", match.group(1)])
-            package = owner.stdout.split(":")[0].strip() if owner.returncode == 0 else "?"
+            package = owner_of(match.group(1))
             if package not in packages | base_essentials:
                 problems.append(f"{binary} loads {match.group(1)} ({package}), which the runtime stage does not install")
     if problems:
@@ -519,10 +526,6 @@ def check_dockerfile(ctx: Context) -> str:
 
 # ---------------------------------------------------------------------------------------------------------------
 # env examples and every other place that sets a service's settings
-
-
-def compose_binary(service_name: str, service: dict) -> str | None:
-    return our_binary(str(service.get("image", "")))
 
 
 def check_env_keys(ctx: Context) -> str:
@@ -544,7 +547,7 @@ def check_env_keys(ctx: Context) -> str:
     # Everything that sets a service's environment elsewhere must use keys the service reads, since unknown
     # variables are ignored silently: compose (env_file + environment) and the Kubernetes workloads.
     for name, svc in ctx.compose_config()["services"].items():
-        binary = compose_binary(name, svc)
+        binary = our_binary(str(svc.get("image", "")))
         if binary:
             unknown = sorted(set(svc.get("environment", {})) - ctx.help_keys(binary) - {"EN_SERVICE"})
             if unknown:
@@ -648,12 +651,9 @@ def check_gateway(ctx: Context) -> str:
                 problems.append(f"k8s: GATEWAY_{key}_UPSTREAM={upstream} is not a Service port")
 
     # Render the template as each deployment does and load it with nginx -t, inside nginx.container.conf.
-    rendered = 0
     for label, env in (("compose", compose_env), ("k8s", k8s_env)):
-        if not env:
-            continue
-        problems += [f"{label}: {p}" for p in nginx_test(ctx, label, env)]
-        rendered += 1
+        if env:
+            problems += [f"{label}: {p}" for p in nginx_test(ctx, label, env)]
     if problems:
         raise CheckFailed("gateway configuration", problems)
     return (f"all {len(placeholders)} ${{GATEWAY_*}} placeholders get values in compose and Kubernetes; both renders "
@@ -724,7 +724,7 @@ def check_config(ctx: Context) -> str:
     services = ctx.compose_config()["services"]
     secret_files = {name: Path(spec["file"]).name for name, spec in ctx.compose_config().get("secrets", {}).items()}
     for name, svc in sorted(services.items()):
-        binary = compose_binary(name, svc)
+        binary = our_binary(str(svc.get("image", "")))
         if not binary:
             continue
         env = {k: str(v) for k, v in svc.get("environment", {}).items()}
