@@ -175,14 +175,6 @@ start_gateway() {
 }
 
 # The gateway answers over TLS with the development CA (a 404 for / is an answer).
-wait_gateway() {
-  for _ in $(seq 1 100); do
-    curl -s -o /dev/null --cacert "$pki/ca.pem" "https://127.0.0.1:$port_gateway_app/" && return 0
-    kill -0 "$(cat "$pids/gateway.pid")" 2>/dev/null || { tail -n 20 "$logs/gateway-error.log" >&2; fail "the gateway exited during start-up"; }
-    sleep 0.1
-  done
-  fail "the gateway did not answer within 10 s (log: $logs/gateway-error.log)"
-}
 
 # The fleet's addresses as shell assignments, for scripts and the cwa client (its options default to these).
 print_env() {
@@ -275,16 +267,21 @@ start_service() {
   echo $! >"$pids/$name.pid"
 }
 
-wait_ready() {
-  local name="$1" port="$2"
-  for _ in $(seq 1 300); do
-    if curl -fsS "http://127.0.0.1:$port/health/ready" >/dev/null 2>&1; then return 0; fi
-    kill -0 "$(cat "$pids/$name.pid")" 2>/dev/null || { tail -n 20 "$logs/$name.log" >&2; fail "$name exited during start-up (log: $logs/$name.log)"; }
+# wait_until NAME LOG SECONDS CURL-ARGS…: until curl succeeds, as long as NAME's process (pids/NAME.pid) runs. Without
+# -f among the arguments any HTTP answer counts (the gateway's / is a 404).
+wait_until() {
+  local name="$1" log="$2" seconds="$3"
+  shift 3
+  for _ in $(seq 1 $((seconds * 10))); do
+    if curl -sS -o /dev/null "$@" 2>/dev/null; then return 0; fi
+    kill -0 "$(cat "$pids/$name.pid")" 2>/dev/null || { tail -n 20 "$log" >&2; fail "$name exited during start-up (log: $log)"; }
     sleep 0.1
   done
-  tail -n 20 "$logs/$name.log" >&2
-  fail "$name did not become ready within 30 s (log: $logs/$name.log)"
+  tail -n 20 "$log" >&2
+  fail "$name did not answer within $seconds s (log: $log)"
 }
+wait_ready() { wait_until "$1" "$logs/$1.log" 30 -f "http://127.0.0.1:$2/health/ready"; }
+wait_gateway() { wait_until gateway "$logs/gateway-error.log" 10 --cacert "$pki/ca.pem" "https://127.0.0.1:$port_gateway_app/"; }
 
 # One distribution run with the suite's settings, e.g. right after a submission (the served one runs hourly).
 distribute_now() {
