@@ -18,9 +18,10 @@ import Synchronization
 /// SwiftNIO's event-loop timers (`eventLoopSleep`), and `wait` subtracts how late recent sleeps woke up: with
 /// `Task.sleep` the dummies stayed about 0.5 ms behind the real requests at every percentile, enough for the test.
 ///
-/// Everything is wait-free. The average is one atomic integer of microseconds: a recording loads it and adds
-/// `(sample − average) / samples`; two concurrent recordings may both step from the same average, and each step is
-/// still a step towards a real duration. The recent durations are a ring of atomic slots that a recording claims by
+/// Nothing takes a lock. The average is one atomic integer of microseconds that a recording moves by
+/// `(sample − average) / samples` with a compare-and-exchange, retried when another recording came first: a plain
+/// load-then-add let eight concurrent recordings each add a quarter of the same gap, and the average overshot every
+/// duration recorded (a test caught it). The recent durations are a ring of atomic slots that a recording claims by
 /// an atomic increment. No request ever waits for a lock on this hot path.
 package final class FakeDelay: Sendable {
     private let microseconds: Atomic<Int>
@@ -80,8 +81,7 @@ package final class FakeDelay: Sendable {
     /// Keeps the duration of a completed real request, and folds it into the average.
     package func record(_ duration: Duration) {
         let sample = Self.microseconds(min(duration, Self.maximum))
-        let current = self.microseconds.load(ordering: .relaxed)
-        self.microseconds.wrappingAdd((sample - current) / self.samples, ordering: .relaxed)
+        Self.step(self.microseconds, towards: sample, weight: self.samples)
         let slot = self.recorded.wrappingAdd(1, ordering: .relaxed).oldValue
         self.recent[slot % Self.recentCount].microseconds.store(sample, ordering: .relaxed)
     }
@@ -116,8 +116,18 @@ package final class FakeDelay: Sendable {
         let before = ContinuousClock.now
         try await sleep(remaining)
         let late = min(Self.microseconds(ContinuousClock.now - before - remaining), 5000)
-        let current = self.lateness.load(ordering: .relaxed)
-        self.lateness.wrappingAdd((late - current) / 16, ordering: .relaxed)
+        Self.step(self.lateness, towards: late, weight: 16)
+    }
+
+    /// Moves a moving average `1/weight` of the way towards `sample`; a compare-and-exchange, retried when another
+    /// task moved it meanwhile, so the average stays between the values it was moved towards.
+    private static func step(_ average: borrowing Atomic<Int>, towards sample: Int, weight: Int) {
+        var current = average.load(ordering: .relaxed)
+        while true {
+            let (exchanged, found) = average.compareExchange(expected: current, desired: current + (sample - current) / weight, ordering: .relaxed)
+            if exchanged { return }
+            current = found
+        }
     }
 
     /// How dummies sleep in production: a timer of SwiftNIO's event loops (timerfd, nanosecond resolution), which
