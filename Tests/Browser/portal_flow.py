@@ -235,14 +235,36 @@ class PortalFlow:
 
     def submit(self, button, outcomes, what):
         """Clicks button, waits for the next page, returns the name of the first of outcomes {name: css} present."""
-        from selenium.common.exceptions import TimeoutException
+        from selenium.common.exceptions import StaleElementReferenceException, TimeoutException, WebDriverException
         from selenium.webdriver.common.by import By
-        from selenium.webdriver.support import expected_conditions as EC
         button.click()
+
+        # During the navigation Chromium may answer a lookup with "Node with given id does not belong to the
+        # document" instead of "stale element" (seen once in CI; EC.staleness_of knows only the latter): both mean
+        # the old page is gone, and a lookup on the new one is simply tried again.
+        def navigating(error):
+            return isinstance(error, StaleElementReferenceException) or "does not belong to the document" in str(error)
+
+        def left_page(_):
+            try:
+                button.is_enabled()
+                return False
+            except WebDriverException as error:
+                if navigating(error):
+                    return True
+                raise
+
+        def outcome(driver):
+            try:
+                return next((name for name, css in outcomes.items() if driver.find_elements(By.CSS_SELECTOR, css)), None)
+            except WebDriverException as error:
+                if navigating(error):
+                    return None
+                raise
+
         try:
-            self.wait.until(EC.staleness_of(button))
-            return self.wait.until(lambda d: next(
-                (name for name, css in outcomes.items() if d.find_elements(By.CSS_SELECTOR, css)), None))
+            self.wait.until(left_page)
+            return self.wait.until(outcome)
         except TimeoutException:
             raise CheckFailed(f"after {what}, none of {sorted(outcomes)} appeared within {WAIT_SECONDS} s; "
                               f"the browser is at {self.describe()}") from None
