@@ -62,7 +62,7 @@ let package = Package(
         .target(
             name: "ENCrypto",
             dependencies: [
-                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Crypto", package: "swift-crypto")
             ],
             path: "Shared/Crypto",
             swiftSettings: swiftSettings

@@ -78,7 +78,10 @@ enum Distribution: HTTPServiceEntrypoint {
     typealias App = Application<RouterResponder<ServiceRequestContext>>
 
     /// `serve`: health and metrics on the HTTP port; the runs as a periodic task of the application.
-    static func buildApplication(configuration: DistributionConfiguration, environment: ServiceEnvironment) async throws -> App {
+    static func buildApplication(
+        configuration: DistributionConfiguration,
+        environment: ServiceEnvironment
+    ) async throws -> App {
         let logger = environment.logger
         let client = configuration.database.makeClient(logger: logger)
         let store = DistributionStoreFactory.make(configuration.objectStore, logger: logger)
@@ -94,10 +97,17 @@ enum Distribution: HTTPServiceEntrypoint {
             try await store.check()
             _ = try await run.run()
         }
-        let router = Router.service(maxBodyBytes: 1024, checks: [PostgresReadinessCheck(client: client)], environment: environment)
+        let router = Router.service(
+            maxBodyBytes: 1024,
+            checks: [PostgresReadinessCheck(client: client)],
+            environment: environment
+        )
         return Application(
             router: router,
-            configuration: .init(address: .hostname(configuration.http.host, port: configuration.http.port), serverName: nil),
+            configuration: .init(
+                address: .hostname(configuration.http.host, port: configuration.http.port),
+                serverName: nil
+            ),
             services: [client, store, task],
             logger: environment.logger.listener("app")
         )
@@ -110,7 +120,8 @@ struct DistributionStoreFactory: Service {
     private let httpClient: HTTPClient?
     private let s3: S3ObjectStore?
 
-    static func make(_ choice: DistributionConfiguration.ObjectStoreChoice, logger: Logger) -> DistributionStoreFactory {
+    static func make(_ choice: DistributionConfiguration.ObjectStoreChoice, logger: Logger) -> DistributionStoreFactory
+    {
         switch choice {
         case .directory(let root):
             return DistributionStoreFactory(store: DirectoryStore(root: root), httpClient: nil, s3: nil)

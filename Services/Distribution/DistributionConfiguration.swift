@@ -36,7 +36,12 @@ struct DistributionConfiguration: ServiceConfiguration {
     /// - `APP_CONFIG_FILE` (the bundled `app-config.json` when unset)
     /// - `OBJECT_STORE` (`directory` or `s3`), `CDN_DIRECTORY` (.data/cdn), the `S3_*` settings and the `PUBLISH_*` limits
     init(settings: SettingsReader) {
-        self.http = ListenAddress(settings: settings, prefix: "HTTP", defaultPort: 8005, purpose: "health and metrics (serve mode)")
+        self.http = ListenAddress(
+            settings: settings,
+            prefix: "HTTP",
+            defaultPort: 8005,
+            purpose: "health and metrics (serve mode)"
+        )
         self.database = DatabaseConfiguration(settings: settings)
         self.logging = LoggingConfiguration(settings: settings)
         self.interval = settings.duration(
@@ -49,7 +54,8 @@ struct DistributionConfiguration: ServiceConfiguration {
 
         let keyEntries = settings.list(
             "SIGNING_KEY_FILES",
-            help: "Comma-separated PEM EC P-256 private keys as path[:key id[:version]] (id 262, version v1 by default); "
+            help:
+                "Comma-separated PEM EC P-256 private keys as path[:key id[:version]] (id 262, version v1 by default); "
                 + "with two keys every archive carries two signatures."
         )
         var keys: [SigningKey] = []
@@ -75,23 +81,46 @@ struct DistributionConfiguration: ServiceConfiguration {
             help: "JSON file of the app configuration (default: the bundled app-config.json)."
         )
         do {
-            self.appConfiguration = try AppConfiguration.load(contentsOf: appConfigFile.map(URL.init(fileURLWithPath:)) ?? AppConfiguration.bundledFileURL)
+            self.appConfiguration = try AppConfiguration.load(
+                contentsOf: appConfigFile.map(URL.init(fileURLWithPath:)) ?? AppConfiguration.bundledFileURL
+            )
         } catch {
             settings.report("APP_CONFIG_FILE", "\(error)")
             // Never used: the problem stops the service before a run.
             self.appConfiguration = AppConfiguration(ios: .init(), android: .init())
         }
 
-        let kind = settings.choice("OBJECT_STORE", default: StoreKind.directory, help: "Where the CDN tree is published: directory or s3.")
-        let directory = settings.string("CDN_DIRECTORY", default: ".data/cdn", help: "Folder of the tree when OBJECT_STORE is directory.")
+        let kind = settings.choice(
+            "OBJECT_STORE",
+            default: StoreKind.directory,
+            help: "Where the CDN tree is published: directory or s3."
+        )
+        let directory = settings.string(
+            "CDN_DIRECTORY",
+            default: ".data/cdn",
+            help: "Folder of the tree when OBJECT_STORE is directory."
+        )
         let s3 = S3Configuration(
-            endpoint: settings.httpURL("S3_ENDPOINT", default: "http://127.0.0.1:9000", help: "S3-compatible endpoint (path-style requests)."),
+            endpoint: settings.httpURL(
+                "S3_ENDPOINT",
+                default: "http://127.0.0.1:9000",
+                help: "S3-compatible endpoint (path-style requests)."
+            ),
             bucket: settings.string("S3_BUCKET", default: "cwa", help: "Bucket of the tree; it must exist."),
             region: settings.string("S3_REGION", default: "eu-central-1", help: "Region used in request signatures."),
             accessKeyID: kind == .s3 ? settings.requiredString("S3_ACCESS_KEY_ID", help: "S3 access key id.") : "",
-            secretAccessKey: kind == .s3 ? settings.requiredString("S3_SECRET_ACCESS_KEY", secret: true, help: "S3 secret access key.") : "",
-            publicReadACL: settings.bool("S3_PUBLIC_READ_ACL", default: false, help: "Send x-amz-acl: public-read with every upload."),
-            requestTimeout: settings.duration("S3_REQUEST_TIMEOUT", default: .seconds(30), help: "Timeout of one S3 request.")
+            secretAccessKey: kind == .s3
+                ? settings.requiredString("S3_SECRET_ACCESS_KEY", secret: true, help: "S3 secret access key.") : "",
+            publicReadACL: settings.bool(
+                "S3_PUBLIC_READ_ACL",
+                default: false,
+                help: "Send x-amz-acl: public-read with every upload."
+            ),
+            requestTimeout: settings.duration(
+                "S3_REQUEST_TIMEOUT",
+                default: .seconds(30),
+                help: "Timeout of one S3 request."
+            )
         )
         switch kind {
         case .directory: self.objectStore = .directory(URL(fileURLWithPath: directory))
@@ -100,9 +129,23 @@ struct DistributionConfiguration: ServiceConfiguration {
 
         let defaults = PublishPolicy()
         self.publishing = PublishPolicy(
-            parallelism: settings.int("PUBLISH_PARALLELISM", default: defaults.parallelism, range: 1...64, help: "Uploads in flight at once."),
-            attempts: settings.int("PUBLISH_RETRY_ATTEMPTS", default: defaults.attempts, range: 1...10, help: "Tries per upload or delete."),
-            backoff: settings.duration("PUBLISH_RETRY_BACKOFF", default: defaults.backoff, help: "Pause before the first retry (doubled after)."),
+            parallelism: settings.int(
+                "PUBLISH_PARALLELISM",
+                default: defaults.parallelism,
+                range: 1...64,
+                help: "Uploads in flight at once."
+            ),
+            attempts: settings.int(
+                "PUBLISH_RETRY_ATTEMPTS",
+                default: defaults.attempts,
+                range: 1...10,
+                help: "Tries per upload or delete."
+            ),
+            backoff: settings.duration(
+                "PUBLISH_RETRY_BACKOFF",
+                default: defaults.backoff,
+                help: "Pause before the first retry (doubled after)."
+            ),
             maxFailedOperations: settings.int(
                 "PUBLISH_MAX_FAILED_OPERATIONS",
                 default: defaults.maxFailedOperations,

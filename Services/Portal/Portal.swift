@@ -26,7 +26,10 @@ enum Portal: HTTPServiceEntrypoint {
 
     typealias App = Application<RouterResponder<ServiceRequestContext>>
 
-    static func buildApplication(configuration: PortalConfiguration, environment: ServiceEnvironment) async throws -> App {
+    static func buildApplication(
+        configuration: PortalConfiguration,
+        environment: ServiceEnvironment
+    ) async throws -> App {
         let logger = environment.logger
         let client = configuration.database.makeClient(logger: logger)
         let upstream = UpstreamClient(peer: "verification-service", policy: configuration.upstream, logger: logger)
@@ -39,7 +42,12 @@ enum Portal: HTTPServiceEntrypoint {
             clock: .system,
             logger: logger
         )
-        let router = try await self.buildRouter(configuration: configuration, engine: engine, client: client, environment: environment)
+        let router = try await self.buildRouter(
+            configuration: configuration,
+            engine: engine,
+            client: client,
+            environment: environment
+        )
         let cleanup = PeriodicTask(name: "session-cleanup", interval: .seconds(300), logger: logger) {
             let now = Date()
             try await engine.store.deleteExpiredSessions(
@@ -49,7 +57,10 @@ enum Portal: HTTPServiceEntrypoint {
         }
         return Application(
             router: router,
-            configuration: .init(address: .hostname(configuration.http.host, port: configuration.http.port), serverName: nil),
+            configuration: .init(
+                address: .hostname(configuration.http.host, port: configuration.http.port),
+                serverName: nil
+            ),
             services: [client, upstream, cleanup],
             logger: environment.logger.listener("app")
         )
@@ -67,17 +78,24 @@ enum Portal: HTTPServiceEntrypoint {
             checks: [PostgresReadinessCheck(client: client)],
             environment: environment,
             responseHeaders: [
-                .contentSecurityPolicy: "default-src 'self'; script-src 'none'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+                .contentSecurityPolicy:
+                    "default-src 'self'; script-src 'none'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
                 HTTPField.Name("X-Frame-Options")!: "DENY",
                 HTTPField.Name("Referrer-Policy")!: "no-referrer",
                 HTTPField.Name("X-Content-Type-Options")!: "nosniff",
             ]
         )
         router.add(middleware: HostAllowlistMiddleware(allowed: configuration.allowedHosts))
-        let stylesheet = try Bundle.module.url(forResource: "portal", withExtension: "css", subdirectory: "Resources/static")
+        let stylesheet =
+            try Bundle.module.url(forResource: "portal", withExtension: "css", subdirectory: "Resources/static")
             .map { try String(contentsOf: $0, encoding: .utf8) } ?? ""
-        PortalController(engine: engine, pages: try await Pages.load(), secureCookies: configuration.secureCookies, stylesheet: stylesheet)
-            .addRoutes(to: router)
+        PortalController(
+            engine: engine,
+            pages: try await Pages.load(),
+            secureCookies: configuration.secureCookies,
+            stylesheet: stylesheet
+        )
+        .addRoutes(to: router)
         return router
     }
 }

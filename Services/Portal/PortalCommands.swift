@@ -66,11 +66,26 @@ enum PortalCommands {
                 return 2
             }
             let totp = TOTP.random()
-            guard try await store.addOfficer(username: username, passwordHash: Bcrypt.hash(password, cost: UInt8(cost)), roles: roles, totpSecret: totp.secret, now: now) else {
+            guard
+                try await store.addOfficer(
+                    username: username,
+                    passwordHash: Bcrypt.hash(password, cost: UInt8(cost)),
+                    roles: roles,
+                    totpSecret: totp.secret,
+                    now: now
+                )
+            else {
                 self.fail("an officer named \(username) exists already")
                 return 1
             }
-            try await store.audit(AuditEvent(at: now, username: username, action: "user_added", details: "roles=\(roles.joined(separator: ","))"))
+            try await store.audit(
+                AuditEvent(
+                    at: now,
+                    username: username,
+                    action: "user_added",
+                    details: "roles=\(roles.joined(separator: ","))"
+                )
+            )
             print(totp.uri(issuer: "CWA Portal", account: username))
             return 0
         case let arguments where arguments.count == 3 && arguments[0] == "user" && arguments[1] == "disable":
@@ -78,7 +93,9 @@ enum PortalCommands {
                 self.fail("no officer named \(arguments[2])")
                 return 1
             }
-            try await store.audit(AuditEvent(at: now, username: arguments[2].lowercased(), action: "user_disabled", details: ""))
+            try await store.audit(
+                AuditEvent(at: now, username: arguments[2].lowercased(), action: "user_disabled", details: "")
+            )
             return 0
         case let arguments where arguments.count == 3 && arguments[0] == "user" && arguments[1] == "reset-totp":
             let totp = TOTP.random()
@@ -86,12 +103,16 @@ enum PortalCommands {
                 self.fail("no officer named \(arguments[2])")
                 return 1
             }
-            try await store.audit(AuditEvent(at: now, username: arguments[2].lowercased(), action: "totp_reset", details: ""))
+            try await store.audit(
+                AuditEvent(at: now, username: arguments[2].lowercased(), action: "totp_reset", details: "")
+            )
             print(totp.uri(issuer: "CWA Portal", account: arguments[2].lowercased()))
             return 0
         case ["user", "list"]:
             for officer in try await store.allOfficers() {
-                let state = officer.disabled ? "disabled" : (officer.lockedUntil.map { $0 > now } ?? false) ? "locked" : "active"
+                let state =
+                    officer.disabled
+                    ? "disabled" : (officer.lockedUntil.map { $0 > now } ?? false) ? "locked" : "active"
                 print("\(officer.username)\t\(officer.roles.joined(separator: ","))\t\(state)")
             }
             return 0

@@ -28,7 +28,12 @@ struct PortalConfiguration: ServiceConfiguration {
     /// - `PORTAL_ALLOWED_HOSTS` (127.0.0.1:8004,localhost:8004), `PORTAL_SECURE_COOKIES` (false)
     /// - `HEALTH_AUTHORITIES_FILE` (the bundled list), and the limits of `PortalPolicy`
     init(settings: SettingsReader) {
-        self.http = ListenAddress(settings: settings, prefix: "HTTP", defaultPort: 8004, purpose: "officers' web portal")
+        self.http = ListenAddress(
+            settings: settings,
+            prefix: "HTTP",
+            defaultPort: 8004,
+            purpose: "officers' web portal"
+        )
         self.database = DatabaseConfiguration(settings: settings)
         self.logging = LoggingConfiguration(settings: settings)
         self.verificationURL = settings.httpURL(
@@ -39,33 +44,54 @@ struct PortalConfiguration: ServiceConfiguration {
         self.upstream = UpstreamPolicy(settings: settings, prefix: "VERIFICATION", peer: "verification-service")
         self.policy = PortalPolicy(settings: settings)
 
-        let keyFile = settings.requiredString("PORTAL_JWT_KEY_FILE", help: "PEM EC P-256 private key the portal signs its tokens with.")
-        let keyID = settings.string("PORTAL_JWT_KEY_ID", default: "portal-1", help: "kid of the portal's tokens and JWKS.")
+        let keyFile = settings.requiredString(
+            "PORTAL_JWT_KEY_FILE",
+            help: "PEM EC P-256 private key the portal signs its tokens with."
+        )
+        let keyID = settings.string(
+            "PORTAL_JWT_KEY_ID",
+            default: "portal-1",
+            help: "kid of the portal's tokens and JWKS."
+        )
         var key = P256.Signing.PrivateKey()
         if !keyFile.isEmpty {
             do {
-                key = try P256.Signing.PrivateKey(pemRepresentation: try String(contentsOfFile: keyFile, encoding: .utf8))
+                key = try P256.Signing.PrivateKey(
+                    pemRepresentation: try String(contentsOfFile: keyFile, encoding: .utf8)
+                )
             } catch {
                 settings.report("PORTAL_JWT_KEY_FILE", "\(keyFile) is not a readable PEM EC P-256 private key")
             }
         }
         self.signer = PortalJWTSigner(key: key, keyID: keyID)
 
-        let hosts = settings.list("PORTAL_ALLOWED_HOSTS", help: "Host header values the portal answers (host:port); others get 400.")
+        let hosts = settings.list(
+            "PORTAL_ALLOWED_HOSTS",
+            help: "Host header values the portal answers (host:port); others get 400."
+        )
         self.allowedHosts = Set((hosts.isEmpty ? ["127.0.0.1:8004", "localhost:8004"] : hosts).map { $0.lowercased() })
-        self.secureCookies = settings.bool("PORTAL_SECURE_COOKIES", default: false, help: "Mark the session cookie Secure (set behind TLS).")
+        self.secureCookies = settings.bool(
+            "PORTAL_SECURE_COOKIES",
+            default: false,
+            help: "Mark the session cookie Secure (set behind TLS)."
+        )
 
         let authoritiesFile = settings.optionalString(
             "HEALTH_AUTHORITIES_FILE",
-            help: "JSON list [{\"name\": …, \"nr\": …}] of the authorities EVENT teleTANs are issued for (default: bundled)."
+            help:
+                "JSON list [{\"name\": …, \"nr\": …}] of the authorities EVENT teleTANs are issued for (default: bundled)."
         )
-        let url = authoritiesFile.map(URL.init(fileURLWithPath:))
+        let url =
+            authoritiesFile.map(URL.init(fileURLWithPath:))
             ?? Bundle.module.url(forResource: "health-authorities", withExtension: "json", subdirectory: "Resources")
         do {
             guard let url else { throw CocoaError(.fileNoSuchFile) }
             self.authorities = try JSONDecoder().decode([HealthAuthority].self, from: Data(contentsOf: url))
         } catch {
-            settings.report("HEALTH_AUTHORITIES_FILE", "cannot be read as [{\"name\", \"nr\"}]: \(error.localizedDescription)")
+            settings.report(
+                "HEALTH_AUTHORITIES_FILE",
+                "cannot be read as [{\"name\", \"nr\"}]: \(error.localizedDescription)"
+            )
             self.authorities = []
         }
     }

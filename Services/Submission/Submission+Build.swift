@@ -9,9 +9,16 @@ import Logging
 extension Submission {
     typealias App = Application<RouterResponder<ServiceRequestContext>>
 
-    static func buildApplication(configuration: SubmissionConfiguration, environment: ServiceEnvironment) async throws -> App {
+    static func buildApplication(
+        configuration: SubmissionConfiguration,
+        environment: ServiceEnvironment
+    ) async throws -> App {
         let dependencies = SubmissionDependencies.live(configuration: configuration, logger: environment.logger)
-        return try self.buildApplication(configuration: configuration, dependencies: dependencies, environment: environment)
+        return try self.buildApplication(
+            configuration: configuration,
+            dependencies: dependencies,
+            environment: environment
+        )
     }
 
     /// The application; the database pool and the verification client run as its services, so shutdown stops
@@ -22,8 +29,13 @@ extension Submission {
         environment: ServiceEnvironment
     ) throws -> App {
         Application(
-            router: try self.buildRouter(Parts(configuration: configuration, dependencies: dependencies, environment: environment)),
-            configuration: .init(address: .hostname(configuration.http.host, port: configuration.http.port), serverName: nil),
+            router: try self.buildRouter(
+                Parts(configuration: configuration, dependencies: dependencies, environment: environment)
+            ),
+            configuration: .init(
+                address: .hostname(configuration.http.host, port: configuration.http.port),
+                serverName: nil
+            ),
             services: dependencies.services,
             logger: environment.logger.listener("app")
         )
@@ -38,7 +50,11 @@ extension Submission {
         let engine: SubmissionEngine
         let delays: [SubmissionEndpoint: FakeDelay]
 
-        init(configuration: SubmissionConfiguration, dependencies: SubmissionDependencies, environment: ServiceEnvironment) {
+        init(
+            configuration: SubmissionConfiguration,
+            dependencies: SubmissionDependencies,
+            environment: ServiceEnvironment
+        ) {
             self.configuration = configuration
             self.dependencies = dependencies
             self.environment = environment
@@ -65,7 +81,10 @@ extension Submission {
 
     /// The app API under `/version/v1`, plus health, metrics and the OpenAPI document. Every answer carries the
     /// reference's `Content-Security-Policy`.
-    static func buildRouter(_ parts: Parts, controller: SubmissionController? = nil) throws -> Router<ServiceRequestContext> {
+    static func buildRouter(
+        _ parts: Parts,
+        controller: SubmissionController? = nil
+    ) throws -> Router<ServiceRequestContext> {
         let router = Router.service(
             maxBodyBytes: parts.configuration.maxRequestBytes,
             checks: parts.dependencies.readinessChecks,

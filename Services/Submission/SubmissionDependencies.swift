@@ -20,14 +20,23 @@ struct SubmissionDependencies: Sendable {
 
     static func live(configuration: SubmissionConfiguration, logger: Logger) -> SubmissionDependencies {
         let client = configuration.database.makeClient(logger: logger)
-        let verification = VerificationClient(baseURL: configuration.verificationURL, policy: configuration.upstream, logger: logger)
+        let verification = VerificationClient(
+            baseURL: configuration.verificationURL,
+            policy: configuration.upstream,
+            logger: logger
+        )
         var dependencies = self.postgres(client: client, verification: verification, logger: logger)
         dependencies.services = [client, verification]
         return dependencies
     }
 
     /// A store on a client someone else runs (the test support does), verifying TANs with `verification`.
-    static func postgres(client: PostgresClient, verification: VerificationClient, logger: Logger, clock: WallClock = .system) -> SubmissionDependencies {
+    static func postgres(
+        client: PostgresClient,
+        verification: VerificationClient,
+        logger: Logger,
+        clock: WallClock = .system
+    ) -> SubmissionDependencies {
         SubmissionDependencies(
             store: KeyStore(client: client, logger: logger),
             verifier: verification,

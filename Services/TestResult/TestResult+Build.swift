@@ -11,9 +11,16 @@ import ServiceLifecycle
 extension TestResult {
     typealias App = Application<RouterResponder<ServiceRequestContext>>
 
-    static func buildApplication(configuration: TestResultConfiguration, environment: ServiceEnvironment) async throws -> App {
+    static func buildApplication(
+        configuration: TestResultConfiguration,
+        environment: ServiceEnvironment
+    ) async throws -> App {
         let dependencies = TestResultDependencies.live(configuration: configuration, logger: environment.logger)
-        return try self.buildApplication(configuration: configuration, dependencies: dependencies, environment: environment)
+        return try self.buildApplication(
+            configuration: configuration,
+            dependencies: dependencies,
+            environment: environment
+        )
     }
 
     /// The lab-facing application; the internal listener and the retention job run as its services, after the
@@ -25,19 +32,46 @@ extension TestResult {
     ) throws -> App {
         let metrics = TestResultMetrics(factory: environment.metricsFactory)
         let internalApp = Application(
-            router: self.buildInternalRouter(configuration: configuration, dependencies: dependencies, environment: environment, metrics: metrics),
-            configuration: .init(address: .hostname(configuration.internalHTTP.host, port: configuration.internalHTTP.port), serverName: nil),
+            router: self.buildInternalRouter(
+                configuration: configuration,
+                dependencies: dependencies,
+                environment: environment,
+                metrics: metrics
+            ),
+            configuration: .init(
+                address: .hostname(configuration.internalHTTP.host, port: configuration.internalHTTP.port),
+                serverName: nil
+            ),
             logger: environment.logger.listener("internal")
         )
-        let retention = PeriodicTask(name: "testresult.retention", interval: configuration.retention.interval, logger: environment.logger) {
-            try await self.runRetention(policy: configuration.retention, dependencies: dependencies, metrics: metrics, logger: environment.logger)
+        let retention = PeriodicTask(
+            name: "testresult.retention",
+            interval: configuration.retention.interval,
+            logger: environment.logger
+        ) {
+            try await self.runRetention(
+                policy: configuration.retention,
+                dependencies: dependencies,
+                metrics: metrics,
+                logger: environment.logger
+            )
         }
         let server: HTTPServerBuilder =
-            if let tls = configuration.tls { try .tls(.http1(), tlsConfiguration: tls.nioConfiguration) } else { .http1() }
+            if let tls = configuration.tls { try .tls(.http1(), tlsConfiguration: tls.nioConfiguration) } else {
+                .http1()
+            }
         return Application(
-            router: try self.buildPublicRouter(configuration: configuration, dependencies: dependencies, environment: environment, metrics: metrics),
+            router: try self.buildPublicRouter(
+                configuration: configuration,
+                dependencies: dependencies,
+                environment: environment,
+                metrics: metrics
+            ),
             server: server,
-            configuration: .init(address: .hostname(configuration.http.host, port: configuration.http.port), serverName: nil),
+            configuration: .init(
+                address: .hostname(configuration.http.host, port: configuration.http.port),
+                serverName: nil
+            ),
             services: dependencies.services + [retention, internalApp],
             logger: environment.logger.listener("lab")
         )
@@ -50,13 +84,22 @@ extension TestResult {
         environment: ServiceEnvironment,
         metrics: TestResultMetrics
     ) throws -> Router<ServiceRequestContext> {
-        let router = Router.service(maxBodyBytes: configuration.maxBodyBytes, checks: dependencies.readinessChecks, environment: environment)
+        let router = Router.service(
+            maxBodyBytes: configuration.maxBodyBytes,
+            checks: dependencies.readinessChecks,
+            environment: environment
+        )
         try DocumentController.openAPI(in: Bundle.module).addRoutes(to: router)
         let api = router.group("api/v1")
         if configuration.tls != nil {
             api.add(middleware: ClientCertificateMiddleware(allowlist: configuration.labCertificateAllowlist))
         } else if let gateway = configuration.gateway {
-            api.add(middleware: ClientCertificateMiddleware(allowlist: configuration.labCertificateAllowlist, source: .gateway(header: gateway.header, secret: gateway.secret)))
+            api.add(
+                middleware: ClientCertificateMiddleware(
+                    allowlist: configuration.labCertificateAllowlist,
+                    source: .gateway(header: gateway.header, secret: gateway.secret)
+                )
+            )
         }
         LabController(
             repository: dependencies.repository,
@@ -74,13 +117,24 @@ extension TestResult {
         environment: ServiceEnvironment,
         metrics: TestResultMetrics
     ) -> Router<ServiceRequestContext> {
-        let router = Router.service(maxBodyBytes: configuration.maxBodyBytes, checks: dependencies.readinessChecks, environment: environment)
-        InternalController(repository: dependencies.repository, clock: dependencies.clock, metrics: metrics).addRoutes(to: router.group("api/v1"))
+        let router = Router.service(
+            maxBodyBytes: configuration.maxBodyBytes,
+            checks: dependencies.readinessChecks,
+            environment: environment
+        )
+        InternalController(repository: dependencies.repository, clock: dependencies.clock, metrics: metrics).addRoutes(
+            to: router.group("api/v1")
+        )
         return router
     }
 
     /// One masking and deletion pass (cwa-satellites §2.4); skipped when another replica holds the lock.
-    static func runRetention(policy: RetentionPolicy, dependencies: TestResultDependencies, metrics: TestResultMetrics, logger: Logger) async throws {
+    static func runRetention(
+        policy: RetentionPolicy,
+        dependencies: TestResultDependencies,
+        metrics: TestResultMetrics,
+        logger: Logger
+    ) async throws {
         let now = dependencies.clock.now
         guard
             let outcome = try await dependencies.repository.applyRetention(
@@ -93,6 +147,9 @@ extension TestResult {
             return
         }
         metrics.recordRetention(outcome)
-        logger.info("Retention applied", metadata: ["results.masked": "\(outcome.masked)", "results.deleted": "\(outcome.deleted)"])
+        logger.info(
+            "Retention applied",
+            metadata: ["results.masked": "\(outcome.masked)", "results.deleted": "\(outcome.deleted)"]
+        )
     }
 }

@@ -39,7 +39,12 @@ struct TestResultConfiguration: ServiceConfiguration {
     /// host can reach it.
     init(settings: SettingsReader) {
         self.http = ListenAddress(settings: settings, prefix: "HTTP", defaultPort: 8003, purpose: "lab API")
-        self.internalHTTP = ListenAddress(settings: settings, prefix: "INTERNAL_HTTP", defaultPort: 8013, purpose: "internal API")
+        self.internalHTTP = ListenAddress(
+            settings: settings,
+            prefix: "INTERNAL_HTTP",
+            defaultPort: 8013,
+            purpose: "internal API"
+        )
         self.database = DatabaseConfiguration(settings: settings)
         self.logging = LoggingConfiguration(settings: settings)
         self.maxBodyBytes = settings.int(
@@ -57,11 +62,13 @@ struct TestResultConfiguration: ServiceConfiguration {
         self.tls = ServerTLSConfiguration.read(settings: settings, requireClientCA: true)
         let allowlist = settings.list(
             "LAB_CERT_SHA256_ALLOWLIST",
-            help: "SHA-256 thumbprints (hex, of the DER) of lab client certificates admitted (TLS here or at the gateway)."
+            help:
+                "SHA-256 thumbprints (hex, of the DER) of lab client certificates admitted (TLS here or at the gateway)."
         )
         let gatewayHeader = settings.optionalString(
             "LAB_CERT_HEADER",
-            help: "Header in which the gateway passes the lab's verified client certificate (URL-escaped PEM), e.g. X-SSL-Client-Cert."
+            help:
+                "Header in which the gateway passes the lab's verified client certificate (URL-escaped PEM), e.g. X-SSL-Client-Cert."
         )
         let gatewaySecret = settings.optionalString(
             "GATEWAY_SECRET",
@@ -73,7 +80,10 @@ struct TestResultConfiguration: ServiceConfiguration {
             if let thumbprint = CertificateThumbprint(parsing: entry) {
                 self.labCertificateAllowlist.insert(thumbprint)
             } else {
-                settings.report("LAB_CERT_SHA256_ALLOWLIST", "contains an entry that is not a SHA-256 thumbprint (64 hex characters)")
+                settings.report(
+                    "LAB_CERT_SHA256_ALLOWLIST",
+                    "contains an entry that is not a SHA-256 thumbprint (64 hex characters)"
+                )
             }
         }
         self.retention = RetentionPolicy(settings: settings)
@@ -82,18 +92,31 @@ struct TestResultConfiguration: ServiceConfiguration {
         if let gatewayHeader {
             let name = HTTPField.Name(gatewayHeader)
             if name == nil { settings.report("LAB_CERT_HEADER", "is not a valid header name") }
-            if (gatewaySecret ?? "").count < 32 { settings.report("GATEWAY_SECRET", "must have at least 32 characters when LAB_CERT_HEADER is set") }
-            if self.tls != nil { settings.report("LAB_CERT_HEADER", "cannot be combined with TLS_CERT_FILE: mutual TLS ends either here or at the gateway") }
+            if (gatewaySecret ?? "").count < 32 {
+                settings.report("GATEWAY_SECRET", "must have at least 32 characters when LAB_CERT_HEADER is set")
+            }
+            if self.tls != nil {
+                settings.report(
+                    "LAB_CERT_HEADER",
+                    "cannot be combined with TLS_CERT_FILE: mutual TLS ends either here or at the gateway"
+                )
+            }
             if let name, let gatewaySecret { self.gateway = (name, gatewaySecret) }
         } else if gatewaySecret != nil {
             settings.report("GATEWAY_SECRET", "is only used with LAB_CERT_HEADER")
         }
         let authenticatesLabs = self.tls != nil || gatewayHeader != nil
         if !authenticatesLabs && !self.http.isLoopback {
-            settings.report("HTTP_HOST", "must be a loopback address unless TLS_CERT_FILE/TLS_KEY_FILE/TLS_CLIENT_CA_FILE or LAB_CERT_HEADER are set")
+            settings.report(
+                "HTTP_HOST",
+                "must be a loopback address unless TLS_CERT_FILE/TLS_KEY_FILE/TLS_CLIENT_CA_FILE or LAB_CERT_HEADER are set"
+            )
         }
         if authenticatesLabs && self.labCertificateAllowlist.isEmpty {
-            settings.report("LAB_CERT_SHA256_ALLOWLIST", "must name at least one certificate when labs authenticate with certificates")
+            settings.report(
+                "LAB_CERT_SHA256_ALLOWLIST",
+                "must name at least one certificate when labs authenticate with certificates"
+            )
         }
         self.internalHTTP.requireDistinctPort(from: self.http, settings: settings)
     }

@@ -35,6 +35,11 @@ struct TestResultDependencies: Sendable {
 
     /// Everything in memory.
     static func inMemory(clock: WallClock = .system) -> TestResultDependencies {
-        TestResultDependencies(repository: InMemoryTestResultRepository(), clock: clock, services: [], readinessChecks: [])
+        TestResultDependencies(
+            repository: InMemoryTestResultRepository(),
+            clock: clock,
+            services: [],
+            readinessChecks: []
+        )
     }
 }

@@ -10,9 +10,16 @@ import ServiceLifecycle
 extension Verification {
     typealias App = Application<RouterResponder<ServiceRequestContext>>
 
-    static func buildApplication(configuration: VerificationConfiguration, environment: ServiceEnvironment) async throws -> App {
+    static func buildApplication(
+        configuration: VerificationConfiguration,
+        environment: ServiceEnvironment
+    ) async throws -> App {
         let dependencies = VerificationDependencies.live(configuration: configuration, logger: environment.logger)
-        return try self.buildApplication(configuration: configuration, dependencies: dependencies, environment: environment)
+        return try self.buildApplication(
+            configuration: configuration,
+            dependencies: dependencies,
+            environment: environment
+        )
     }
 
     /// The app-facing application; the internal listener and the clean-up run as its services, after the
@@ -25,15 +32,25 @@ extension Verification {
         let parts = Parts(configuration: configuration, dependencies: dependencies, environment: environment)
         let internalApp = Application(
             router: try self.buildInternalRouter(parts),
-            configuration: .init(address: .hostname(configuration.internalHTTP.host, port: configuration.internalHTTP.port), serverName: nil),
+            configuration: .init(
+                address: .hostname(configuration.internalHTTP.host, port: configuration.internalHTTP.port),
+                serverName: nil
+            ),
             logger: environment.logger.listener("internal")
         )
-        let retention = PeriodicTask(name: "verification.retention", interval: configuration.retention.interval, logger: environment.logger) {
+        let retention = PeriodicTask(
+            name: "verification.retention",
+            interval: configuration.retention.interval,
+            logger: environment.logger
+        ) {
             try await self.runRetention(parts)
         }
         return Application(
             router: try self.buildPublicRouter(parts),
-            configuration: .init(address: .hostname(configuration.http.host, port: configuration.http.port), serverName: nil),
+            configuration: .init(
+                address: .hostname(configuration.http.host, port: configuration.http.port),
+                serverName: nil
+            ),
             services: dependencies.services + [retention, internalApp],
             logger: environment.logger.listener("app")
         )
@@ -48,7 +65,11 @@ extension Verification {
         let engine: VerificationEngine
         let delays: FakeDelayEstimator
 
-        init(configuration: VerificationConfiguration, dependencies: VerificationDependencies, environment: ServiceEnvironment) {
+        init(
+            configuration: VerificationConfiguration,
+            dependencies: VerificationDependencies,
+            environment: ServiceEnvironment
+        ) {
             self.configuration = configuration
             self.dependencies = dependencies
             self.environment = environment
@@ -69,7 +90,9 @@ extension Verification {
     static func buildPublicRouter(_ parts: Parts) throws -> Router<ServiceRequestContext> {
         let router = Self.router(parts)
         try DocumentController.openAPI(in: Bundle.module).addRoutes(to: router)
-        ExternalController(engine: parts.engine, delays: parts.delays, metrics: parts.metrics).addRoutes(to: router.group("version/v1"))
+        ExternalController(engine: parts.engine, delays: parts.delays, metrics: parts.metrics).addRoutes(
+            to: router.group("version/v1")
+        )
         return router
     }
 
@@ -101,11 +124,18 @@ extension Verification {
         parts.metrics.recordRetention(outcome)
         parts.environment.logger.info(
             "Retention applied",
-            metadata: ["sessions.deleted": "\(outcome.sessions)", "tans.deleted": "\(outcome.tans)", "teletans.deleted": "\(outcome.teleTANs)"]
+            metadata: [
+                "sessions.deleted": "\(outcome.sessions)", "tans.deleted": "\(outcome.tans)",
+                "teletans.deleted": "\(outcome.teleTANs)",
+            ]
         )
     }
 
     private static func router(_ parts: Parts) -> Router<ServiceRequestContext> {
-        Router.service(maxBodyBytes: parts.configuration.maxBodyBytes, checks: parts.dependencies.readinessChecks, environment: parts.environment)
+        Router.service(
+            maxBodyBytes: parts.configuration.maxBodyBytes,
+            checks: parts.dependencies.readinessChecks,
+            environment: parts.environment
+        )
     }
 }

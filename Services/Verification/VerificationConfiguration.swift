@@ -34,7 +34,12 @@ struct VerificationConfiguration: ServiceConfiguration {
     /// - `FAKE_DELAY_INITIAL` (10ms), `FAKE_DELAY_SAMPLES` (5)
     init(settings: SettingsReader) {
         self.http = ListenAddress(settings: settings, prefix: "HTTP", defaultPort: 8002, purpose: "app API")
-        self.internalHTTP = ListenAddress(settings: settings, prefix: "INTERNAL_HTTP", defaultPort: 8012, purpose: "internal API")
+        self.internalHTTP = ListenAddress(
+            settings: settings,
+            prefix: "INTERNAL_HTTP",
+            defaultPort: 8012,
+            purpose: "internal API"
+        )
         self.database = DatabaseConfiguration(settings: settings)
         self.logging = LoggingConfiguration(settings: settings)
         self.maxBodyBytes = settings.int(

@@ -33,7 +33,11 @@ struct VerificationDependencies: Sendable {
     ) -> VerificationDependencies {
         VerificationDependencies(
             store: VerificationStore(client: client, logger: logger),
-            testResults: TestResultClient(baseURL: configuration.testResultURL, policy: configuration.upstream, logger: logger),
+            testResults: TestResultClient(
+                baseURL: configuration.testResultURL,
+                policy: configuration.upstream,
+                logger: logger
+            ),
             clock: clock,
             services: [],
             readinessChecks: [PostgresReadinessCheck(client: client)]

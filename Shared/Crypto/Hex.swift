@@ -40,7 +40,8 @@ package enum Hex {
     package static func isSHA256(_ text: some StringProtocol, xPrefix: Bool = false) -> Bool {
         guard let first = text.utf8.first else { return false }
         let xFirst = xPrefix && (first == UInt8(ascii: "x") || first == UInt8(ascii: "X"))
-        return text.utf8.count == 64 && (xFirst || self.value(of: first) != nil) && self.isHex(text.dropFirst(), count: 63)
+        return text.utf8.count == 64 && (xFirst || self.value(of: first) != nil)
+            && self.isHex(text.dropFirst(), count: 63)
     }
 
     private static func value(of digit: UInt8) -> UInt8? {

@@ -40,7 +40,9 @@ package struct TOTP: Sendable {
         let message = withUnsafeBytes(of: &counter) { Array($0) }
         let mac = Array(HMAC<Insecure.SHA1>.authenticationCode(for: message, using: SymmetricKey(data: self.secret)))
         let offset = Int(mac[mac.count - 1] & 0x0F)
-        let binary = (UInt32(mac[offset]) & 0x7F) << 24 | UInt32(mac[offset + 1]) << 16 | UInt32(mac[offset + 2]) << 8 | UInt32(mac[offset + 3])
+        let binary =
+            (UInt32(mac[offset]) & 0x7F) << 24 | UInt32(mac[offset + 1]) << 16 | UInt32(mac[offset + 2]) << 8
+            | UInt32(mac[offset + 3])
         var modulus: UInt32 = 1
         for _ in 0..<digits { modulus *= 10 }
         let value = String(binary % modulus)
@@ -51,11 +53,14 @@ package struct TOTP: Sendable {
     /// compared in constant time.
     package func matchingStep(_ code: String, at date: Date) -> Int64? {
         let given = Array(code.utf8)
-        guard given.count == TOTP.digits, given.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }) else { return nil }
+        guard given.count == TOTP.digits, given.allSatisfy({ (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+        else { return nil }
         let now = Self.step(at: date)
         var found: Int64?
         for offset in Self.window {
-            if ConstantTime.equals(Array(self.code(step: now + offset).utf8), given) && found == nil { found = now + offset }
+            if ConstantTime.equals(Array(self.code(step: now + offset).utf8), given) && found == nil {
+                found = now + offset
+            }
         }
         return found
     }
@@ -63,9 +68,13 @@ package struct TOTP: Sendable {
     /// `otpauth://totp/<issuer>:<user>?secret=…&issuer=…&algorithm=SHA1&digits=6&period=30`, for authenticator apps.
     package func uri(issuer: String, account: String) -> String {
         let allowed = CharacterSet.alphanumerics.union(CharacterSet(charactersIn: "-._~"))
-        let label = (issuer + ":" + account).addingPercentEncoding(withAllowedCharacters: allowed.union(CharacterSet(charactersIn: ":"))) ?? account
+        let label =
+            (issuer + ":" + account).addingPercentEncoding(
+                withAllowedCharacters: allowed.union(CharacterSet(charactersIn: ":"))
+            ) ?? account
         let encodedIssuer = issuer.addingPercentEncoding(withAllowedCharacters: allowed) ?? issuer
-        return "otpauth://totp/\(label)?secret=\(Base32.encode(self.secret))&issuer=\(encodedIssuer)&algorithm=SHA1&digits=\(TOTP.digits)&period=\(TOTP.stepSeconds)"
+        return
+            "otpauth://totp/\(label)?secret=\(Base32.encode(self.secret))&issuer=\(encodedIssuer)&algorithm=SHA1&digits=\(TOTP.digits)&period=\(TOTP.stepSeconds)"
     }
 }
 

@@ -6,7 +6,8 @@ import Foundation
 package enum CountryCode {
     /// Two upper-case letters that name an ISO 3166-1 country (the reference uses Java's `Locale.getISOCountries()`).
     package static func isValid(_ code: String) -> Bool {
-        code.utf8.count == 2 && code.utf8.allSatisfy { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) } && self.known.contains(code)
+        code.utf8.count == 2 && code.utf8.allSatisfy { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }
+            && self.known.contains(code)
     }
 
     /// Foundation's two-letter regions, less the codes ISO 3166 only reserves (such as `EU`, `UN`, `XK`), which
@@ -19,7 +20,8 @@ package enum CountryCode {
     /// The EU member states and the EEA countries of the EU federation gateway: what phones may list as visited
     /// without configuration (the reference requires `SUPPORTED_COUNTRIES` to be set).
     package static let euGateway = [
-        "AT", "BE", "BG", "CY", "CZ", "DE", "DK", "EE", "ES", "FI", "FR", "GR", "HR", "HU", "IE", "IS", "IT", "LI", "LT", "LU",
+        "AT", "BE", "BG", "CY", "CZ", "DE", "DK", "EE", "ES", "FI", "FR", "GR", "HR", "HU", "IE", "IS", "IT", "LI",
+        "LT", "LU",
         "LV", "MT", "NL", "NO", "PL", "PT", "RO", "SE", "SI", "SK",
     ]
 }

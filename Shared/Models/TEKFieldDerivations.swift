@@ -18,7 +18,9 @@ package struct TEKFieldDerivations: Sendable, Equatable {
     /// The maps of the bundled resource; a damaged resource is a build defect, so it stops the process.
     package static let bundled: TEKFieldDerivations = {
         do {
-            return try Self.load(Data(contentsOf: Bundle.module.url(forResource: "derivation-maps", withExtension: "json")!))
+            return try Self.load(
+                Data(contentsOf: Bundle.module.url(forResource: "derivation-maps", withExtension: "json")!)
+            )
         } catch {
             fatalError("derivation-maps.json is unreadable: \(error)")
         }
@@ -35,13 +37,18 @@ package struct TEKFieldDerivations: Sendable, Equatable {
             try Dictionary(
                 uniqueKeysWithValues: map.map { key, value in
                     guard let number = Int(key) else {
-                        throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "'\(key)' is not an integer"))
+                        throw DecodingError.dataCorrupted(
+                            .init(codingPath: [], debugDescription: "'\(key)' is not an integer")
+                        )
                     }
                     return (number, value)
                 }
             )
         }
-        return TEKFieldDerivations(dsosFromTRL: try integers(file.dsosFromTRL), trlFromDSOS: try integers(file.trlFromDSOS))
+        return TEKFieldDerivations(
+            dsosFromTRL: try integers(file.dsosFromTRL),
+            trlFromDSOS: try integers(file.trlFromDSOS)
+        )
     }
 
     /// The DSOS for a key that carries only `trl`; nil for a TRL outside 1…8.

@@ -2,8 +2,8 @@
 
 import Foundation
 package import Logging
-package import PostgresNIO
 import NIOSSL
+package import PostgresNIO
 
 /// Connection settings for one PostgreSQL database (ARCHITECTURE §4: one database per bounded context).
 package struct DatabaseConfiguration: Sendable, CustomStringConvertible {
@@ -107,7 +107,9 @@ package struct DatabaseConfiguration: Sendable, CustomStringConvertible {
         )
         configuration.options.maximumConnections = self.maxConnections
         configuration.options.connectTimeout = self.connectTimeout
-        configuration.options.additionalStartupParameters = [("statement_timeout", "\(self.statementTimeout / .milliseconds(1))")]
+        configuration.options.additionalStartupParameters = [
+            ("statement_timeout", "\(self.statementTimeout / .milliseconds(1))")
+        ]
         return PostgresClient(configuration: configuration, backgroundLogger: logger.cappedForDatabase)
     }
 

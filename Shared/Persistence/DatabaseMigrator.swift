@@ -38,7 +38,11 @@ package struct DatabaseMigrator: Sendable {
         }
     }
 
-    private static func migrate(group: MigrationGroup, connection: PostgresConnection, logger: Logger) async throws -> [String] {
+    private static func migrate(
+        group: MigrationGroup,
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> [String] {
         // Waiting for another migrator is the point of the lock, but not forever: a stuck one fails this start
         // (the orchestrator retries) instead of hanging it. Applies to every lock the migration waits for.
         try await connection.query("SET LOCAL lock_timeout = '120s'", logger: logger)
@@ -62,7 +66,10 @@ package struct DatabaseMigrator: Sendable {
 
         var appliedNow: [String] = []
         for (position, migration) in group.migrations.enumerated().dropFirst(applied.count) {
-            logger.info("Applying migration", metadata: ["migration.group": "\(group.name)", "migration.name": "\(migration.name)"])
+            logger.info(
+                "Applying migration",
+                metadata: ["migration.group": "\(group.name)", "migration.name": "\(migration.name)"]
+            )
             for statement in migration.statements {
                 try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
             }
@@ -79,7 +86,11 @@ package struct DatabaseMigrator: Sendable {
     }
 
     /// The applied migrations of a group in order.
-    static func history(of group: String, connection: PostgresConnection, logger: Logger) async throws -> [AppliedMigration] {
+    static func history(
+        of group: String,
+        connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> [AppliedMigration] {
         let rows = try await connection.query(
             "SELECT name, checksum FROM schema_migrations WHERE migration_group = \(group) ORDER BY position",
             logger: logger

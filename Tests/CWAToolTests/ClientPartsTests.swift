@@ -6,6 +6,7 @@ import ENModels
 import Foundation
 import SwiftProtobuf
 import Testing
+
 @testable import CWATool
 
 @Suite("cwa client parts")
@@ -57,7 +58,12 @@ struct ClientPartsTests {
         let location = Data(SHA256.hash(data: Array("a venue".utf8)))
         let other = Data(SHA256.hash(data: Array("another venue".utf8)))
 
-        let report = try CheckInEncryption.report(locationID: location, start: 2_990_000, period: 6, transmissionRiskLevel: 7)
+        let report = try CheckInEncryption.report(
+            locationID: location,
+            start: 2_990_000,
+            period: 6,
+            transmissionRiskLevel: 7
+        )
 
         #expect(report.locationIDHash == QRCodePayload.locationIDHash(ofLocationID: location))
         let record = try #require(try CheckInEncryption.decrypt(report, locationID: location))
@@ -111,7 +117,9 @@ struct ClientPartsTests {
         #expect(!unsorted.keysAreSorted)
         #expect(throws: ExportArchive.Failure.self) { try ExportArchive(bytes: Array("not a zip".utf8)) }
         #expect(throws: ExportArchive.Failure.self) {
-            try ExportArchive(bytes: ZipArchive.make([ZipArchive.Entry(name: ExportFile.contentEntry, data: [1, 2, 3])]))
+            try ExportArchive(
+                bytes: ZipArchive.make([ZipArchive.Entry(name: ExportFile.contentEntry, data: [1, 2, 3])])
+            )
         }
     }
 
@@ -128,7 +136,9 @@ struct ClientPartsTests {
 
         #expect(PortalSession.attribute(after: #"name="csrf" value=""#, in: page) == "tok-123")
         #expect(PortalSession.element("teletan", in: page) == "R7KQ2MXP9T")
-        #expect(PortalSession.element("rate-limited", in: page) == "One teleTAN per 30 seconds: please wait 20 seconds.")
+        #expect(
+            PortalSession.element("rate-limited", in: page) == "One teleTAN per 30 seconds: please wait 20 seconds."
+        )
         #expect(PortalSession.element("missing", in: page) == nil)
         #expect(PortalSession.firstOption(in: page) == "1.2.3")
         #expect(PortalSession.formEncoded("a b+c&d") == "a%20b%2Bc%26d")
@@ -147,7 +157,12 @@ struct ClientPartsTests {
 
     @Test("an answer's size counts the status line, every header and the body")
     func wireSize() {
-        let reply = Reply(status: 200, headers: [("Content-Length", "0"), ("cwa-saved-checkins", "0")], body: [], seconds: 0.01)
+        let reply = Reply(
+            status: 200,
+            headers: [("Content-Length", "0"), ("cwa-saved-checkins", "0")],
+            body: [],
+            seconds: 0.01
+        )
 
         // "HTTP/1.1 200 OK\r\n" 17 + "Content-Length: 0\r\n" 19 + "cwa-saved-checkins: 0\r\n" 23 + "\r\n" 2
         #expect(reply.wireSize == 61)
@@ -160,7 +175,10 @@ struct ClientPartsTests {
     func loadReport() throws {
         var report = LoadReport()
         for millis in 1...100 {
-            report.record(.success(Reply(status: millis <= 98 ? 200 : 503, headers: [], body: [], seconds: 0)), latency: .milliseconds(millis))
+            report.record(
+                .success(Reply(status: millis <= 98 ? 200 : 503, headers: [], body: [], seconds: 0)),
+                latency: .milliseconds(millis)
+            )
         }
         report.record(.failure(ClientFailure("connection refused")), latency: .milliseconds(5))
         report.elapsed = .seconds(2)

@@ -5,6 +5,7 @@ import Crypto
 import ENCrypto
 import Foundation
 import Testing
+
 @testable import CWATool
 
 @Suite("Exposure Notification crypto and matching")
@@ -24,7 +25,9 @@ struct ExposureCryptoTests {
     }
 
     static func vectors() throws -> Vectors {
-        let url = try #require(Bundle.module.url(forResource: "rolling-proximity-ids", withExtension: "json", subdirectory: "Vectors"))
+        let url = try #require(
+            Bundle.module.url(forResource: "rolling-proximity-ids", withExtension: "json", subdirectory: "Vectors")
+        )
         return try JSONDecoder().decode(Vectors.self, from: Data(contentsOf: url))
     }
 
@@ -47,7 +50,11 @@ struct ExposureCryptoTests {
         for vector in vectors.vectors {
             let rpi = ExposureCrypto.rollingProximityIdentifier(key: rpik, interval: vector.interval_number)
             #expect(try rpi == Self.bytes(vector.rpi_hex), "RPI of interval \(vector.interval_number)")
-            let aem = ExposureCrypto.associatedEncryptedMetadata(key: aemk, rpi: rpi, metadata: try Self.bytes(vectors.metadata_hex))
+            let aem = ExposureCrypto.associatedEncryptedMetadata(
+                key: aemk,
+                rpi: rpi,
+                metadata: try Self.bytes(vectors.metadata_hex)
+            )
             #expect(try aem == Self.bytes(vector.aem_hex), "AEM of interval \(vector.interval_number)")
         }
     }
@@ -59,9 +66,17 @@ struct ExposureCryptoTests {
         let phone = PhoneState.new(days: 14, now: now)
 
         #expect(phone.keys.count == 14)
-        #expect(phone.keys.allSatisfy { $0.rollingStartIntervalNumber % 144 == 0 && $0.rollingPeriod == 144 && $0.keyData.count == 16 })
+        #expect(
+            phone.keys.allSatisfy {
+                $0.rollingStartIntervalNumber % 144 == 0 && $0.rollingPeriod == 144 && $0.keyData.count == 16
+            }
+        )
         #expect(phone.keys.last?.covers(ENInterval.number(of: now)) == true)
-        #expect(zip(phone.keys, phone.keys.dropFirst()).allSatisfy { $1.rollingStartIntervalNumber - $0.rollingStartIntervalNumber == 144 })
+        #expect(
+            zip(phone.keys, phone.keys.dropFirst()).allSatisfy {
+                $1.rollingStartIntervalNumber - $0.rollingStartIntervalNumber == 144
+            }
+        )
         #expect(Set(phone.keys.map(\.keyData)).count == 14)
     }
 
@@ -70,22 +85,39 @@ struct ExposureCryptoTests {
         let now = Date(timeIntervalSince1970: 1_795_000_000)
         let a = PhoneState.new(days: 14, now: now)
         let stranger = PhoneState.new(days: 14, now: now)
-        let meeting = ENInterval.date(of: ENInterval.dayStart(of: ENInterval.number(of: now)) - 2 * 144 + 73).addingTimeInterval(300)
+        let meeting = ENInterval.date(of: ENInterval.dayStart(of: ENInterval.number(of: now)) - 2 * 144 + 73)
+            .addingTimeInterval(300)
 
         let heard = try Encounter.observe(broadcaster: a, from: meeting, minutes: 25, attenuation: 48)
 
         #expect(heard.map(\.minutes) == [5, 10, 10])
-        #expect(heard.map(\.interval) == [ENInterval.number(of: meeting), ENInterval.number(of: meeting) + 1, ENInterval.number(of: meeting) + 2])
+        #expect(
+            heard.map(\.interval) == [
+                ENInterval.number(of: meeting), ENInterval.number(of: meeting) + 1, ENInterval.number(of: meeting) + 2,
+            ]
+        )
         let published = (a.keys + stranger.keys).map { (key: $0, transmissionRiskLevel: 8, archive: "hour/1") }
         let matches = Encounter.match(keys: published + published, observations: heard)
-        #expect(matches.map(\.exposure) == [PhoneState.Exposure(day: utcDay(meeting), minutes: 25, lowestAttenuation: 48, transmissionRiskLevel: 8, archive: "hour/1")])
+        #expect(
+            matches.map(\.exposure) == [
+                PhoneState.Exposure(
+                    day: utcDay(meeting),
+                    minutes: 25,
+                    lowestAttenuation: 48,
+                    transmissionRiskLevel: 8,
+                    archive: "hour/1"
+                )
+            ]
+        )
         #expect(matches.map(\.keyData) == [try #require(a.key(at: heard[0].interval)).keyData])
         #expect(Encounter.match(keys: stranger.keys.map { ($0, 8, "x") }, observations: heard).isEmpty)
         // The same key again in a later sync (the day's archive after the hour's) adds nothing.
         #expect(Encounter.match(keys: published, observations: heard, known: Set(matches.map(\.keyData))).isEmpty)
     }
 
-    @Test("another phone's key of the same day, other key data, a key valid on another day, or an AEM of another major version: no match")
+    @Test(
+        "another phone's key of the same day, other key data, a key valid on another day, or an AEM of another major version: no match"
+    )
     func noFalseMatches() throws {
         let now = Date(timeIntervalSince1970: 1_795_000_000)
         let a = PhoneState.new(days: 14, now: now)
@@ -98,7 +130,7 @@ struct ExposureCryptoTests {
         #expect(Encounter.match(keys: [(dayKey, 6, "x")], observations: heard).count == 1)
         #expect(Encounter.match(keys: [(strangersKey, 6, "x")], observations: heard).isEmpty)
         var dayAfter = dayKey
-        dayAfter.rollingStartIntervalNumber += 144   // the same key data, valid only the next day
+        dayAfter.rollingStartIntervalNumber += 144  // the same key data, valid only the next day
         #expect(Encounter.match(keys: [(dayAfter, 6, "x")], observations: heard).isEmpty)
         var otherKeyData = dayKey
         otherKeyData.keyData[0] ^= 1
@@ -113,7 +145,12 @@ struct ExposureCryptoTests {
         let now = Date(timeIntervalSince1970: 1_795_000_000)
         let a = PhoneState.new(days: 2, now: now)
         #expect(throws: ClientFailure.self) {
-            try Encounter.observe(broadcaster: a, from: now.addingTimeInterval(-5 * 86_400), minutes: 10, attenuation: 50)
+            try Encounter.observe(
+                broadcaster: a,
+                from: now.addingTimeInterval(-5 * 86_400),
+                minutes: 10,
+                attenuation: 50
+            )
         }
     }
 

@@ -5,6 +5,7 @@ import ENModels
 import Foundation
 import SwiftProtobuf
 import Testing
+
 @testable import DistributionService
 
 @Suite("App configuration")
@@ -46,9 +47,17 @@ struct AppConfigurationTests {
             json: #""VERY_HIGH""#,
             field: "riskCalculation.normalizedTimePerDayToRiskLevelMapping[1].riskLevel"
         ),
-        Mutation(path: "riskCalculation.maxEncounterAgeInDays", json: "15", field: "riskCalculation.maxEncounterAgeInDays"),
+        Mutation(
+            path: "riskCalculation.maxEncounterAgeInDays",
+            json: "15",
+            field: "riskCalculation.maxEncounterAgeInDays"
+        ),
         // Self-report offset 1 would make the apps read TRL 3 (DSOS 1, SELF_REPORT) as 2.
-        Mutation(path: "riskCalculation.trlEncoding.reportTypeOffsetSelfReport", json: "1", field: "riskCalculation.trlEncoding"),
+        Mutation(
+            path: "riskCalculation.trlEncoding.reportTypeOffsetSelfReport",
+            json: "1",
+            field: "riskCalculation.trlEncoding"
+        ),
         Mutation(
             path: "android.dailySummariesConfig.attenuationBucketThresholdDb",
             json: "[30, 70, 50]",
@@ -79,7 +88,11 @@ struct AppConfigurationTests {
         Mutation(path: "supportedCountries.1", json: #""AT""#, field: "supportedCountries[1]"),
         Mutation(path: "appFeatures.1.label", json: #""unencrypted-checkins-enabled""#, field: "appFeatures[1].label"),
         Mutation(path: "appFeatures.0.label", json: #""  ""#, field: "appFeatures[0].label"),
-        Mutation(path: "keyDownload.androidDownloadTimeoutInSeconds", json: "0", field: "keyDownload.androidDownloadTimeoutInSeconds"),
+        Mutation(
+            path: "keyDownload.androidDownloadTimeoutInSeconds",
+            json: "0",
+            field: "keyDownload.androidDownloadTimeoutInSeconds"
+        ),
         Mutation(
             path: "keyDownload.revokedHourPackages",
             json: #"[{"region": "DE", "date": "2020-02-30", "hour": 1, "etag": "\"abc\""}]"#,
@@ -144,7 +157,9 @@ struct AppConfigurationTests {
     /// The bundled JSON with `mutation` applied, re-serialised.
     static func data(applying mutation: Mutation) throws -> Data {
         let document = try JSONSerialization.jsonObject(with: Self.bundledData())
-        let value = try mutation.json.map { try JSONSerialization.jsonObject(with: Data($0.utf8), options: .fragmentsAllowed) }
+        let value = try mutation.json.map {
+            try JSONSerialization.jsonObject(with: Data($0.utf8), options: .fragmentsAllowed)
+        }
         let changed = try Self.replacing(mutation.path.split(separator: ".")[...], in: document, with: value)
         return try JSONSerialization.data(withJSONObject: changed)
     }
@@ -180,7 +195,7 @@ struct AppConfigurationTests {
 
     /// The error decoding `data` throws; fails the test if it throws none.
     static func error(decoding data: Data) -> AppConfigurationError? {
-        return #expect(throws: AppConfigurationError.self) { _ = try AppConfiguration.decode(data) }
+        #expect(throws: AppConfigurationError.self) { _ = try AppConfiguration.decode(data) }
     }
 
     // MARK: - The bundled file
@@ -236,7 +251,11 @@ struct AppConfigurationTests {
         #expect(features["dcc-person-warn-threshold"] == 4)
         #expect(features["dcc-admission-check-scenarios-enabled"] == 0)
         #expect(features.keys.contains("validation-service-android-min-version-code"))
-        #expect(["major", "minor", "patch"].allSatisfy { features.keys.contains("validation-service-ios-min-version-\($0)") })
+        #expect(
+            ["major", "minor", "patch"].allSatisfy {
+                features.keys.contains("validation-service-ios-min-version-\($0)")
+            }
+        )
         #expect(android.riskCalculationParameters == configuration.ios.riskCalculationParameters)
         #expect(android.appFeatures == configuration.ios.appFeatures)
         #expect(android.presenceTracingParameters == configuration.ios.presenceTracingParameters)
@@ -247,7 +266,9 @@ struct AppConfigurationTests {
         let android = try AppConfiguration.load(contentsOf: AppConfiguration.bundledFileURL).android
         let encoding = android.riskCalculationParameters.trlEncoding
         // Per TRL 1…8: published DSOS and ENF report type (4 recursive, 3 self report, 2 clinical, 1 confirmed test).
-        let published: [(dsos: Int32, reportType: Int32)] = [(1, 4), (2, 4), (1, 3), (2, 3), (1, 2), (2, 2), (1, 1), (2, 1)]
+        let published: [(dsos: Int32, reportType: Int32)] = [
+            (1, 4), (2, 4), (1, 3), (2, 3), (1, 2), (2, 2), (1, 1), (2, 1),
+        ]
         let reportTypeOffsets: [Int32: Int32] = [
             4: encoding.reportTypeOffsetRecursive,
             3: encoding.reportTypeOffsetSelfReport,
@@ -257,7 +278,8 @@ struct AppConfigurationTests {
 
         for (index, key) in published.enumerated() {
             let infectiousness = android.diagnosisKeysDataMapping.daysSinceOnsetToInfectiousness[key.dsos]
-            let infectiousnessOffset = infectiousness == 2 ? encoding.infectiousnessOffsetHigh : encoding.infectiousnessOffsetStandard
+            let infectiousnessOffset =
+                infectiousness == 2 ? encoding.infectiousnessOffsetHigh : encoding.infectiousnessOffsetStandard
             #expect(infectiousnessOffset + (reportTypeOffsets[key.reportType] ?? -100) == Int32(index + 1))
         }
     }
@@ -296,7 +318,10 @@ struct AppConfigurationTests {
         #expect(error?.problem.isEmpty == false)
     }
 
-    @Test("a missing or unknown key, a wrong type or a null is refused with the exact field", arguments: decodingMutations)
+    @Test(
+        "a missing or unknown key, a wrong type or a null is refused with the exact field",
+        arguments: decodingMutations
+    )
     func decodingMutation(_ mutation: Mutation) throws {
         let data = try Self.data(applying: mutation)
 
@@ -308,12 +333,17 @@ struct AppConfigurationTests {
     @Test("the message names the field and says what is wrong")
     func message() throws {
         let data = try Self.data(
-            applying: Mutation(path: "riskCalculation.minutesAtAttenuationWeights.2.attenuationRange.min", json: "80", field: "")
+            applying: Mutation(
+                path: "riskCalculation.minutesAtAttenuationWeights.2.attenuationRange.min",
+                json: "80",
+                field: ""
+            )
         )
 
         let error = Self.error(decoding: data)
 
-        let expected = "app configuration: riskCalculation.minutesAtAttenuationWeights[2].attenuationRange: min 80 is above max 73"
+        let expected =
+            "app configuration: riskCalculation.minutesAtAttenuationWeights[2].attenuationRange: min 80 is above max 73"
         #expect(error?.description == expected)
     }
 
@@ -338,7 +368,9 @@ struct AppConfigurationTests {
 
     @Test("a file that cannot be read is named by its path")
     func unreadableFile() {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("absent-\(UUID().uuidString)/app-config.json")
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "absent-\(UUID().uuidString)/app-config.json"
+        )
 
         let error = #expect(throws: AppConfigurationError.self) { _ = try AppConfiguration.load(contentsOf: url) }
 

@@ -7,6 +7,7 @@ import ENModels
 import Foundation
 import SwiftProtobuf
 import Testing
+
 @testable import DistributionService
 
 @Suite("Archives and signatures")
@@ -36,7 +37,9 @@ struct ArchiveTests {
 
     static func signer(keys: Int = 1) -> ArchiveSigner {
         ArchiveSigner(
-            keys: (0..<keys).map { SigningKey(privateKey: P256.Signing.PrivateKey(), keyID: "262", keyVersion: "v\($0 + 1)") },
+            keys: (0..<keys).map {
+                SigningKey(privateKey: P256.Signing.PrivateKey(), keyID: "262", keyVersion: "v\($0 + 1)")
+            },
             appBundleID: "de.rki.coronawarnapp"
         )
     }
@@ -45,7 +48,8 @@ struct ArchiveTests {
     func trlEncoding() {
         let table: [(Int32, ReportType, Int)] = [
             (1, .recursive, 1), (2, .recursive, 2), (3, .selfReport, 1), (4, .selfReport, 2),
-            (5, .confirmedClinicalDiagnosis, 1), (6, .confirmedClinicalDiagnosis, 2), (7, .confirmedTest, 1), (8, .confirmedTest, 2),
+            (5, .confirmedClinicalDiagnosis, 1), (6, .confirmedClinicalDiagnosis, 2), (7, .confirmedTest, 1),
+            (8, .confirmedTest, 2),
         ]
         for (trl, reportType, dsos) in table {
             let encoded = TRLEncoding.exported(trl: trl)
@@ -58,7 +62,13 @@ struct ArchiveTests {
     func exportBytes() throws {
         let keys = Self.keys(300)
         let signer = Self.signer(keys: 2)
-        let bin = KeyExportEncoder.exportBin(keys: keys, region: "DE", start: 1_000, end: 4_600, signatureInfos: signer.signatureInfos)
+        let bin = KeyExportEncoder.exportBin(
+            keys: keys,
+            region: "DE",
+            start: 1_000,
+            end: 4_600,
+            signatureInfos: signer.signatureInfos
+        )
         #expect(Array(bin.prefix(16)) == Array("EK Export v1    ".utf8))
 
         var expected = TemporaryExposureKeyExport()
@@ -103,7 +113,13 @@ struct ArchiveTests {
 
     @Test("an export without keys is still a valid, signed message")
     func emptyExport() throws {
-        let bin = KeyExportEncoder.exportBin(keys: [], region: "EUR", start: 0, end: 3_600, signatureInfos: Self.signer().signatureInfos)
+        let bin = KeyExportEncoder.exportBin(
+            keys: [],
+            region: "EUR",
+            start: 0,
+            end: 3_600,
+            signatureInfos: Self.signer().signatureInfos
+        )
         let parsed = try TemporaryExposureKeyExport(serializedBytes: Array(bin.dropFirst(16)))
         #expect(parsed.keys.isEmpty && parsed.region == "EUR" && parsed.endTimestamp == 3_600)
     }
@@ -142,7 +158,13 @@ struct ArchiveTests {
     @Test("each configured key signs all of export.bin; the public keys alone verify, a changed byte fails")
     func twoKeySigning() throws {
         let signer = Self.signer(keys: 2)
-        let bin = KeyExportEncoder.exportBin(keys: Self.keys(20), region: "DE", start: 0, end: 3_600, signatureInfos: signer.signatureInfos)
+        let bin = KeyExportEncoder.exportBin(
+            keys: Self.keys(20),
+            region: "DE",
+            start: 0,
+            end: 3_600,
+            signatureInfos: signer.signatureInfos
+        )
         let entries = try ZipArchive.entries(of: try signer.archive(content: bin))
         let list = try TEKSignatureList(serializedBytes: entries[1].data)
         #expect(list.signatures.count == 2)
@@ -162,10 +184,21 @@ struct ArchiveTests {
     @Test("openssl verifies the signature with the public key PEM")
     func opensslVerifies() throws {
         let openssl = "/usr/bin/openssl"
-        try #require(FileManager.default.isExecutableFile(atPath: openssl), "openssl is needed for the independent check")
+        try #require(
+            FileManager.default.isExecutableFile(atPath: openssl),
+            "openssl is needed for the independent check"
+        )
         let signer = Self.signer()
-        let bin = KeyExportEncoder.exportBin(keys: Self.keys(5), region: "DE", start: 0, end: 3_600, signatureInfos: signer.signatureInfos)
-        let list = try TEKSignatureList(serializedBytes: try ZipArchive.entries(of: try signer.archive(content: bin))[1].data)
+        let bin = KeyExportEncoder.exportBin(
+            keys: Self.keys(5),
+            region: "DE",
+            start: 0,
+            end: 3_600,
+            signatureInfos: signer.signatureInfos
+        )
+        let list = try TEKSignatureList(
+            serializedBytes: try ZipArchive.entries(of: try signer.archive(content: bin))[1].data
+        )
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("openssl-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -191,7 +224,9 @@ struct ArchiveTests {
         #expect(try verify("other.bin") != 0)
     }
 
-    @Test("signing keys load from PEM files as path[:id[:version]]; a missing or bad file names the file, never its content")
+    @Test(
+        "signing keys load from PEM files as path[:id[:version]]; a missing or bad file names the file, never its content"
+    )
     func signingKeyFiles() throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("keys-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
@@ -207,9 +242,15 @@ struct ArchiveTests {
         let material = Hex.encode(named.privateKey.rawRepresentation)
         #expect(!printed.contains(material) && !printed.contains("MHcCAQEE"))
 
-        #expect(throws: SigningKeyError.self) { try SigningKey.load(entry: folder.appendingPathComponent("absent.pem").path) }
+        #expect(throws: SigningKeyError.self) {
+            try SigningKey.load(entry: folder.appendingPathComponent("absent.pem").path)
+        }
         let bad = folder.appendingPathComponent("bad.pem").path
-        try "-----BEGIN EC PRIVATE KEY-----\nc2VjcmV0\n-----END EC PRIVATE KEY-----\n".write(toFile: bad, atomically: true, encoding: .utf8)
+        try "-----BEGIN EC PRIVATE KEY-----\nc2VjcmV0\n-----END EC PRIVATE KEY-----\n".write(
+            toFile: bad,
+            atomically: true,
+            encoding: .utf8
+        )
         do {
             _ = try SigningKey.load(entry: bad)
             Issue.record("a malformed key was accepted")

@@ -11,6 +11,7 @@ import NIOCore
 import PostgresNIO
 import SwiftProtobuf
 import Testing
+
 @testable import DistributionService
 
 /// Runs against the current test's database (the `.postgres` trait) and a fresh temporary folder; the clock starts
@@ -233,7 +234,10 @@ struct DistributionFixture: Sendable {
     }
 
     /// `export.bin` and `export.sig` of the archive `key`, which must hold exactly these two entries, in this order.
-    func archive(_ key: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> (bin: [UInt8], sig: [UInt8]) {
+    func archive(
+        _ key: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> (bin: [UInt8], sig: [UInt8]) {
         let body = try #require(self.bytes(key), "\(key) is not published", sourceLocation: sourceLocation)
         let entries = try ZipArchive.entries(of: body)
         try #require(
@@ -245,9 +249,16 @@ struct DistributionFixture: Sendable {
     }
 
     /// The key export of the archive `key`, after checking the 16-byte header that only key exports carry.
-    func keyExport(_ key: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> TemporaryExposureKeyExport {
+    func keyExport(
+        _ key: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) throws -> TemporaryExposureKeyExport {
         let bin = try self.archive(key, sourceLocation: sourceLocation).bin
-        #expect(Array(bin.prefix(16)) == ExportFile.header, "\(key) lacks the export header", sourceLocation: sourceLocation)
+        #expect(
+            Array(bin.prefix(16)) == ExportFile.header,
+            "\(key) lacks the export header",
+            sourceLocation: sourceLocation
+        )
         return try TemporaryExposureKeyExport(serializedBytes: Array(bin.dropFirst(16)))
     }
 
@@ -275,7 +286,9 @@ struct DistributionFixture: Sendable {
 
     /// The text of the file at `root/path`.
     func fileText(_ path: String) -> String? {
-        FileManager.default.contents(atPath: self.root.appendingPathComponent(path).path).map { String(decoding: $0, as: UTF8.self) }
+        FileManager.default.contents(atPath: self.root.appendingPathComponent(path).path).map {
+            String(decoding: $0, as: UTF8.self)
+        }
     }
 
     /// A JSON array of the hours in `range`, as an hour index lists them.

@@ -9,6 +9,7 @@ import Foundation
 import Logging
 import MetricsTestKit
 import Testing
+
 @testable import DistributionService
 @testable import SubmissionService
 
@@ -28,30 +29,46 @@ struct DistributionProcessTests {
     @Test("run: one run, exit 0, the tree on disk; serve: a run at start, ready, metrics, SIGTERM exits 0")
     func modes() async throws {
         let database = try PostgresTestDatabase.require()
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("distribution-process-\(UUID().uuidString)")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "distribution-process-\(UUID().uuidString)"
+        )
         try await withCleanup {
             let environment = try Self.environment(database, folder: folder)
             let root = folder.appendingPathComponent("cdn").path
 
-            let once = try ServiceProcess.start(BuiltProduct.url("distribution-service"), arguments: ["run"], environment: environment)
+            let once = try ServiceProcess.start(
+                BuiltProduct.url("distribution-service"),
+                arguments: ["run"],
+                environment: environment
+            )
             defer { once.kill() }
             #expect(try await once.waitForExit() == 0)
             #expect(once.output.contains("Distribution run completed"))
             #expect(FileManager.default.fileExists(atPath: root + "/version/v1/diagnosis-keys/country/index"))
             #expect(FileManager.default.fileExists(atPath: root + "/version/v2/app_config_android"))
 
-            let served = try ServiceProcess.start(BuiltProduct.url("distribution-service"), arguments: ["serve"], environment: environment)
+            let served = try ServiceProcess.start(
+                BuiltProduct.url("distribution-service"),
+                arguments: ["serve"],
+                environment: environment
+            )
             defer { served.kill() }
             let port = try await served.waitForPort(listener: "app")
             let counted = try await Poll.until(every: .milliseconds(50), attempts: 100) {
-                try await HTTP.get("http://127.0.0.1:\(port)/metrics").body.contains(#"en_distribution_runs_total{outcome="completed"} 1"#)
+                try await HTTP.get("http://127.0.0.1:\(port)/metrics").body.contains(
+                    #"en_distribution_runs_total{outcome="completed"} 1"#
+                )
             }
             #expect(counted)
             #expect(try await HTTP.get("http://127.0.0.1:\(port)/health/ready").status == 200)
             served.signal(SIGTERM)
             #expect(try await served.waitForExit() == 0)
 
-            let usage = try ServiceProcess.start(BuiltProduct.url("distribution-service"), arguments: [], environment: environment)
+            let usage = try ServiceProcess.start(
+                BuiltProduct.url("distribution-service"),
+                arguments: [],
+                environment: environment
+            )
             #expect(try await usage.waitForExit() == 2)
             #expect(usage.output.contains("usage: distribution-service run|serve"))
         } cleanup: {
@@ -105,12 +122,15 @@ struct DistributionToS3Tests {
                     #expect(keys.contains("version/v1/diagnosis-keys/country/DE/date/2026-11-21/hour/3"))
                     #expect(!keys.contains { $0.hasSuffix("/index") })
                     #expect(first.publish.uploaded == keys.count)
-                    let dayChecksum = try await store.checksum(of: "version/v1/diagnosis-keys/country/DE/date/2026-11-21")
+                    let dayChecksum = try await store.checksum(
+                        of: "version/v1/diagnosis-keys/country/DE/date/2026-11-21"
+                    )
                     #expect(dayChecksum?.count == 32)
 
                     let second = try #require(try await run.run())
                     #expect(second.publish.uploaded == 0)
-                    #expect(second.archivesBuilt == 4)  // only the app configurations; published key files are not rebuilt
+                    // Only the app configurations: published key files are not rebuilt.
+                    #expect(second.archivesBuilt == 4)
                 }
             } cleanup: {
                 await moto.stop()

@@ -11,11 +11,17 @@ import MetricsTestKit
 import PostgresNIO
 import SwiftProtobuf
 import Testing
+
 @testable import DistributionService
 @testable import SubmissionService
 
 @Suite("Distribution runs", .postgres(SubmissionMigrations.group))
 struct DistributionRunTests {
+    /// Publishes every hour, however few keys it holds.
+    private static func shiftingThresholdOfOne(_ policy: inout KeyDistributionPolicy) {
+        policy.shiftingThreshold = 1
+    }
+
     typealias Fixture = DistributionFixture
 
     /// The hour of the fixture's start, 2026-11-22 10:00 UTC.
@@ -24,9 +30,11 @@ struct DistributionRunTests {
     static let yesterday = (DistributionFixture.today - 1) * 24
     static let keys = DistributionFixture.keyFolder
 
-    @Test("keys of yesterday's complete hours: root, country, date and hour indexes, and a signed day archive in key order")
+    @Test(
+        "keys of yesterday's complete hours: root, country, date and hour indexes, and a signed day archive in key order"
+    )
     func publishesYesterday() async throws {
-        try await Fixture.with(policy: { $0.shiftingThreshold = 1 }) { fixture in
+        try await Fixture.with(policy: Self.shiftingThresholdOfOne) { fixture in
             var published = try await fixture.insertKeys(5, hour: Self.yesterday + 3)
             // 0x7F… and 0x80… change places when bytes compare signed.
             let leads: [UInt8] = [0x80, 0x7F, 0xFF, 0x00]
@@ -82,9 +90,11 @@ struct DistributionRunTests {
         }
     }
 
-    @Test("a published key file is never rewritten: keys added to its hour later stay out of it, changed indexes are replaced")
+    @Test(
+        "a published key file is never rewritten: keys added to its hour later stay out of it, changed indexes are replaced"
+    )
     func publishedKeyFilesStay() async throws {
-        try await Fixture.with(policy: { $0.shiftingThreshold = 1 }) { fixture in
+        try await Fixture.with(policy: Self.shiftingThresholdOfOne) { fixture in
             let hourFile = "\(Self.keys)/DE/date/2026-11-21/hour/3"
             let dayFile = "\(Self.keys)/DE/date/2026-11-21"
             let todayHours = "\(Self.keys)/DE/date/2026-11-22/hour"
@@ -111,9 +121,11 @@ struct DistributionRunTests {
         }
     }
 
-    @Test("retention deletes rows older than 14 days with their federation copies, and stale day, hour and trace-warning files")
+    @Test(
+        "retention deletes rows older than 14 days with their federation copies, and stale day, hour and trace-warning files"
+    )
     func retention() async throws {
-        try await Fixture.with(policy: { $0.shiftingThreshold = 1 }) { fixture in
+        try await Fixture.with(policy: Self.shiftingThresholdOfOne) { fixture in
             let cutoff = Self.hour - 14 * 24
             try await fixture.insertKeys(2, hour: cutoff - 1, consent: true)
             try await fixture.insertKeys(1, hour: cutoff - 30)
@@ -127,11 +139,14 @@ struct DistributionRunTests {
             #expect(try await fixture.database.count("federation_upload_key") == 4)
             let de = "\(Self.keys)/DE/date"
             let gone = [
-                "\(de)/2026-11-07/index", "\(de)/2026-11-07/hour/3", "\(Self.keys)/EUR/date/2026-11-07/index",  // 15 days ago
+                // 15 days ago
+                "\(de)/2026-11-07/index", "\(de)/2026-11-07/hour/3", "\(Self.keys)/EUR/date/2026-11-07/index",
                 "\(de)/2026-11-19/hour/index", "\(de)/2026-11-19/hour/5",  // hour folder of 3 days ago
                 "version/v2/twp/country/DE/hour/\(cutoff - 1)", "version/v1/twp/country/DE/hour/\(cutoff - 1)",
             ]
-            let kept = ["\(de)/2026-11-17/index", "\(de)/2026-11-19/index", "version/v2/twp/country/DE/hour/\(cutoff + 1)"]
+            let kept = [
+                "\(de)/2026-11-17/index", "\(de)/2026-11-19/index", "version/v2/twp/country/DE/hour/\(cutoff + 1)",
+            ]
             for path in gone + kept {
                 try fixture.writeFile(path)
             }
@@ -156,7 +171,9 @@ struct DistributionRunTests {
         }
     }
 
-    @Test("keys below the shifting threshold wait: walked hours get empty files, the hour that reaches 140 publishes them all")
+    @Test(
+        "keys below the shifting threshold wait: walked hours get empty files, the hour that reaches 140 publishes them all"
+    )
     func carryOver() async throws {
         try await Fixture.with { fixture in
             #expect(fixture.configuration.policy.shiftingThreshold == 140)
@@ -187,9 +204,11 @@ struct DistributionRunTests {
         }
     }
 
-    @Test("a run that finds the run lock taken returns nil and publishes nothing; once the lock is free, a run completes")
+    @Test(
+        "a run that finds the run lock taken returns nil and publishes nothing; once the lock is free, a run completes"
+    )
     func runLock() async throws {
-        try await Fixture.with(policy: { $0.shiftingThreshold = 1 }) { fixture in
+        try await Fixture.with(policy: Self.shiftingThresholdOfOne) { fixture in
             let database = fixture.database
             try await fixture.insertKeys(3, hour: Self.hour - 2)
 
@@ -204,12 +223,20 @@ struct DistributionRunTests {
             #expect(publishedWhileHeld.isEmpty)
             #expect(afterwards?.keysRead == 3)
             #expect(fixture.exists("\(Self.keys)/DE/date/2026-11-22/hour/8"))
-            #expect(try fixture.metrics.expectCounter("en_distribution_runs_total", [("outcome", "skipped")]).totalValue == 1)
-            #expect(try fixture.metrics.expectCounter("en_distribution_runs_total", [("outcome", "completed")]).totalValue == 1)
+            #expect(
+                try fixture.metrics.expectCounter("en_distribution_runs_total", [("outcome", "skipped")]).totalValue
+                    == 1
+            )
+            #expect(
+                try fixture.metrics.expectCounter("en_distribution_runs_total", [("outcome", "completed")]).totalValue
+                    == 1
+            )
         }
     }
 
-    @Test("trace-warning packages: each hour from the oldest to the latest complete one, empty hours as 0-byte files, rows in id order")
+    @Test(
+        "trace-warning packages: each hour from the oldest to the latest complete one, empty hours as 0-byte files, rows in id order"
+    )
     func traceWarningPackages() async throws {
         try await Fixture.with { fixture in
             let oldest = Self.hour - 5
@@ -222,7 +249,13 @@ struct DistributionRunTests {
             ]
             let warnings = try await [
                 fixture.insertTraceWarning(hour: oldest, start: UInt32((oldest - 2) * 6), lead: 0xF0),
-                fixture.insertTraceWarning(hour: oldest, start: UInt32((oldest - 1) * 6), period: 3, trl: 8, lead: 0x10),
+                fixture.insertTraceWarning(
+                    hour: oldest,
+                    start: UInt32((oldest - 1) * 6),
+                    period: 3,
+                    trl: 8,
+                    lead: 0x10
+                ),
                 fixture.insertTraceWarning(hour: latest, start: UInt32((latest - 1) * 6)),
             ]
             // The current hour is not complete: its rows wait for the next run.
@@ -249,21 +282,29 @@ struct DistributionRunTests {
             #expect(encrypted.region == "DE")
             #expect(encrypted.timeIntervalWarnings.isEmpty)
             #expect(encrypted.checkInProtectedReports == reports.prefix(2).map(Self.reportMessage))
-            let encryptedLatest = try TraceWarningPackage(serializedBytes: fixture.archive("version/v2/twp/country/DE/hour/\(latest)").bin)
+            let encryptedLatest = try TraceWarningPackage(
+                serializedBytes: fixture.archive("version/v2/twp/country/DE/hour/\(latest)").bin
+            )
             #expect(encryptedLatest.intervalNumber == UInt32(latest))
             #expect(encryptedLatest.checkInProtectedReports == [Self.reportMessage(reports[2])])
 
-            let plain = try TraceWarningPackage(serializedBytes: fixture.archive("version/v1/twp/country/DE/hour/\(oldest)").bin)
+            let plain = try TraceWarningPackage(
+                serializedBytes: fixture.archive("version/v1/twp/country/DE/hour/\(oldest)").bin
+            )
             #expect(plain.intervalNumber == UInt32(oldest))
             #expect(plain.region == "DE")
             #expect(plain.checkInProtectedReports.isEmpty)
             #expect(plain.timeIntervalWarnings == warnings.prefix(2).map(Self.warningMessage))
-            let plainLatest = try TraceWarningPackage(serializedBytes: fixture.archive("version/v1/twp/country/DE/hour/\(latest)").bin)
+            let plainLatest = try TraceWarningPackage(
+                serializedBytes: fixture.archive("version/v1/twp/country/DE/hour/\(latest)").bin
+            )
             #expect(plainLatest.timeIntervalWarnings == [Self.warningMessage(warnings[2])])
         }
     }
 
-    @Test("the app configurations are signed archives of the configured messages; a second run in the same hour uploads nothing")
+    @Test(
+        "the app configurations are signed archives of the configured messages; a second run in the same hour uploads nothing"
+    )
     func appConfigurations() async throws {
         try await Fixture.with { fixture in
             let first = try await fixture.completedRun()
@@ -279,8 +320,15 @@ struct DistributionRunTests {
             #expect(android == fixture.configuration.appConfiguration.android)
             #expect(android != ApplicationConfigurationAndroid())
             #expect(try fixture.isSigned(androidBin, androidSig))
-            #expect(try ApplicationConfigurationIOS(serializedBytes: fixture.archive("version/v1/app_config_ios").bin) == ios)
-            #expect(try ApplicationConfigurationAndroid(serializedBytes: fixture.archive("version/v1/app_config_android").bin) == android)
+            #expect(
+                try ApplicationConfigurationIOS(serializedBytes: fixture.archive("version/v1/app_config_ios").bin)
+                    == ios
+            )
+            #expect(
+                try ApplicationConfigurationAndroid(
+                    serializedBytes: fixture.archive("version/v1/app_config_android").bin
+                ) == android
+            )
 
             // Without any rows the indexes are still there, empty.
             #expect(fixture.text(Self.keys) == #"["DE","EUR"]"#)
@@ -319,7 +367,9 @@ struct DistributionRunTests {
 
 @Suite("Distribution start-up")
 struct DistributionStartupTests {
-    @Test("a signing key file that cannot be read is a problem naming SIGNING_KEY_FILES, and the binary exits 2 before any run")
+    @Test(
+        "a signing key file that cannot be read is a problem naming SIGNING_KEY_FILES, and the binary exits 2 before any run"
+    )
     func missingSigningKey() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("distribution-\(UUID().uuidString)")
         let values = [

@@ -1,6 +1,7 @@
 // The policies of key distribution at their boundaries: expiry, shifting, buckets, the EU package, incomplete hours.
 
 import Testing
+
 @testable import DistributionService
 
 @Suite("Bundling keys")
@@ -56,7 +57,10 @@ struct KeyBundlerTests {
         #expect(Self.bundler().distributionHour(of: key) == Self.hour + expectedDelay)
     }
 
-    @Test("shifting: 139 keys wait, 140 and 141 are published in the hour that reached the threshold", arguments: [139, 140, 141])
+    @Test(
+        "shifting: 139 keys wait, 140 and 141 are published in the hour that reached the threshold",
+        arguments: [139, 140, 141]
+    )
     func threshold(count: Int) {
         let bundler = Self.bundler(threshold: 140)
         let keys = (0..<count).map { Self.key(UInt64($0)) }
@@ -127,7 +131,10 @@ struct KeyBundlerTests {
         let fresh = Self.key(7, expiredHoursBefore: 0, origin: "FR", visited: ["FR"])
         let plain = Self.bundler(threshold: 140).bundle([fresh], currentHour: Self.hour + 1)
         #expect(plain["EUR"]?[Self.hour]?.count == 1)
-        let strict = Self.bundler(threshold: 140) { $0.applyPoliciesForAllCountries = true }.bundle([fresh], currentHour: Self.hour + 1)
+        let strict = Self.bundler(threshold: 140) { $0.applyPoliciesForAllCountries = true }.bundle(
+            [fresh],
+            currentHour: Self.hour + 1
+        )
         #expect(strict["EUR"]?.values.allSatisfy(\.isEmpty) ?? true)
     }
 

@@ -7,6 +7,7 @@ import ENTestSupport
 import Foundation
 import NIOCore
 import NIOHTTP1
+
 @testable import DistributionService
 
 /// One moto process, started on port 0 (werkzeug prints the port it bound) and stopped by `stop()`.
@@ -98,7 +99,13 @@ final class MotoServer: Sendable {
             request.headers.add(name: name, value: value)
         }
         let payload = Hex.encode(SHA256.hash(data: body))
-        for (name, value) in signer.sign(method: method.rawValue, url: url, headers: headers, payloadSHA256: payload, date: Date()) {
+        for (name, value) in signer.sign(
+            method: method.rawValue,
+            url: url,
+            headers: headers,
+            payloadSHA256: payload,
+            date: Date()
+        ) {
             request.headers.add(name: name, value: value)
         }
         if !body.isEmpty {
@@ -120,7 +127,10 @@ final class MotoServer: Sendable {
     /// Creates `bucket` (moto takes any credentials until `requireSignatures` is called).
     func createBucket(_ bucket: String, client: HTTPClient) async throws {
         let signer = SigV4Signer(accessKeyID: "AKIAIOSFODNN7EXAMPLE", secretAccessKey: "any", region: "us-east-1")
-        let reply = try await Self.send(try Self.signedRequest(.PUT, "\(self.endpoint)/\(bucket)", signer: signer), on: client)
+        let reply = try await Self.send(
+            try Self.signedRequest(.PUT, "\(self.endpoint)/\(bucket)", signer: signer),
+            on: client
+        )
         guard reply.status == 200 else {
             throw MotoServerError(message: "creating bucket \(bucket) answered \(reply.status): \(reply.body)")
         }
@@ -129,15 +139,27 @@ final class MotoServer: Sendable {
     /// Creates an IAM user allowed `s3:*` and returns its keys, then makes moto verify the signature (with botocore's
     /// signer) and the permissions of every later request.
     func requireSignatures(client: HTTPClient) async throws -> (accessKeyID: String, secretAccessKey: String) {
-        let iam = SigV4Signer(accessKeyID: "AKIAIOSFODNN7EXAMPLE", secretAccessKey: "any", region: "us-east-1", service: "iam")
+        let iam = SigV4Signer(
+            accessKeyID: "AKIAIOSFODNN7EXAMPLE",
+            secretAccessKey: "any",
+            region: "us-east-1",
+            service: "iam"
+        )
         let policy = #"{"Version":"2012-10-17","Statement":[{"Effect":"Allow","Action":"s3:*","Resource":"*"}]}"#
         _ = try await self.iam([("Action", "CreateUser"), ("UserName", "publisher")], signer: iam, client: client)
         _ = try await self.iam(
-            [("Action", "PutUserPolicy"), ("UserName", "publisher"), ("PolicyName", "publish"), ("PolicyDocument", policy)],
+            [
+                ("Action", "PutUserPolicy"), ("UserName", "publisher"), ("PolicyName", "publish"),
+                ("PolicyDocument", policy),
+            ],
             signer: iam,
             client: client
         )
-        let created = try await self.iam([("Action", "CreateAccessKey"), ("UserName", "publisher")], signer: iam, client: client)
+        let created = try await self.iam(
+            [("Action", "CreateAccessKey"), ("UserName", "publisher")],
+            signer: iam,
+            client: client
+        )
         guard let accessKeyID = S3XML.text(of: "AccessKeyId", in: created),
             let secretAccessKey = S3XML.text(of: "SecretAccessKey", in: created)
         else {

@@ -10,6 +10,7 @@ import Logging
 import NIOCore
 import NIOHTTP1
 import Testing
+
 @testable import DistributionService
 
 @Suite("S3 object store", .enabled(if: MotoServer.isAvailable, "moto server (python3 -m moto.server) is not installed"))
@@ -50,14 +51,28 @@ struct S3ObjectStoreTests {
         }
     }
 
-    private static func object(_ key: String, _ text: String, _ type: CDNObject.ContentType, index: Bool = false) -> CDNObject {
+    private static func object(
+        _ key: String,
+        _ text: String,
+        _ type: CDNObject.ContentType,
+        index: Bool = false
+    ) -> CDNObject {
         let body = Array(text.utf8)
         let checksum = Hex.encode(Insecure.MD5.hash(data: Array(Insecure.MD5.hash(data: body))))
         return CDNObject(key: key, body: body, contentType: type, isDirectoryIndex: index, checksum: checksum)
     }
 
-    private let dates = S3ObjectStoreTests.object("version/v1/diagnosis-keys/country/DE/date", #"["2020-06-09"]"#, .json, index: true)
-    private let day = S3ObjectStoreTests.object("version/v1/diagnosis-keys/country/DE/date/2020-06-09", "PK-archive-bytes", .zip)
+    private let dates = S3ObjectStoreTests.object(
+        "version/v1/diagnosis-keys/country/DE/date",
+        #"["2020-06-09"]"#,
+        .json,
+        index: true
+    )
+    private let day = S3ObjectStoreTests.object(
+        "version/v1/diagnosis-keys/country/DE/date/2020-06-09",
+        "PK-archive-bytes",
+        .zip
+    )
     /// A key with characters that need encoding in the path and escaping in the listing's XML.
     private let odd = S3ObjectStoreTests.object("special/a b&c+d$é.json", "{}", .json)
 
@@ -66,7 +81,11 @@ struct S3ObjectStoreTests {
     @Test("put objects come back in listings by prefix, with the checksum they were put with")
     func putListAndChecksum() async throws {
         try await self.withMoto { moto, client in
-            let store = S3ObjectStore(configuration: Self.configuration(moto), httpClient: client, logger: Logger(label: "test.s3"))
+            let store = S3ObjectStore(
+                configuration: Self.configuration(moto),
+                httpClient: client,
+                logger: Logger(label: "test.s3")
+            )
 
             for object in [self.dates, self.day, self.odd] {
                 try await store.put(object)
@@ -88,7 +107,11 @@ struct S3ObjectStoreTests {
     @Test("a put replaces the object and its checksum; a delete removes it; deleting an absent key succeeds")
     func replaceAndDelete() async throws {
         try await self.withMoto { moto, client in
-            let store = S3ObjectStore(configuration: Self.configuration(moto), httpClient: client, logger: Logger(label: "test.s3"))
+            let store = S3ObjectStore(
+                configuration: Self.configuration(moto),
+                httpClient: client,
+                logger: Logger(label: "test.s3")
+            )
             try await store.put(self.dates)
             let newer = Self.object(self.dates.key, #"["2020-06-09","2020-06-10"]"#, .json, index: true)
 
@@ -109,7 +132,11 @@ struct S3ObjectStoreTests {
     @Test("objects carry their content type, Cache-Control, cwa-hash, body and (if configured) a public-read ACL")
     func storedHeaders() async throws {
         try await self.withMoto { moto, client in
-            let store = S3ObjectStore(configuration: Self.configuration(moto), httpClient: client, logger: Logger(label: "test.s3"))
+            let store = S3ObjectStore(
+                configuration: Self.configuration(moto),
+                httpClient: client,
+                logger: Logger(label: "test.s3")
+            )
             let privateStore = S3ObjectStore(
                 configuration: Self.configuration(moto, publicReadACL: false),
                 httpClient: client,
@@ -123,8 +150,14 @@ struct S3ObjectStoreTests {
 
             for object in [self.dates, self.day] {
                 let address = "\(moto.endpoint)/cwa/\(object.key)"
-                let reply = try await MotoServer.send(try MotoServer.signedRequest(.GET, address, signer: signer), on: client)
-                let acl = try await MotoServer.send(try MotoServer.signedRequest(.GET, address + "?acl", signer: signer), on: client)
+                let reply = try await MotoServer.send(
+                    try MotoServer.signedRequest(.GET, address, signer: signer),
+                    on: client
+                )
+                let acl = try await MotoServer.send(
+                    try MotoServer.signedRequest(.GET, address + "?acl", signer: signer),
+                    on: client
+                )
 
                 #expect(reply.status == 200)
                 #expect(reply.body == String(decoding: object.body, as: UTF8.self))
@@ -167,7 +200,11 @@ struct S3ObjectStoreTests {
     @Test("a missing bucket is reported as such by checkBucket, put, list and delete")
     func missingBucket() async throws {
         try await self.withMoto { moto, client in
-            let store = S3ObjectStore(configuration: Self.configuration(moto), httpClient: client, logger: Logger(label: "test.s3"))
+            let store = S3ObjectStore(
+                configuration: Self.configuration(moto),
+                httpClient: client,
+                logger: Logger(label: "test.s3")
+            )
             let missing = S3ObjectStore(
                 configuration: Self.configuration(moto, bucket: "absent"),
                 httpClient: client,
@@ -187,8 +224,17 @@ struct S3ObjectStoreTests {
     func verifiedSignatures() async throws {
         try await self.withMoto { moto, client in
             let keys = try await moto.requireSignatures(client: client)
-            let configuration = Self.configuration(moto, accessKeyID: keys.accessKeyID, secretAccessKey: keys.secretAccessKey)
-            let store = S3ObjectStore(configuration: configuration, httpClient: client, logger: Logger(label: "test.s3"), pageSize: 1)
+            let configuration = Self.configuration(
+                moto,
+                accessKeyID: keys.accessKeyID,
+                secretAccessKey: keys.secretAccessKey
+            )
+            let store = S3ObjectStore(
+                configuration: configuration,
+                httpClient: client,
+                logger: Logger(label: "test.s3"),
+                pageSize: 1
+            )
             var wrong = configuration
             wrong.secretAccessKey = "not-the-secret"
             let impostor = S3ObjectStore(configuration: wrong, httpClient: client, logger: Logger(label: "test.s3"))
@@ -207,7 +253,15 @@ struct S3ObjectStoreTests {
             #expect(listed == [self.dates.key, self.day.key])
             #expect(checksum == self.day.checksum)
             #expect(afterDelete == nil)
-            #expect(refusal == S3Error.unexpectedStatus(operation: "put", key: self.day.key, status: 403, code: "SignatureDoesNotMatch"))
+            #expect(
+                refusal
+                    == S3Error.unexpectedStatus(
+                        operation: "put",
+                        key: self.day.key,
+                        status: 403,
+                        code: "SignatureDoesNotMatch"
+                    )
+            )
             #expect(!String(describing: refusal).contains("not-the-secret"))
             #expect(!"\(configuration)".contains(keys.secretAccessKey))
         }

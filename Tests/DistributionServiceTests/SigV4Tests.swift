@@ -5,6 +5,7 @@ import Crypto
 import ENCrypto
 import Foundation
 import Testing
+
 @testable import DistributionService
 
 @Suite("SigV4 signer")
@@ -85,13 +86,21 @@ struct SigV4Tests {
     func putObject() throws {
         let body = Array("Welcome to Amazon S3.".utf8)
         let payload = Hex.encode(SHA256.hash(data: body))
-        let headers: [(String, String)] = [("Date", "Fri, 24 May 2013 00:00:00 GMT"), ("x-amz-storage-class", "REDUCED_REDUNDANCY")]
+        let headers: [(String, String)] = [
+            ("Date", "Fri, 24 May 2013 00:00:00 GMT"), ("x-amz-storage-class", "REDUCED_REDUNDANCY"),
+        ]
 
         // The same key, written raw and percent-encoded: both sign the canonical `/test%24file.text`.
         let host = "https://examplebucket.s3.amazonaws.com"
         for address in ["\(host)/test$file.text", "\(host)/test%24file.text"] {
             let url = try #require(URL(string: address))
-            let signed = self.signer.sign(method: "PUT", url: url, headers: headers, payloadSHA256: payload, date: self.date)
+            let signed = self.signer.sign(
+                method: "PUT",
+                url: url,
+                headers: headers,
+                payloadSHA256: payload,
+                date: self.date
+            )
 
             #expect(SigV4Signer.canonicalURI(of: url) == "/test%24file.text")
             #expect(
@@ -120,7 +129,13 @@ struct SigV4Tests {
         for address in ["\(host)/?max-keys=2&prefix=J", "\(host)/?prefix=J&max-keys=2"] {
             let url = try #require(URL(string: address))
 
-            let signed = self.signer.sign(method: "GET", url: url, headers: [], payloadSHA256: self.empty, date: self.date)
+            let signed = self.signer.sign(
+                method: "GET",
+                url: url,
+                headers: [],
+                payloadSHA256: self.empty,
+                date: self.date
+            )
 
             #expect(SigV4Signer.canonicalQuery(of: url) == "max-keys=2&prefix=J")
             #expect(self.signature(signed) == "34b48302e7b5fa45bde8084f4b7868a86f0a534bc59db6670ed5711ef69dc6f7")
@@ -140,9 +155,13 @@ struct SigV4Tests {
 
     @Test("the canonical query encodes names and values once and sorts by name, then value")
     func canonicalQuery() throws {
-        let url = try #require(URL(string: "http://127.0.0.1:9000/cwa?prefix=version%2Fv1%2F&list-type=2&a=2&a=1&continuation-token=x%3D"))
+        let url = try #require(
+            URL(string: "http://127.0.0.1:9000/cwa?prefix=version%2Fv1%2F&list-type=2&a=2&a=1&continuation-token=x%3D")
+        )
 
-        #expect(SigV4Signer.canonicalQuery(of: url) == "a=1&a=2&continuation-token=x%3D&list-type=2&prefix=version%2Fv1%2F")
+        #expect(
+            SigV4Signer.canonicalQuery(of: url) == "a=1&a=2&continuation-token=x%3D&list-type=2&prefix=version%2Fv1%2F"
+        )
     }
 
     @Test("the signed host carries the port unless it is the scheme's default; an empty path is `/`")
@@ -165,12 +184,18 @@ struct SigV4Tests {
         let canonical = self.signer.canonicalRequest(
             method: "put",
             url: url,
-            headers: [("X-Amz-Meta-Cwa-Hash", "  abc  "), ("Content-Type", "application/json"), ("Cache-Control", "public,  max-age=300")],
+            headers: [
+                ("X-Amz-Meta-Cwa-Hash", "  abc  "), ("Content-Type", "application/json"),
+                ("Cache-Control", "public,  max-age=300"),
+            ],
             payloadSHA256: self.empty,
             timestamp: "20240101T000000Z"
         )
 
-        #expect(canonical.signedHeaders == "cache-control;content-type;host;x-amz-content-sha256;x-amz-date;x-amz-meta-cwa-hash")
+        #expect(
+            canonical.signedHeaders
+                == "cache-control;content-type;host;x-amz-content-sha256;x-amz-date;x-amz-meta-cwa-hash"
+        )
         #expect(
             canonical.text.hasPrefix(
                 "PUT\n/cwa/key\n\ncache-control:public, max-age=300\ncontent-type:application/json\nhost:127.0.0.1:9000\n"
@@ -182,12 +207,22 @@ struct SigV4Tests {
     @Test("the same request signs the same; another secret, date or body signs differently; the secret never shows")
     func determinism() throws {
         let url = try #require(URL(string: "http://127.0.0.1:9000/cwa/version"))
-        let other = SigV4Signer(accessKeyID: "AKIAIOSFODNN7EXAMPLE", secretAccessKey: "another-secret", region: "us-east-1")
+        let other = SigV4Signer(
+            accessKeyID: "AKIAIOSFODNN7EXAMPLE",
+            secretAccessKey: "another-secret",
+            region: "us-east-1"
+        )
 
         let first = self.signer.sign(method: "GET", url: url, headers: [], payloadSHA256: self.empty, date: self.date)
         let again = self.signer.sign(method: "GET", url: url, headers: [], payloadSHA256: self.empty, date: self.date)
         let otherSecret = other.sign(method: "GET", url: url, headers: [], payloadSHA256: self.empty, date: self.date)
-        let later = self.signer.sign(method: "GET", url: url, headers: [], payloadSHA256: self.empty, date: self.date + 1)
+        let later = self.signer.sign(
+            method: "GET",
+            url: url,
+            headers: [],
+            payloadSHA256: self.empty,
+            date: self.date + 1
+        )
         let zeros = String(repeating: "0", count: 64)
         let otherBody = self.signer.sign(method: "GET", url: url, headers: [], payloadSHA256: zeros, date: self.date)
 

@@ -6,6 +6,7 @@ import Foundation
 import Logging
 import SwiftProtobuf
 import Testing
+
 @testable import DistributionService
 
 @Suite("Tree layout and publishing")
@@ -69,7 +70,10 @@ struct TreeAndPublishingTests {
     func limitsAndPublished() throws {
         let today = Self.currentHour / 24
         let hours: [Int64: Int] = [(today - 1) * 24 + 1: 5, (today - 1) * 24 + 2: 2]
-        let plan = Self.assembler { $0.maxKeysPerBundle = 4 }.plan(Self.bundles(hours: hours), currentHour: Self.currentHour) { _ in false }
+        let plan = Self.assembler { $0.maxKeysPerBundle = 4 }.plan(
+            Self.bundles(hours: hours),
+            currentHour: Self.currentHour
+        ) { _ in false }
         #expect(Self.json(plan, "version/v1/diagnosis-keys/country/DE/date") == "[]")
         #expect(Self.json(plan, "version/v1/diagnosis-keys/country/DE/date/2026-11-21/hour") == "[2]")
         #expect(plan.oversized == 4)
@@ -86,13 +90,19 @@ struct TreeAndPublishingTests {
         let today = Self.currentHour / 24
         let hour = (today - 1) * 24 + 7
         let plan = Self.assembler().plan(Self.bundles(hours: [hour: 3]), currentHour: Self.currentHour) { _ in false }
-        let hourJob = try #require(plan.jobs.first { $0.key == "version/v1/diagnosis-keys/country/EUR/date/2026-11-21/hour/7" })
+        let hourJob = try #require(
+            plan.jobs.first { $0.key == "version/v1/diagnosis-keys/country/EUR/date/2026-11-21/hour/7" }
+        )
         let hourExport = try TemporaryExposureKeyExport(serializedBytes: Array(try hourJob.content().dropFirst(16)))
-        #expect(hourExport.startTimestamp == UInt64(hour * 3600) && hourExport.endTimestamp == UInt64((hour + 1) * 3600))
+        #expect(
+            hourExport.startTimestamp == UInt64(hour * 3600) && hourExport.endTimestamp == UInt64((hour + 1) * 3600)
+        )
         #expect(hourExport.region == "EUR" && hourExport.keys.count == 3)
         let dayJob = try #require(plan.jobs.first { $0.key == "version/v1/diagnosis-keys/country/DE/date/2026-11-21" })
         let dayExport = try TemporaryExposureKeyExport(serializedBytes: Array(try dayJob.content().dropFirst(16)))
-        #expect(dayExport.startTimestamp == UInt64((today - 1) * 86_400) && dayExport.endTimestamp == UInt64(today * 86_400))
+        #expect(
+            dayExport.startTimestamp == UInt64((today - 1) * 86_400) && dayExport.endTimestamp == UInt64(today * 86_400)
+        )
     }
 
     @Test("object retention: days past 14, hour folders before yesterday, trace-warning hours past 14 days")
@@ -108,11 +118,13 @@ struct TreeAndPublishingTests {
             "version/v1/twp/country/DE/hour/\(old)", "version/v2/twp/country/DE/hour", "version/v2/app_config_ios",
         ]
         #expect(
-            retention.expired(keys) == [
-                base + "2026-11-07", base + "2026-11-07/hour/3", base + "2026-11-20/hour", base + "2026-11-20/hour/4",
-                "version/v1/diagnosis-keys/country/EUR/date/2026-11-01", "version/v1/twp/country/DE/hour/\(old)",
-                "version/v2/twp/country/DE/hour/\(old)",
-            ].sorted()
+            retention.expired(keys)
+                == [
+                    base + "2026-11-07", base + "2026-11-07/hour/3", base + "2026-11-20/hour",
+                    base + "2026-11-20/hour/4",
+                    "version/v1/diagnosis-keys/country/EUR/date/2026-11-01", "version/v1/twp/country/DE/hour/\(old)",
+                    "version/v2/twp/country/DE/hour/\(old)",
+                ].sorted()
         )
     }
 
@@ -130,12 +142,19 @@ struct TreeAndPublishingTests {
         defer { try? FileManager.default.removeItem(at: store.root) }
         let signer = ArchiveTests.signer()
         let index = CDNObject.index("version/v1/x/country", json: #"["DE"]"#)
-        let day = try CDNObject.archive("version/v1/x/country/DE/date/2026-11-21", content: [1, 2, 3], signer: signer, isDirectoryIndex: true)
+        let day = try CDNObject.archive(
+            "version/v1/x/country/DE/date/2026-11-21",
+            content: [1, 2, 3],
+            signer: signer,
+            isDirectoryIndex: true
+        )
         let hour = try CDNObject.archive("version/v1/x/country/DE/date/2026-11-21/hour/3", content: [4], signer: signer)
         for object in [index, day, hour] { try await store.put(object) }
 
         #expect(FileManager.default.fileExists(atPath: store.root.path + "/version/v1/x/country/index"))
-        #expect(FileManager.default.fileExists(atPath: store.root.path + "/version/v1/x/country/DE/date/2026-11-21/index"))
+        #expect(
+            FileManager.default.fileExists(atPath: store.root.path + "/version/v1/x/country/DE/date/2026-11-21/index")
+        )
         #expect(try await store.list(prefix: "version/") == [index.key, day.key, hour.key])
         #expect(try await store.list(prefix: "version/v1/x/country/DE/") == [day.key, hour.key])
         #expect(try await store.checksum(of: index.key) == index.checksum)
@@ -155,7 +174,11 @@ struct TreeAndPublishingTests {
         let store = try Self.temporaryStore()
         defer { try? FileManager.default.removeItem(at: store.root) }
         let versions = (0..<20).map { version in
-            CDNObject.index("version/big", json: "[" + String(repeating: "\(version % 10),", count: 200_000) + "0]", isDirectoryIndex: false)
+            CDNObject.index(
+                "version/big",
+                json: "[" + String(repeating: "\(version % 10),", count: 200_000) + "0]",
+                isDirectoryIndex: false
+            )
         }
         try await store.put(versions[0])
         let path = store.root.path + "/version/big"
@@ -172,7 +195,9 @@ struct TreeAndPublishingTests {
             }
             try await group.waitForAll()
         }
-        let leftovers = try FileManager.default.contentsOfDirectory(atPath: store.root.path + "/version").filter { $0.hasPrefix(".tmp-") }
+        let leftovers = try FileManager.default.contentsOfDirectory(atPath: store.root.path + "/version").filter {
+            $0.hasPrefix(".tmp-")
+        }
         #expect(leftovers.isEmpty)
     }
 

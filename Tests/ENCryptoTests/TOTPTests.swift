@@ -8,10 +8,13 @@ import Testing
 struct TOTPTests {
     static let rfcSecret = Array("12345678901234567890".utf8)
 
-    @Test("RFC 6238 appendix B, SHA-1: the 8-digit codes at the six reference times", arguments: [
-        (59, "94287082"), (1_111_111_109, "07081804"), (1_111_111_111, "14050471"),
-        (1_234_567_890, "89005924"), (2_000_000_000, "69279037"), (20_000_000_000, "65353130"),
-    ])
+    @Test(
+        "RFC 6238 appendix B, SHA-1: the 8-digit codes at the six reference times",
+        arguments: [
+            (59, "94287082"), (1_111_111_109, "07081804"), (1_111_111_111, "14050471"),
+            (1_234_567_890, "89005924"), (2_000_000_000, "69279037"), (20_000_000_000, "65353130"),
+        ]
+    )
     func rfcVectors(time: Int64, code: String) {
         let totp = TOTP(secret: Self.rfcSecret)
         #expect(totp.code(step: TOTP.step(at: Date(timeIntervalSince1970: TimeInterval(time))), digits: 8) == code)

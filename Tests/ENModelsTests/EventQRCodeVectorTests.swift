@@ -44,7 +44,8 @@ struct EventQRCodeVectorTests {
 
     static let vectors: [Vector] = {
         struct File: Decodable { let vectors: [Vector] }
-        guard let url = Bundle.module.url(forResource: "event-qr-codes", withExtension: "json", subdirectory: "Vectors"),
+        guard
+            let url = Bundle.module.url(forResource: "event-qr-codes", withExtension: "json", subdirectory: "Vectors"),
             let data = try? Data(contentsOf: url), let file = try? JSONDecoder().decode(File.self, from: data)
         else { return [] }
         return file.vectors
@@ -76,11 +77,19 @@ struct EventQRCodeVectorTests {
         #expect(payload.locationData.startTimestamp == vector.decoded.trace_location.start_timestamp)
         #expect(payload.locationData.endTimestamp == vector.decoded.trace_location.end_timestamp)
         #expect(payload.crowdNotifierData.version == vector.decoded.crowd_notifier.version)
-        #expect(payload.crowdNotifierData.publicKey.base64EncodedString() == vector.decoded.crowd_notifier.public_key_base64)
-        #expect(Hex.encode(payload.crowdNotifierData.cryptographicSeed) == vector.decoded.crowd_notifier.cryptographic_seed_hex)
+        #expect(
+            payload.crowdNotifierData.publicKey.base64EncodedString() == vector.decoded.crowd_notifier.public_key_base64
+        )
+        #expect(
+            Hex.encode(payload.crowdNotifierData.cryptographicSeed)
+                == vector.decoded.crowd_notifier.cryptographic_seed_hex
+        )
         #expect(vendor.version == vector.decoded.cwa_location_data.version)
         #expect(vendor.type.rawValue == vector.decoded.cwa_location_data.type)
-        #expect(vendor.defaultCheckInLengthInMinutes == vector.decoded.cwa_location_data.default_check_in_length_in_minutes ?? 0)
+        #expect(
+            vendor.defaultCheckInLengthInMinutes == vector.decoded.cwa_location_data.default_check_in_length_in_minutes
+                ?? 0
+        )
     }
 
     @Test("the location id is SHA-256(\"CWA-GUID\" ‖ payload) and its hash matches", arguments: Self.vectors)
@@ -93,7 +102,10 @@ struct EventQRCodeVectorTests {
         #expect(Hex.encode(QRCodePayload.locationIDHash(ofLocationID: locationID)) == vector.location_id_hash_hex)
     }
 
-    @Test("re-encoding the decoded payload gives the same bytes (field numbers and types match the reference)", arguments: Self.vectors)
+    @Test(
+        "re-encoding the decoded payload gives the same bytes (field numbers and types match the reference)",
+        arguments: Self.vectors
+    )
     func roundTrip(_ vector: Vector) throws {
         let bytes = try #require(Hex.decode(vector.payload_hex))
 

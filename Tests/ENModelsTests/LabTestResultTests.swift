@@ -24,11 +24,19 @@ struct LabTestResultTests {
 
     @Test("verification reads PoC-NAT codes as PCR codes and everything else unchanged")
     func verificationCodes() {
-        #expect((0...14).map { LabTestResult(code: $0)!.codeForVerification } == [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4])
+        #expect(
+            (0...14).map { LabTestResult(code: $0)!.codeForVerification } == [
+                0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 0, 1, 2, 3, 4,
+            ]
+        )
     }
 
     @Test("redeemed keeps the kind")
     func redeemedKeepsKind() {
-        #expect((0...14).map { LabTestResult(code: $0)!.redeemed.code } == [4, 4, 4, 4, 4, 9, 9, 9, 9, 9, 14, 14, 14, 14, 14])
+        #expect(
+            (0...14).map { LabTestResult(code: $0)!.redeemed.code } == [
+                4, 4, 4, 4, 4, 9, 9, 9, 9, 9, 14, 14, 14, 14, 14,
+            ]
+        )
     }
 }

@@ -7,7 +7,9 @@ import Testing
 struct DatabaseConfigurationTests {
     @Test("a full URL: user, percent-encoded password, host, port, database, sslmode")
     func fullURL() throws {
-        let configuration = try DatabaseConfiguration(url: "postgres://test%20user:p%40ss%3Aword@db.example:6543/test_result?sslmode=require")
+        let configuration = try DatabaseConfiguration(
+            url: "postgres://test%20user:p%40ss%3Aword@db.example:6543/test_result?sslmode=require"
+        )
 
         #expect(configuration.username == "test user")
         #expect(configuration.password == "p@ss:word")
@@ -29,7 +31,8 @@ struct DatabaseConfigurationTests {
     @Test(
         "malformed URLs are refused with a reason that never contains the password",
         arguments: [
-            ("mysql://u:s3cret@h/db", "scheme"), ("postgres://u:s3cret@/db", "host"), ("postgres://:s3cret@h/db", "user"),
+            ("mysql://u:s3cret@h/db", "scheme"), ("postgres://u:s3cret@/db", "host"),
+            ("postgres://:s3cret@h/db", "user"),
             ("postgres://u:s3cret@h", "database"), ("postgres://u:s3cret@h/db?sslmode=maybe", "sslmode"),
             ("postgres://u:s3cret@h/db?application_name=x", "unsupported parameter"), ("not a url", "URL"),
         ]

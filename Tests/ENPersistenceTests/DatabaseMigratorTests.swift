@@ -14,7 +14,10 @@ struct DatabaseMigratorTests {
         let statements: [String]
     }
 
-    static let first = Migration(name: "0001_create_widget", statements: ["CREATE TABLE widget (id int PRIMARY KEY)", "CREATE INDEX widget_id ON widget (id)"])
+    static let first = Migration(
+        name: "0001_create_widget",
+        statements: ["CREATE TABLE widget (id int PRIMARY KEY)", "CREATE INDEX widget_id ON widget (id)"]
+    )
     static let second = Migration(name: "0002_add_colour", statements: ["ALTER TABLE widget ADD COLUMN colour text"])
     static let group = MigrationGroup(name: "widgets", migrations: [first, second])
 
@@ -35,9 +38,15 @@ struct DatabaseMigratorTests {
     @Test("a new migration appended later is the only one applied")
     func appliesOnlyPending() async throws {
         let database = try PostgresTestDatabase.require()
-        try await DatabaseMigrator(group: MigrationGroup(name: "widgets", migrations: [Self.first])).migrate(client: database.client, logger: database.logger)
+        try await DatabaseMigrator(group: MigrationGroup(name: "widgets", migrations: [Self.first])).migrate(
+            client: database.client,
+            logger: database.logger
+        )
 
-        let applied = try await DatabaseMigrator(group: Self.group).migrate(client: database.client, logger: database.logger)
+        let applied = try await DatabaseMigrator(group: Self.group).migrate(
+            client: database.client,
+            logger: database.logger
+        )
 
         #expect(applied == ["0002_add_colour"])
     }
@@ -76,7 +85,13 @@ struct DatabaseMigratorTests {
         try await DatabaseMigrator(group: Self.group).migrate(client: database.client, logger: database.logger)
         let renamed = Migration(name: "0001_create_gadget", statements: Self.first.statements)
 
-        await #expect(throws: MigrationError.divergentHistory(group: "widgets", recorded: "0001_create_widget", expected: "0001_create_gadget")) {
+        await #expect(
+            throws: MigrationError.divergentHistory(
+                group: "widgets",
+                recorded: "0001_create_widget",
+                expected: "0001_create_gadget"
+            )
+        ) {
             try await DatabaseMigrator(group: MigrationGroup(name: "widgets", migrations: [renamed, Self.second]))
                 .migrate(client: database.client, logger: database.logger)
         }
@@ -89,7 +104,10 @@ struct DatabaseMigratorTests {
     @Test("a failing migration leaves nothing behind: no table, no history row")
     func failureRollsBack() async throws {
         let database = try PostgresTestDatabase.require()
-        let broken = Migration(name: "0002_broken", statements: ["CREATE TABLE gadget (id int)", "ALTER TABLE nowhere ADD COLUMN x int"])
+        let broken = Migration(
+            name: "0002_broken",
+            statements: ["CREATE TABLE gadget (id int)", "ALTER TABLE nowhere ADD COLUMN x int"]
+        )
         let group = MigrationGroup(name: "widgets", migrations: [Self.first, broken])
 
         let error = await #expect(throws: PSQLError.self) {
@@ -97,7 +115,9 @@ struct DatabaseMigratorTests {
         }
         #expect(error?.sqlState == "42P01")  // undefined_table: the broken statement, not a connection problem
 
-        let tables = try await database.client.query("SELECT count(*) FROM pg_tables WHERE tablename IN ('widget', 'gadget', 'schema_migrations')")
+        let tables = try await database.client.query(
+            "SELECT count(*) FROM pg_tables WHERE tablename IN ('widget', 'gadget', 'schema_migrations')"
+        )
         var count = -1
         for try await value in tables.decode(Int.self) { count = value }
         #expect(count == 0)
@@ -106,7 +126,10 @@ struct DatabaseMigratorTests {
     @Test("groups keep separate histories in one database")
     func separateGroups() async throws {
         let database = try PostgresTestDatabase.require()
-        let other = MigrationGroup(name: "gadgets", migrations: [Migration(name: "0001_create_gadget", statements: ["CREATE TABLE gadget (id int)"])])
+        let other = MigrationGroup(
+            name: "gadgets",
+            migrations: [Migration(name: "0001_create_gadget", statements: ["CREATE TABLE gadget (id int)"])]
+        )
 
         try await DatabaseMigrator(group: Self.group).migrate(client: database.client, logger: database.logger)
         let applied = try await DatabaseMigrator(group: other).migrate(client: database.client, logger: database.logger)
@@ -141,7 +164,9 @@ struct DatabaseMigratorTests {
     }
 
     private func history(_ database: PostgresTestDatabase) async throws -> [String] {
-        let rows = try await database.client.query("SELECT name FROM schema_migrations WHERE migration_group = 'widgets' ORDER BY position")
+        let rows = try await database.client.query(
+            "SELECT name FROM schema_migrations WHERE migration_group = 'widgets' ORDER BY position"
+        )
         var names: [String] = []
         for try await name in rows.decode(String.self) { names.append(name) }
         return names

@@ -52,7 +52,9 @@ struct FakeDelayTests {
 
 @Suite("Fake delay replay")
 struct FakeDelayReplayTests {
-    @Test("below the threshold dummies wait a Poisson delay around the average; from it on, one of the recorded durations")
+    @Test(
+        "below the threshold dummies wait a Poisson delay around the average; from it on, one of the recorded durations"
+    )
     func replaysRecordedDurations() {
         let delay = FakeDelay(initial: .milliseconds(500), samples: 10)
         var generator = SeededGenerator(seed: 9)
@@ -149,8 +151,16 @@ struct FakeDelayWakeUpTests {
         let delay = FakeDelay(initial: .milliseconds(10), samples: 10)
         let asked = Mutexed<[Duration]>([])
 
-        try await delay.wait(for: .milliseconds(5), since: ContinuousClock.now, sleep: { duration in asked.withLock { $0.append(duration) } })
-        try await delay.wait(for: .milliseconds(5), since: ContinuousClock.now - .seconds(1), sleep: { duration in asked.withLock { $0.append(duration) } })
+        try await delay.wait(
+            for: .milliseconds(5),
+            since: ContinuousClock.now,
+            sleep: { duration in asked.withLock { $0.append(duration) } }
+        )
+        try await delay.wait(
+            for: .milliseconds(5),
+            since: ContinuousClock.now - .seconds(1),
+            sleep: { duration in asked.withLock { $0.append(duration) } }
+        )
 
         #expect(asked.value.count == 1)
         #expect(delay.wakeUpLateness == .zero)

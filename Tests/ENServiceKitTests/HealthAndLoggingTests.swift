@@ -60,14 +60,18 @@ struct HealthAndLoggingTests {
     @Test("JSON log lines are one object each with level, label, message and dotted metadata")
     func jsonLines() throws {
         let lines = Mutexed<[String]>([])
-        var logger = Logger(label: "svc") { label in JSONLogHandler(label: label, level: .debug, write: { line in lines.withLock { $0.append(line) } }) }
+        var logger = Logger(label: "svc") { label in
+            JSONLogHandler(label: label, level: .debug, write: { line in lines.withLock { $0.append(line) } })
+        }
         logger[metadataKey: "request.id"] = "r-1"
 
         logger.info("Results stored", metadata: ["results.inserted": "3"])
         logger.trace("not written")
 
         #expect(lines.value.count == 1)
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(lines.value[0].utf8)) as? [String: String])
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(lines.value[0].utf8)) as? [String: String]
+        )
         #expect(object["level"] == "info")
         #expect(object["label"] == "svc")
         #expect(object["message"] == "Results stored")

@@ -17,7 +17,11 @@ import Testing
 struct MiddlewareTests {
     struct Unexpected: Error {}
 
-    static func app(maxBodyBytes: Int = 64, logger: Logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }), environment: ServiceEnvironment = .testing())
+    static func app(
+        maxBodyBytes: Int = 64,
+        logger: Logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() }),
+        environment: ServiceEnvironment = .testing()
+    )
         -> some ApplicationProtocol
     {
         let router = Router(context: ServiceRequestContext.self)
@@ -32,7 +36,11 @@ struct MiddlewareTests {
             return "\(body.readableBytes)"
         }
         MetricsController(registry: environment.metricsRegistry).addRoutes(to: router)
-        return Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger)
+        return Application(
+            router: router,
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            logger: logger
+        )
     }
 
     @Test("client errors are JSON {\"error\": …} with their status; Hummingbird's errors get the same shape")
@@ -70,8 +78,16 @@ struct MiddlewareTests {
     @Test("a gateway request id is kept and echoed; a hostile one is replaced")
     func requestID() async throws {
         try await Self.app().test(.router) { client in
-            let kept = try await client.execute(uri: "/items/1", method: .get, headers: [RequestIDMiddleware<ServiceRequestContext>.headerName: "gw-123.abc"])
-            let replaced = try await client.execute(uri: "/items/1", method: .get, headers: [RequestIDMiddleware<ServiceRequestContext>.headerName: "a b\"<script>"])
+            let kept = try await client.execute(
+                uri: "/items/1",
+                method: .get,
+                headers: [RequestIDMiddleware<ServiceRequestContext>.headerName: "gw-123.abc"]
+            )
+            let replaced = try await client.execute(
+                uri: "/items/1",
+                method: .get,
+                headers: [RequestIDMiddleware<ServiceRequestContext>.headerName: "a b\"<script>"]
+            )
             let generated = try await client.execute(uri: "/items/1", method: .get)
 
             #expect(kept.headers[RequestIDMiddleware<ServiceRequestContext>.headerName] == "gw-123.abc")
@@ -80,7 +96,9 @@ struct MiddlewareTests {
         }
     }
 
-    @Test("the request log names the route template and status, never the raw path, headers, body or client address (real socket)")
+    @Test(
+        "the request log names the route template and status, never the raw path, headers, body or client address (real socket)"
+    )
     func requestLogPrivacy() async throws {
         let logs = InMemoryLogHandler()
         let logger = Logger(label: "test", factory: { _ in logs })
@@ -99,7 +117,8 @@ struct MiddlewareTests {
         // The server's own "listening on 127.0.0.1:<port>" line is its bind address, not a client's.
         let everything = logs.entries.filter { !$0.message.description.hasPrefix("Server started") }
             .map { "\($0.message) \($0.metadata)" }.joined(separator: "\n")
-        for secret in ["secret-token-123", "query-secret", "header-secret", "203.0.113.9", "body-secret", "127.0.0.1:"] {
+        for secret in ["secret-token-123", "query-secret", "header-secret", "203.0.113.9", "body-secret", "127.0.0.1:"]
+        {
             #expect(!everything.contains(secret), "log contains \(secret)")
         }
     }
@@ -148,10 +167,13 @@ struct MiddlewareTests {
             func chunked(_ chunks: Int) -> HTTPClientRequest {
                 var request = HTTPClientRequest(url: "http://127.0.0.1:\(port)/echo")
                 request.method = .POST
-                request.body = .stream(AsyncStream { continuation in
-                    for _ in 0..<chunks { continuation.yield(ByteBuffer(repeating: 7, count: 512)) }
-                    continuation.finish()
-                }, length: .unknown)
+                request.body = .stream(
+                    AsyncStream { continuation in
+                        for _ in 0..<chunks { continuation.yield(ByteBuffer(repeating: 7, count: 512)) }
+                        continuation.finish()
+                    },
+                    length: .unknown
+                )
                 return request
             }
 
@@ -175,8 +197,16 @@ struct MiddlewareTests {
             let scrape = try await client.execute(uri: "/metrics", method: .get)
 
             #expect(scrape.headers[.contentType]?.hasPrefix("text/plain; version=0.0.4") == true)
-            #expect(scrape.body.text.contains(#"http_server_requests_total{method="GET",route="/items/{id}",status="200"} 2"#))
-            #expect(scrape.body.text.contains(#"http_server_requests_total{method="GET",route="/client-error",status="409"} 1"#))
+            #expect(
+                scrape.body.text.contains(
+                    #"http_server_requests_total{method="GET",route="/items/{id}",status="200"} 2"#
+                )
+            )
+            #expect(
+                scrape.body.text.contains(
+                    #"http_server_requests_total{method="GET",route="/client-error",status="409"} 1"#
+                )
+            )
         }
     }
 

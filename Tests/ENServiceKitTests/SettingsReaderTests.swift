@@ -21,20 +21,28 @@ struct SettingsReaderTests {
         try settings.finish()
     }
 
-    @Test("durations: units and plain seconds", arguments: [
-        ("500ms", Duration.milliseconds(500)), ("30s", .seconds(30)), ("2h", .seconds(7200)), ("21d", .seconds(21 * 86400)),
-        ("90", .seconds(90)), ("1.5m", .seconds(90)),
-    ])
+    @Test(
+        "durations: units and plain seconds",
+        arguments: [
+            ("500ms", Duration.milliseconds(500)), ("30s", .seconds(30)), ("2h", .seconds(7200)),
+            ("21d", .seconds(21 * 86400)),
+            ("90", .seconds(90)), ("1.5m", .seconds(90)),
+        ]
+    )
     func durations(_ text: String, _ expected: Duration) throws {
         let settings = SettingsReader(values: ["D": text])
         #expect(settings.duration("D", default: .seconds(1), help: "") == expected)
         try settings.finish()
     }
 
-    @Test("defaults print in the unit they read back in, sub-second ones in milliseconds", arguments: [
-        (Duration.milliseconds(100), "100ms"), (.milliseconds(1500), "1500ms"), (.seconds(30), "30s"), (.seconds(900), "15m"),
-        (.seconds(7200), "2h"), (.seconds(21 * 86400), "21d"),
-    ])
+    @Test(
+        "defaults print in the unit they read back in, sub-second ones in milliseconds",
+        arguments: [
+            (Duration.milliseconds(100), "100ms"), (.milliseconds(1500), "1500ms"), (.seconds(30), "30s"),
+            (.seconds(900), "15m"),
+            (.seconds(7200), "2h"), (.seconds(21 * 86400), "21d"),
+        ]
+    )
     func durationFormat(_ duration: Duration, _ text: String) throws {
         #expect(SettingsReader.format(duration) == text)
         let settings = SettingsReader(values: ["D": text])
@@ -44,7 +52,9 @@ struct SettingsReaderTests {
 
     @Test("every malformed value and missing requirement is reported at once, by name and flag")
     func allProblems() {
-        let settings = SettingsReader(values: ["PORT": "eighty", "COUNT": "500", "ENABLED": "perhaps", "WINDOW": "-1h", "FORMAT": "xml"])
+        let settings = SettingsReader(values: [
+            "PORT": "eighty", "COUNT": "500", "ENABLED": "perhaps", "WINDOW": "-1h", "FORMAT": "xml",
+        ])
 
         _ = settings.int("PORT", default: 1, range: 0...65535, help: "")
         _ = settings.int("COUNT", default: 1, range: 1...100, help: "")

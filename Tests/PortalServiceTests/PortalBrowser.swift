@@ -7,6 +7,7 @@ import HummingbirdTesting
 import NIOCore
 import NIOHTTP1
 import Testing
+
 @testable import PortalService
 
 /// What the portal answered, with the few things tests read from a page.
@@ -29,7 +30,9 @@ struct PortalReply: Sendable {
 
     /// The text of the element with `id`, up to its first child element or its end.
     func content(ofID id: String) -> String? {
-        guard let start = self.text.range(of: #"id="\#(id)""#), let close = self.text[start.upperBound...].firstIndex(of: ">") else {
+        guard let start = self.text.range(of: #"id="\#(id)""#),
+            let close = self.text[start.upperBound...].firstIndex(of: ">")
+        else {
             return nil
         }
         return String(self.text[self.text.index(after: close)...].prefix { $0 != "<" })
@@ -70,7 +73,11 @@ final class PortalBrowser {
         self.init(
             transport: { method, path, headers, body in
                 let response = try await client.execute(uri: path, method: method, headers: headers, body: body)
-                return PortalReply(status: response.status, headers: response.headers, text: String(buffer: response.body))
+                return PortalReply(
+                    status: response.status,
+                    headers: response.headers,
+                    text: String(buffer: response.body)
+                )
             },
             cookie: cookie,
             csrf: csrf
@@ -93,7 +100,11 @@ final class PortalBrowser {
             for header in response.headers {
                 if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
             }
-            return PortalReply(status: HTTPResponse.Status(code: Int(response.status.code)), headers: fields, text: String(buffer: bytes))
+            return PortalReply(
+                status: HTTPResponse.Status(code: Int(response.status.code)),
+                headers: fields,
+                text: String(buffer: bytes)
+            )
         })
         browser.extraHeaders[PortalBrowser.host] = host
         return browser
@@ -109,7 +120,11 @@ final class PortalBrowser {
     }
 
     /// Posts a form with the CSRF token `csrf` (first) and `fields`.
-    func post(_ path: String, _ fields: KeyValuePairs<String, String> = [:], csrf: CSRF = .page) async throws -> PortalReply {
+    func post(
+        _ path: String,
+        _ fields: KeyValuePairs<String, String> = [:],
+        csrf: CSRF = .page
+    ) async throws -> PortalReply {
         var pairs: [(String, String)] = []
         switch csrf {
         case .page: pairs.append(("csrf", self.csrf ?? ""))
@@ -153,7 +168,9 @@ final class PortalBrowser {
 
     /// application/x-www-form-urlencoded: everything but unreserved ASCII percent-encoded (so `+` stays `+`).
     private static func formEncoded(_ text: String) -> String {
-        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        let unreserved = CharacterSet(
+            charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
+        )
         return text.addingPercentEncoding(withAllowedCharacters: unreserved) ?? ""
     }
 
@@ -170,11 +187,17 @@ final class PortalBrowser {
     @discardableResult
     func signIn(_ username: String, password: String, code: String) async throws -> PortalReply {
         let afterPassword = try await self.submitPassword(username, password)
-        try #require(afterPassword.location == "/totp", "the password step answered \(afterPassword.status) \(afterPassword.location ?? "")")
+        try #require(
+            afterPassword.location == "/totp",
+            "the password step answered \(afterPassword.status) \(afterPassword.location ?? "")"
+        )
         let totpPage = try await self.get("/totp")
         try #require(totpPage.status == .ok, "GET /totp answered \(totpPage.status)")
         let afterCode = try await self.post("/totp", ["code": code])
-        try #require(afterCode.location == "/", "the second factor answered \(afterCode.status) \(afterCode.location ?? "")")
+        try #require(
+            afterCode.location == "/",
+            "the second factor answered \(afterCode.status) \(afterCode.location ?? "")"
+        )
         let start = try await self.get("/")
         try #require(start.status == .ok, "GET / answered \(start.status)")
         return start

@@ -15,6 +15,7 @@ import Logging
 import NIOCore
 import PostgresNIO
 import Testing
+
 @testable import PortalService
 
 /// verification-service as the portal sees it: records every call and answers as told (by default a teleTAN).
@@ -101,21 +102,34 @@ struct PortalHarness: Sendable {
             var logger = Logger(label: "portal-test", factory: { _ in logs })
             logger.logLevel = .trace
             let issuer = FakeTeleTANIssuer()
-            let upstream = realVerification ? UpstreamClient(peer: "verification-service", policy: configuration.upstream, logger: logger) : nil
+            let upstream =
+                realVerification
+                ? UpstreamClient(peer: "verification-service", policy: configuration.upstream, logger: logger) : nil
             let teleTANs: any TeleTANIssuing
             if let upstream {
                 teleTANs = TeleTANClient(baseURL: configuration.verificationURL, upstream: upstream)
             } else {
                 teleTANs = issuer
             }
-            let engine = Self.engine(configuration: configuration, client: database.client, teleTANs: teleTANs, clock: clock, logger: logger)
+            let engine = Self.engine(
+                configuration: configuration,
+                client: database.client,
+                teleTANs: teleTANs,
+                clock: clock,
+                logger: logger
+            )
             let harness = PortalHarness(
                 database: database,
                 clock: clock,
                 issuer: issuer,
                 configuration: configuration,
                 engine: engine,
-                app: try await Self.app(configuration: configuration, engine: engine, client: database.client, logger: logger),
+                app: try await Self.app(
+                    configuration: configuration,
+                    engine: engine,
+                    client: database.client,
+                    logger: logger
+                ),
                 logs: logs,
                 logger: logger
             )
@@ -131,7 +145,11 @@ struct PortalHarness: Sendable {
 
     /// The test defaults: this test's database, the key file, bcrypt cost 4, and the Host values `portal.test` and
     /// `localhost` (the authority HummingbirdTesting's router client always sends).
-    static func configuration(database: PostgresTestDatabase, keyFile: String, overrides: [String: String]) throws -> PortalConfiguration {
+    static func configuration(
+        database: PostgresTestDatabase,
+        keyFile: String,
+        overrides: [String: String]
+    ) throws -> PortalConfiguration {
         var values = [
             "DATABASE_URL": database.processEnvironment["DATABASE_URL"] ?? "",
             "HTTP_PORT": "0",
@@ -162,14 +180,23 @@ struct PortalHarness: Sendable {
     }
 
     /// The service's router in an application bound to port 0 (for `.router` tests and `LiveServer`).
-    static func app(configuration: PortalConfiguration, engine: PortalEngine, client: PostgresClient, logger: Logger) async throws -> App {
+    static func app(
+        configuration: PortalConfiguration,
+        engine: PortalEngine,
+        client: PostgresClient,
+        logger: Logger
+    ) async throws -> App {
         let router = try await Portal.buildRouter(
             configuration: configuration,
             engine: engine,
             client: client,
             environment: .testing(logger: logger)
         )
-        return Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)), logger: logger)
+        return Application(
+            router: router,
+            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            logger: logger
+        )
     }
 
     /// Runs `body` with another portal replica on the same database: its own connection pool, engine and router, the
@@ -178,15 +205,27 @@ struct PortalHarness: Sendable {
         let pool = self.database.configuration.makeClient(logger: self.logger)
         let poolTask = Task { await pool.run() }
         defer { poolTask.cancel() }
-        let engine = Self.engine(configuration: self.configuration, client: pool, teleTANs: self.issuer, clock: self.clock, logger: self.logger)
-        return try await body(try await Self.app(configuration: self.configuration, engine: engine, client: pool, logger: self.logger))
+        let engine = Self.engine(
+            configuration: self.configuration,
+            client: pool,
+            teleTANs: self.issuer,
+            clock: self.clock,
+            logger: self.logger
+        )
+        return try await body(
+            try await Self.app(configuration: self.configuration, engine: engine, client: pool, logger: self.logger)
+        )
     }
 
     // MARK: - Officers and the audit trail
 
     /// Adds an officer with `password` (bcrypt cost 4) and a fresh TOTP secret, as `user add` would.
     @discardableResult
-    func addOfficer(_ username: String, roles: [String], password: String = PortalHarness.password) async throws -> Officer {
+    func addOfficer(
+        _ username: String,
+        roles: [String],
+        password: String = PortalHarness.password
+    ) async throws -> Officer {
         let hash = try await PasswordHasher.hash(password, cost: 4)
         let added = try await self.store.addOfficer(
             username: username,
@@ -231,7 +270,11 @@ struct PortalHarness: Sendable {
 
     /// Password and second factor with the clock's current code, ending on the start page.
     @discardableResult
-    func signIn(_ browser: PortalBrowser, _ officer: Officer, password: String = PortalHarness.password) async throws -> PortalReply {
+    func signIn(
+        _ browser: PortalBrowser,
+        _ officer: Officer,
+        password: String = PortalHarness.password
+    ) async throws -> PortalReply {
         try await browser.signIn(officer.username, password: password, code: self.code(for: officer))
     }
 }

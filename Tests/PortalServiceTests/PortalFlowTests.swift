@@ -6,6 +6,7 @@ import Foundation
 import HTTPTypes
 import HummingbirdTesting
 import Testing
+
 @testable import PortalService
 
 @Suite("Portal login and sessions", .postgres(PortalMigrations.group))
@@ -21,7 +22,10 @@ struct PortalFlowTests {
                 #expect(loginPage.headers[.cacheControl] == "no-store")
                 let anonymous = try #require(browser.cookie)
 
-                let afterPassword = try await browser.post("/login", ["username": "officer1", "password": PortalHarness.password])
+                let afterPassword = try await browser.post(
+                    "/login",
+                    ["username": "officer1", "password": PortalHarness.password]
+                )
                 #expect(afterPassword.status == .seeOther)
                 #expect(afterPassword.location == "/totp")
                 let passwordStage = try #require(browser.cookie)
@@ -92,10 +96,14 @@ struct PortalFlowTests {
                     let reply = try await browser.submitPassword("officer1", "wrong-password-\(attempt)")
                     #expect(reply.location == "/login?failed=1")
                 }
-                #expect(try await browser.submitPassword("officer1", PortalHarness.password).location == "/login?failed=1")
+                #expect(
+                    try await browser.submitPassword("officer1", PortalHarness.password).location == "/login?failed=1"
+                )
 
                 harness.clock.advance(by: 15 * 60 - 1)
-                #expect(try await browser.submitPassword("officer1", PortalHarness.password).location == "/login?failed=1")
+                #expect(
+                    try await browser.submitPassword("officer1", PortalHarness.password).location == "/login?failed=1"
+                )
 
                 harness.clock.advance(by: 1)
                 #expect(try await browser.submitPassword("officer1", PortalHarness.password).location == "/totp")
@@ -108,7 +116,9 @@ struct PortalFlowTests {
         }
     }
 
-    @Test("second factor: a wrong code and codes two steps off are refused, the neighbouring steps work, a code works once")
+    @Test(
+        "second factor: a wrong code and codes two steps off are refused, the neighbouring steps work, a code works once"
+    )
     func secondFactor() async throws {
         try await PortalHarness.run { harness in
             let officer = try await harness.addOfficer("officer1", roles: ["c19hotline"])
@@ -124,21 +134,30 @@ struct PortalFlowTests {
                 }
                 let failedPage = try await browser.get("/totp?failed=1")
                 #expect(failedPage.has(id: "error"))
-                #expect(try await browser.post("/totp", ["code": harness.code(for: officer, offset: -1)]).location == "/")
+                #expect(
+                    try await browser.post("/totp", ["code": harness.code(for: officer, offset: -1)]).location == "/"
+                )
                 #expect(try await browser.post("/logout").location == "/login")
 
                 // Second login: the code just used is refused (replay); the next step's code works.
                 #expect(try await browser.submitPassword("officer1", PortalHarness.password).location == "/totp")
                 _ = try await browser.get("/totp")
-                #expect(try await browser.post("/totp", ["code": harness.code(for: officer, offset: -1)]).location == "/totp?failed=1")
+                #expect(
+                    try await browser.post("/totp", ["code": harness.code(for: officer, offset: -1)]).location
+                        == "/totp?failed=1"
+                )
                 _ = try await browser.get("/totp?failed=1")
-                #expect(try await browser.post("/totp", ["code": harness.code(for: officer, offset: 1)]).location == "/")
+                #expect(
+                    try await browser.post("/totp", ["code": harness.code(for: officer, offset: 1)]).location == "/"
+                )
                 #expect(try await browser.post("/logout").location == "/login")
 
                 // Third login: a code older than the last one used is refused too, until time moves on.
                 #expect(try await browser.submitPassword("officer1", PortalHarness.password).location == "/totp")
                 _ = try await browser.get("/totp")
-                #expect(try await browser.post("/totp", ["code": harness.code(for: officer)]).location == "/totp?failed=1")
+                #expect(
+                    try await browser.post("/totp", ["code": harness.code(for: officer)]).location == "/totp?failed=1"
+                )
                 harness.clock.advance(by: 60)
                 _ = try await browser.get("/totp?failed=1")
                 #expect(try await browser.post("/totp", ["code": harness.code(for: officer)]).location == "/")
@@ -150,7 +169,10 @@ struct PortalFlowTests {
         }
     }
 
-    @Test("a post without the session's CSRF token gets 403 and changes nothing", arguments: [PortalBrowser.CSRF.missing, .forged])
+    @Test(
+        "a post without the session's CSRF token gets 403 and changes nothing",
+        arguments: [PortalBrowser.CSRF.missing, .forged]
+    )
     func csrf(_ token: PortalBrowser.CSRF) async throws {
         try await PortalHarness.run { harness in
             let officer = try await harness.addOfficer("officer1", roles: ["c19hotline"])
@@ -158,7 +180,11 @@ struct PortalFlowTests {
             try await harness.browse { browser in
                 // POST /login
                 _ = try await browser.get("/login")
-                let login = try await browser.post("/login", ["username": "officer1", "password": PortalHarness.password], csrf: token)
+                let login = try await browser.post(
+                    "/login",
+                    ["username": "officer1", "password": PortalHarness.password],
+                    csrf: token
+                )
                 #expect(login.status == .forbidden)
                 #expect(login.has(id: "error-message"))
                 #expect(try await browser.get("/totp").location == "/login")
@@ -294,7 +320,10 @@ struct PortalFlowTests {
 
                 let cases: [(KeyValuePairs<String, String>, String)] = [
                     (["current": "not-the-password-1", "new": newPassword, "repeat": newPassword], "password_wrong"),
-                    (["current": PortalHarness.password, "new": newPassword, "repeat": newPassword + "x"], "password_mismatch"),
+                    (
+                        ["current": PortalHarness.password, "new": newPassword, "repeat": newPassword + "x"],
+                        "password_mismatch"
+                    ),
                     (["current": PortalHarness.password, "new": "short-pw", "repeat": "short-pw"], "password_weak"),
                     (["current": PortalHarness.password, "new": "officer1", "repeat": "officer1"], "password_weak"),
                 ]
@@ -304,13 +333,18 @@ struct PortalFlowTests {
                     #expect(reply.content(ofID: "message") == Texts.english[message])
                 }
 
-                let changed = try await browser.post("/password", ["current": PortalHarness.password, "new": newPassword, "repeat": newPassword])
+                let changed = try await browser.post(
+                    "/password",
+                    ["current": PortalHarness.password, "new": newPassword, "repeat": newPassword]
+                )
                 #expect(changed.status == .ok)
                 #expect(changed.content(ofID: "message") == Texts.english["password_changed"])
                 #expect(try await browser.post("/logout").location == "/login")
 
                 harness.clock.advance(by: 30)
-                #expect(try await browser.submitPassword("officer1", PortalHarness.password).location == "/login?failed=1")
+                #expect(
+                    try await browser.submitPassword("officer1", PortalHarness.password).location == "/login?failed=1"
+                )
                 try await browser.signIn("officer1", password: newPassword, code: harness.code(for: officer))
             }
             let actions = try await harness.actions(of: "officer1")

@@ -15,6 +15,7 @@ import HummingbirdTesting
 import Logging
 import PostgresNIO
 import Testing
+
 @testable import PortalService
 @testable import VerificationService
 
@@ -59,7 +60,10 @@ struct PortalIssuanceTests {
                 let result = try await browser.post("/teletan", ["type": "EVENT", "authority": authority.id])
                 #expect(result.status == .ok)
                 #expect(result.content(ofID: "teletan") == FakeTeleTANIssuer.teleTAN)
-                #expect(result.content(ofID: "validity") == ISO8601DateFormatter().string(from: harness.clock.now.addingTimeInterval(2 * 86_400)))
+                #expect(
+                    result.content(ofID: "validity")
+                        == ISO8601DateFormatter().string(from: harness.clock.now.addingTimeInterval(2 * 86_400))
+                )
             }
             #expect(harness.issuer.calls.map(\.kind) == [.event])
             let audit = try await harness.audit().filter { $0.action == "teletan_issued" }
@@ -251,7 +255,10 @@ struct PortalIssuanceTests {
     func hostAllowlist() async throws {
         try await PortalHarness.run { harness in
             // On a real socket: HummingbirdTesting's router client always sends the authority `localhost`.
-            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(redirectConfiguration: .disallow))
+            let client = HTTPClient(
+                eventLoopGroupProvider: .singleton,
+                configuration: .init(redirectConfiguration: .disallow)
+            )
             try await withCleanup {
                 try await LiveServer.run(harness.app) { port in
                     let allowed = PortalBrowser.live(port: port, client: client, host: "portal.test")
@@ -261,7 +268,10 @@ struct PortalIssuanceTests {
                     let refused = try await foreign.get("/login")
                     #expect(refused.status == .badRequest)
                     #expect(refused.setCookies.isEmpty)
-                    #expect(try await foreign.post("/login", ["username": "a", "password": "b"], csrf: .forged).status == .badRequest)
+                    #expect(
+                        try await foreign.post("/login", ["username": "a", "password": "b"], csrf: .forged).status
+                            == .badRequest
+                    )
 
                     let forwarded = PortalBrowser.live(port: port, client: client, host: "portal.test")
                     forwarded.extraHeaders[PortalBrowser.forwardedHost] = "evil.example"
@@ -288,7 +298,12 @@ struct PortalIssuanceTests {
             // The trusted portal issues a teleTAN that verification-service created and will register.
             // verification-service checks the token's expiry against the real clock.
             let now = ManualClock(Date())
-            try await PortalHarness.run(["VERIFICATION_INTERNAL_URL": url], key: portalKey, clock: now, realVerification: true) { harness in
+            try await PortalHarness.run(
+                ["VERIFICATION_INTERNAL_URL": url],
+                key: portalKey,
+                clock: now,
+                realVerification: true
+            ) { harness in
                 let officer = try await harness.addOfficer("officer1", roles: ["c19hotline"])
                 try await harness.browse { browser in
                     try await harness.signIn(browser, officer)
@@ -299,7 +314,11 @@ struct PortalIssuanceTests {
                 }
             }
             // A portal with a key verification-service does not trust gets no teleTAN: the officer sees the 503 page.
-            try await PortalHarness.run(["VERIFICATION_INTERNAL_URL": url], clock: ManualClock(Date()), realVerification: true) { harness in
+            try await PortalHarness.run(
+                ["VERIFICATION_INTERNAL_URL": url],
+                clock: ManualClock(Date()),
+                realVerification: true
+            ) { harness in
                 let officer = try await harness.addOfficer("officer2", roles: ["c19hotline"])
                 try await harness.browse { browser in
                     try await harness.signIn(browser, officer)
@@ -322,16 +341,25 @@ struct PortalIssuanceTests {
 
         let parts = token.split(separator: ".").map(String.init)
         try #require(parts.count == 3)
-        let header = try JSONSerialization.jsonObject(with: Data(try #require(Base64URL.decode(parts[0])))) as? [String: Any]
-        let claims = try JSONSerialization.jsonObject(with: Data(try #require(Base64URL.decode(parts[1])))) as? [String: Any]
+        let header =
+            try JSONSerialization.jsonObject(with: Data(try #require(Base64URL.decode(parts[0])))) as? [String: Any]
+        let claims =
+            try JSONSerialization.jsonObject(with: Data(try #require(Base64URL.decode(parts[1])))) as? [String: Any]
         #expect(header?["alg"] as? String == "ES256")
         #expect(header?["kid"] as? String == "portal-7")
         #expect(claims?["sub"] as? String == "officer1")
         #expect(claims?["exp"] as? Int == 1_700_000_060)
-        #expect((claims?["realm_access"] as? [String: Any])?["roles"] as? [String] == ["c19hotline", "c19hotline_event"])
+        #expect(
+            (claims?["realm_access"] as? [String: Any])?["roles"] as? [String] == ["c19hotline", "c19hotline_event"]
+        )
         let signature = try P256.Signing.ECDSASignature(rawRepresentation: try #require(Base64URL.decode(parts[2])))
         #expect(key.publicKey.isValidSignature(signature, for: Data((parts[0] + "." + parts[1]).utf8)))
-        #expect(!P256.Signing.PrivateKey().publicKey.isValidSignature(signature, for: Data((parts[0] + "." + parts[1]).utf8)))
+        #expect(
+            !P256.Signing.PrivateKey().publicKey.isValidSignature(
+                signature,
+                for: Data((parts[0] + "." + parts[1]).utf8)
+            )
+        )
 
         let jwks = try JSONSerialization.jsonObject(with: Data(signer.jwks.utf8)) as? [String: [[String: String]]]
         let jwk = try #require(jwks?["keys"]?.first)
@@ -369,8 +397,16 @@ enum VerificationInternal {
         ]
         let configuration = try VerificationConfiguration.load(from: SettingsReader(values: values))
         let environment = ServiceEnvironment.testing(logger: database.logger)
-        let dependencies = VerificationDependencies.postgres(client: database.client, configuration: configuration, logger: database.logger)
-        let parts = Verification.Parts(configuration: configuration, dependencies: dependencies, environment: environment)
+        let dependencies = VerificationDependencies.postgres(
+            client: database.client,
+            configuration: configuration,
+            logger: database.logger
+        )
+        let parts = Verification.Parts(
+            configuration: configuration,
+            dependencies: dependencies,
+            environment: environment
+        )
         let app = Application(
             router: try Verification.buildInternalRouter(parts),
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),

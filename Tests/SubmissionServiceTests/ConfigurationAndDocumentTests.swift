@@ -9,13 +9,16 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import Testing
+
 @testable import SubmissionService
 
 @Suite("Configuration and document")
 struct ConfigurationAndDocumentTests {
     @Test("defaults follow the reference")
     func defaults() throws {
-        let configuration = try SubmissionConfiguration.load(from: SettingsReader(values: ["DATABASE_URL": "postgres://u:p@127.0.0.1:5432/keys"]))
+        let configuration = try SubmissionConfiguration.load(
+            from: SettingsReader(values: ["DATABASE_URL": "postgres://u:p@127.0.0.1:5432/keys"])
+        )
         #expect(configuration.http.port == 8001)
         #expect(configuration.maxRequestBytes == 102_400)
         #expect(configuration.verificationURL == "http://127.0.0.1:8012")
@@ -23,7 +26,9 @@ struct ConfigurationAndDocumentTests {
         #expect(configuration.policy.supportedCountries.count == 30)
         #expect(configuration.policy.supportedCountries.isSuperset(of: ["DE", "FR", "NO", "IS", "LI"]))
         let configured = try SubmissionConfiguration.load(
-            from: SettingsReader(values: ["DATABASE_URL": "postgres://u:p@127.0.0.1:5432/keys", "SUPPORTED_COUNTRIES": "FR, NL"])
+            from: SettingsReader(values: [
+                "DATABASE_URL": "postgres://u:p@127.0.0.1:5432/keys", "SUPPORTED_COUNTRIES": "FR, NL",
+            ])
         )
         #expect(configured.policy.supportedCountries == ["DE", "FR", "NL"])
         #expect(configuration.policy.keyPaddingMultiplier == 1)
@@ -36,7 +41,10 @@ struct ConfigurationAndDocumentTests {
     func countryCodes() {
         #expect(CountryCode.count == 249)
         #expect(CountryCode.isValid("DE") && CountryCode.isValid("CH") && CountryCode.isValid("IE"))
-        #expect(!CountryCode.isValid("de") && !CountryCode.isValid("EU") && !CountryCode.isValid("XK") && !CountryCode.isValid("DEU"))
+        #expect(
+            !CountryCode.isValid("de") && !CountryCode.isValid("EU") && !CountryCode.isValid("XK")
+                && !CountryCode.isValid("DEU")
+        )
     }
 
     @Test("every bad value is reported at once")
@@ -56,7 +64,8 @@ struct ConfigurationAndDocumentTests {
         let named = Set(settings.problems.compactMap { $0.split(separator: " ").first.map(String.init) })
         #expect(
             named == [
-                "MAX_NUMBER_OF_KEYS", "ORIGIN_COUNTRY", "SUPPORTED_COUNTRIES", "RANDOM_KEY_PADDING_MULTIPLIER", "MAX_REQUEST_BYTES",
+                "MAX_NUMBER_OF_KEYS", "ORIGIN_COUNTRY", "SUPPORTED_COUNTRIES", "RANDOM_KEY_PADDING_MULTIPLIER",
+                "MAX_REQUEST_BYTES",
                 "VERIFICATION_INTERNAL_URL", "MIN_ROLLING_PERIOD",
             ]
         )
@@ -66,20 +75,28 @@ struct ConfigurationAndDocumentTests {
     func document() async throws {
         let url =
             Bundle.module.url(forResource: "openapi", withExtension: "yaml")
-            ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
             .appendingPathComponent("Services/Submission/openapi.yaml")
         let documented = try OpenAPIDocument.operations(in: url).map { "\($0.method) \($0.path)" }.sorted()
-        #expect(documented == ["GET /health/live", "GET /health/ready", "GET /metrics", "GET /openapi.yaml",
-                               "POST /version/v1/diagnosis-keys", "POST /version/v1/submission-on-behalf"])
+        #expect(
+            documented == [
+                "GET /health/live", "GET /health/ready", "GET /metrics", "GET /openapi.yaml",
+                "POST /version/v1/diagnosis-keys", "POST /version/v1/submission-on-behalf",
+            ]
+        )
         let harness = try UnitHarness()
         for operation in documented {
             let parts = operation.split(separator: " ")
             let status = try await harness.app.test(.router) { client in
-                try await client.execute(uri: String(parts[1]), method: HTTPRequest.Method(rawValue: String(parts[0]))!).status
+                try await client.execute(uri: String(parts[1]), method: HTTPRequest.Method(rawValue: String(parts[0]))!)
+                    .status
             }
             #expect(status != .notFound && status != .methodNotAllowed, "\(operation)")
         }
-        let served = try await harness.app.test(.router) { client in try await client.execute(uri: "/openapi.yaml", method: .get).body.text }
+        let served = try await harness.app.test(.router) { client in
+            try await client.execute(uri: "/openapi.yaml", method: .get).body.text
+        }
         #expect(served.contains("/version/v1/diagnosis-keys"))
     }
 }

@@ -8,6 +8,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Testing
+
 @testable import SubmissionService
 
 @Suite("Payload rules")
@@ -65,9 +66,13 @@ struct PayloadRuleTests {
         Breach(rule: "on_behalf_no_visited_countries") { $0.visitedCountries = ["DE"] },
         Breach(rule: "on_behalf_no_consent") { $0.consentToFederation = true },
         Breach(rule: "on_behalf_submission_type") { $0.submissionType = .pcrTest },
-        Breach(rule: "on_behalf_one_location") { $0.checkIns = [SubmissionFixture.checkIn(location: 1), SubmissionFixture.checkIn(location: 2)] },
+        Breach(rule: "on_behalf_one_location") {
+            $0.checkIns = [SubmissionFixture.checkIn(location: 1), SubmissionFixture.checkIn(location: 2)]
+        },
         Breach(rule: "on_behalf_reports_present") { $0.checkInProtectedReports = [] },
-        Breach(rule: "on_behalf_one_location_hash") { $0.checkInProtectedReports.append(SubmissionFixture.protectedReport(location: 3)) },
+        Breach(rule: "on_behalf_one_location_hash") {
+            $0.checkInProtectedReports.append(SubmissionFixture.protectedReport(location: 3))
+        },
         Breach(rule: "check_ins") { $0.checkIns = [SubmissionFixture.checkIn(trl: 0)] },
         Breach(rule: "check_in_protected_reports") { $0.checkInProtectedReports[1].mac = Data(count: 31) },
     ]
@@ -75,8 +80,17 @@ struct PayloadRuleTests {
     @Test("valid payloads break no rule")
     func validPayloads() {
         let policy = try! SubmissionFixture.configuration().policy
-        #expect(PayloadRule.firstViolation(of: PayloadRule.diagnosisKeys, in: SubmissionFixture.payload(), policy: policy) == nil)
-        #expect(PayloadRule.firstViolation(of: PayloadRule.onBehalf, in: SubmissionFixture.onBehalfPayload(), policy: policy) == nil)
+        #expect(
+            PayloadRule.firstViolation(of: PayloadRule.diagnosisKeys, in: SubmissionFixture.payload(), policy: policy)
+                == nil
+        )
+        #expect(
+            PayloadRule.firstViolation(
+                of: PayloadRule.onBehalf,
+                in: SubmissionFixture.onBehalfPayload(),
+                policy: policy
+            ) == nil
+        )
         var minimal = SubmissionFixture.payload(keys: 1)
         minimal.clearOrigin()
         minimal.visitedCountries = []
@@ -90,7 +104,9 @@ struct PayloadRuleTests {
         var payload = SubmissionFixture.payload()
         breach.breakIt(&payload)
         let policy = try SubmissionFixture.configuration().policy
-        #expect(PayloadRule.firstViolation(of: PayloadRule.diagnosisKeys, in: payload, policy: policy)?.rule == breach.rule)
+        #expect(
+            PayloadRule.firstViolation(of: PayloadRule.diagnosisKeys, in: payload, policy: policy)?.rule == breach.rule
+        )
 
         let harness = try UnitHarness()
         let reply = try await harness.post(payload.bytes, headers: SubmissionFixture.headers(tan: UUID().uuidString))
@@ -100,7 +116,10 @@ struct PayloadRuleTests {
         #expect(harness.store.stored.withLock { $0.isEmpty })
     }
 
-    @Test("a submission on behalf breaking one rule answers 400, stores nothing and verifies no TAN", arguments: onBehalfBreaches)
+    @Test(
+        "a submission on behalf breaking one rule answers 400, stores nothing and verifies no TAN",
+        arguments: onBehalfBreaches
+    )
     func onBehalfRule(_ breach: Breach) async throws {
         var payload = SubmissionFixture.onBehalfPayload()
         breach.breakIt(&payload)
@@ -108,7 +127,11 @@ struct PayloadRuleTests {
         #expect(PayloadRule.firstViolation(of: PayloadRule.onBehalf, in: payload, policy: policy)?.rule == breach.rule)
 
         let harness = try UnitHarness(verdict: .valid(teleTANType: "EVENT"))
-        let reply = try await harness.post(payload.bytes, path: "/version/v1/submission-on-behalf", headers: SubmissionFixture.headers(tan: UUID().uuidString))
+        let reply = try await harness.post(
+            payload.bytes,
+            path: "/version/v1/submission-on-behalf",
+            headers: SubmissionFixture.headers(tan: UUID().uuidString)
+        )
         #expect(reply.status == .badRequest)
         #expect(harness.verifier.calls.withLock { $0 } == 0)
         #expect(harness.store.stored.withLock { $0.isEmpty })
@@ -121,9 +144,14 @@ struct PayloadRuleTests {
         payload.keys[1].transmissionRiskLevel = 9
         payload.origin = "FR"
         let policy = try SubmissionFixture.configuration().policy
-        #expect(PayloadRule.firstViolation(of: PayloadRule.diagnosisKeys, in: payload, policy: policy)?.rule == "rolling_start_at_midnight")
+        #expect(
+            PayloadRule.firstViolation(of: PayloadRule.diagnosisKeys, in: payload, policy: policy)?.rule
+                == "rolling_start_at_midnight"
+        )
         payload.keys[0].rollingStartIntervalNumber -= 1
-        #expect(PayloadRule.firstViolation(of: PayloadRule.diagnosisKeys, in: payload, policy: policy)?.rule == "origin")
+        #expect(
+            PayloadRule.firstViolation(of: PayloadRule.diagnosisKeys, in: payload, policy: policy)?.rule == "origin"
+        )
     }
 
     @Test("a rejected rule is counted under its name in the metrics")
@@ -132,7 +160,9 @@ struct PayloadRuleTests {
         var payload = SubmissionFixture.payload()
         payload.origin = "NL"
         _ = try await harness.post(payload.bytes, headers: SubmissionFixture.headers(tan: UUID().uuidString))
-        let text = try await harness.app.test(.router) { client in try await client.execute(uri: "/metrics", method: .get).body.text }
+        let text = try await harness.app.test(.router) { client in
+            try await client.execute(uri: "/metrics", method: .get).body.text
+        }
         #expect(text.contains(#"en_submission_rejected_total{endpoint="diagnosis_keys",rule="origin"} 1"#))
     }
 }

@@ -6,6 +6,7 @@ import ENModels
 import ENTestSupport
 import Foundation
 import Testing
+
 @testable import SubmissionService
 
 @Suite("Preparing a submission")
@@ -33,11 +34,20 @@ struct PreparationTests {
 
         // A minute before midnight, today's key is still kept and tomorrow's still in the future.
         let lateNow = Date(timeIntervalSince1970: Double((Self.midnight + 144) * 600 - 60))
-        #expect(PreparedSubmission.keysInWindow([Self.key(rsin: Self.midnight)], policy: Self.policy, now: lateNow).count == 1)
-        #expect(PreparedSubmission.keysInWindow([Self.key(rsin: Self.midnight + 144)], policy: Self.policy, now: lateNow).isEmpty)
+        #expect(
+            PreparedSubmission.keysInWindow([Self.key(rsin: Self.midnight)], policy: Self.policy, now: lateNow).count
+                == 1
+        )
+        #expect(
+            PreparedSubmission.keysInWindow([Self.key(rsin: Self.midnight + 144)], policy: Self.policy, now: lateNow)
+                .isEmpty
+        )
         // At midnight, the new day's key is current.
         let atMidnight = Date(timeIntervalSince1970: Double((Self.midnight + 144) * 600))
-        #expect(PreparedSubmission.keysInWindow([Self.key(rsin: Self.midnight + 144)], policy: Self.policy, now: atMidnight).count == 1)
+        #expect(
+            PreparedSubmission.keysInWindow([Self.key(rsin: Self.midnight + 144)], policy: Self.policy, now: atMidnight)
+                .count == 1
+        )
 
         var generator = SeededGenerator(seed: 1)
         var payload = SubmissionFixture.payload(keys: 1)
@@ -47,10 +57,14 @@ struct PreparationTests {
         #expect(prepared.droppedKeys == 1)
     }
 
-    @Test("the derivation map at its edges", arguments: [
-        (-6, 1), (-5, 2), (0, 8), (6, 2), (7, 1), (193, 1), (194, 2), (205, 2), (1799, 2), (1992, 2), (2000, 5), (2997, 2), (3000, 4),
-        (3991, 1), (3992, 2), (4000, 5), (-15, 1),
-    ])
+    @Test(
+        "the derivation map at its edges",
+        arguments: [
+            (-6, 1), (-5, 2), (0, 8), (6, 2), (7, 1), (193, 1), (194, 2), (205, 2), (1799, 2), (1992, 2), (2000, 5),
+            (2997, 2), (3000, 4),
+            (3991, 1), (3992, 2), (4000, 5), (-15, 1),
+        ]
+    )
     func trlFromDSOS(dsos: Int, trl: Int) {
         #expect(TEKFieldDerivations.bundled.trl(forDSOS: dsos, defaultTRL: 1) == trl)
     }
@@ -58,7 +72,11 @@ struct PreparationTests {
     @Test("the bundled maps are complete: 274 DSOS values, every TRL 1…8")
     func mapSizes() {
         #expect(TEKFieldDerivations.bundled.trlFromDSOS.count == 274)
-        #expect(TEKFieldDerivations.bundled.dsosFromTRL == [1: 3986, 2: 3992, 3: 3993, 4: 3994, 5: 4000, 6: 3995, 7: 3996, 8: 3997])
+        #expect(
+            TEKFieldDerivations.bundled.dsosFromTRL == [
+                1: 3986, 2: 3992, 3: 3993, 4: 3994, 5: 4000, 6: 3995, 7: 3996, 8: 3997,
+            ]
+        )
         #expect(TEKFieldDerivations.bundled.trl(forDSOS: 9999, defaultTRL: 4) == 4)
     }
 
@@ -66,11 +84,17 @@ struct PreparationTests {
     func derivation() {
         var policy = Self.policy
         policy.defaultTRL = 3
-        #expect(PreparedSubmission.row(SubmissionFixture.key(trl: 5, dsos: nil), policy: policy).daysSinceOnsetOfSymptoms == 4000)
+        #expect(
+            PreparedSubmission.row(SubmissionFixture.key(trl: 5, dsos: nil), policy: policy).daysSinceOnsetOfSymptoms
+                == 4000
+        )
         let fromDSOS = PreparedSubmission.row(SubmissionFixture.key(trl: nil, dsos: 2), policy: policy)
         #expect(fromDSOS.transmissionRiskLevel == 6)
         #expect(fromDSOS.daysSinceOnsetOfSymptoms == 2)
-        #expect(PreparedSubmission.row(SubmissionFixture.key(trl: nil, dsos: 100), policy: policy).transmissionRiskLevel == 3)
+        #expect(
+            PreparedSubmission.row(SubmissionFixture.key(trl: nil, dsos: 100), policy: policy).transmissionRiskLevel
+                == 3
+        )
         let both = PreparedSubmission.row(SubmissionFixture.key(trl: 2, dsos: 1), policy: policy)
         #expect(both.transmissionRiskLevel == 2 && both.daysSinceOnsetOfSymptoms == 1)
     }
@@ -85,7 +109,10 @@ struct PreparationTests {
         #expect(prepared.originCountry == "DE")
         #expect(prepared.visitedCountries == ["DE", "FR", "IT"])
         payload.visitedCountries = []
-        #expect(PreparedSubmission(payload: payload, policy: Self.policy, now: Self.now, using: &generator).visitedCountries == ["DE"])
+        #expect(
+            PreparedSubmission(payload: payload, policy: Self.policy, now: Self.now, using: &generator).visitedCountries
+                == ["DE"]
+        )
     }
 
     @Test("key padding adds multiplier − 1 copies with fresh key data and otherwise identical fields")
@@ -143,7 +170,9 @@ struct PreparationTests {
         #expect(real.count == 1)
         #expect(real.first?.period == 6)
         let fakes = rows.filter { $0.traceLocationID != realHash }
-        let expectedHashes = (0..<3).map { Array(SHA256.hash(data: Array(checkIn.locationID) + Array("pepper".utf8) + Array(String($0).utf8))) }
+        let expectedHashes = (0..<3).map {
+            Array(SHA256.hash(data: Array(checkIn.locationID) + Array("pepper".utf8) + Array(String($0).utf8)))
+        }
         #expect(Set(fakes.map(\.traceLocationID)) == Set(expectedHashes))
         let start = Int32(checkIn.startIntervalNumber)
         for fake in fakes {

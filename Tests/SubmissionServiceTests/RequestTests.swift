@@ -10,13 +10,16 @@ import HummingbirdTesting
 import NIOCore
 import SwiftProtobuf
 import Testing
+
 @testable import SubmissionService
 
 @Suite("Requests")
 struct RequestTests {
     static let tan = "3d7f1d8f-8f0e-4a43-9f0f-6d3c2b8c1a11"
 
-    @Test("missing or non-integer cwa-fake, a cwa-otp, both authorisations or none: 400, empty, without verifying anything")
+    @Test(
+        "missing or non-integer cwa-fake, a cwa-otp, both authorisations or none: 400, empty, without verifying anything"
+    )
     func headers() async throws {
         let harness = try UnitHarness()
         let body = SubmissionFixture.payload().bytes
@@ -26,7 +29,9 @@ struct RequestTests {
         otp[SubmissionController.otpHeader] = Self.tan
         var both = SubmissionFixture.headers(tan: Self.tan)
         both[SubmissionController.otpHeader] = Self.tan
-        for headers in [noFake, otp, both, SubmissionFixture.headers(), SubmissionFixture.headers(tan: Self.tan, fake: "true")] {
+        for headers in [
+            noFake, otp, both, SubmissionFixture.headers(), SubmissionFixture.headers(tan: Self.tan, fake: "true"),
+        ] {
             let reply = try await harness.post(body, headers: headers)
             #expect(reply.status == .badRequest)
             #expect(reply.body.readableBytes == 0)
@@ -37,14 +42,21 @@ struct RequestTests {
     @Test("a body that is not a protobuf message: 400; another content type: 415")
     func bodies() async throws {
         let harness = try UnitHarness()
-        let garbage = try await harness.post(ByteBuffer(bytes: [0xFF, 0xFF, 0xFF]), headers: SubmissionFixture.headers(tan: Self.tan))
+        let garbage = try await harness.post(
+            ByteBuffer(bytes: [0xFF, 0xFF, 0xFF]),
+            headers: SubmissionFixture.headers(tan: Self.tan)
+        )
         #expect(garbage.status == .badRequest)
         #expect(garbage.body.readableBytes == 0)
-        let metrics = try await harness.app.test(.router) { client in try await client.execute(uri: "/metrics", method: .get).body.text }
+        let metrics = try await harness.app.test(.router) { client in
+            try await client.execute(uri: "/metrics", method: .get).body.text
+        }
         #expect(metrics.contains(#"en_submission_rejected_total{endpoint="diagnosis_keys",rule="protobuf"} 1"#))
         var json = SubmissionFixture.headers(tan: Self.tan)
         json[.contentType] = "application/json"
-        #expect(try await harness.post(SubmissionFixture.payload().bytes, headers: json).status == .unsupportedMediaType)
+        #expect(
+            try await harness.post(SubmissionFixture.payload().bytes, headers: json).status == .unsupportedMediaType
+        )
         #expect(harness.verifier.calls.withLock { $0 } == 0)
     }
 
@@ -53,15 +65,24 @@ struct RequestTests {
         let harness = try UnitHarness(["MAX_REQUEST_BYTES": "1000"])
         var payload = SubmissionFixture.payload()
         payload.requestPadding = Data(count: 2000)
-        #expect(try await harness.post(payload.bytes, headers: SubmissionFixture.headers(tan: Self.tan)).status == .contentTooLarge)
-        #expect(try await harness.post(payload.bytes, headers: SubmissionFixture.headers(fake: "1")).status == .contentTooLarge)
+        #expect(
+            try await harness.post(payload.bytes, headers: SubmissionFixture.headers(tan: Self.tan)).status
+                == .contentTooLarge
+        )
+        #expect(
+            try await harness.post(payload.bytes, headers: SubmissionFixture.headers(fake: "1")).status
+                == .contentTooLarge
+        )
         #expect(harness.store.stored.withLock { $0.isEmpty })
     }
 
     @Test("a database that cannot be reached: 503 with Retry-After, and the TAN is not sent to verification")
     func databaseDown() async throws {
         let harness = try UnitHarness(databaseDown: true)
-        let reply = try await harness.post(SubmissionFixture.payload().bytes, headers: SubmissionFixture.headers(tan: Self.tan))
+        let reply = try await harness.post(
+            SubmissionFixture.payload().bytes,
+            headers: SubmissionFixture.headers(tan: Self.tan)
+        )
         #expect(reply.status == .serviceUnavailable)
         #expect(reply.headers[.retryAfter] == "30")
         #expect(harness.verifier.calls.withLock { $0 } == 0)
@@ -79,10 +100,16 @@ struct RequestTests {
         #expect(harness.store.stored.withLock { $0.first?.keys.count } == 5)
     }
 
-    @Test("a fake request verifies nothing, stores nothing, and answers what a real success answers", arguments: ["1", "2", " -1 "])
+    @Test(
+        "a fake request verifies nothing, stores nothing, and answers what a real success answers",
+        arguments: ["1", "2", " -1 "]
+    )
     func fakeRequest(_ value: String) async throws {
         let harness = try UnitHarness()
-        let real = try await harness.post(SubmissionFixture.payload().bytes, headers: SubmissionFixture.headers(tan: Self.tan))
+        let real = try await harness.post(
+            SubmissionFixture.payload().bytes,
+            headers: SubmissionFixture.headers(tan: Self.tan)
+        )
         let calls = harness.verifier.calls.withLock { $0 }
         let stored = harness.store.stored.withLock { $0.count }
 
@@ -95,7 +122,9 @@ struct RequestTests {
 
         #expect(fake.status == real.status)
         #expect(Array(fake.body.readableBytesView) == Array(real.body.readableBytesView))
-        let names = { (reply: Reply) in reply.headers.filter { $0.name != .init("x-request-id")! }.map { "\($0.name): \($0.value)" }.sorted() }
+        let names = { (reply: Reply) in
+            reply.headers.filter { $0.name != .init("x-request-id")! }.map { "\($0.name): \($0.value)" }.sorted()
+        }
         #expect(names(fake) == names(real))
         #expect(!names(fake).isEmpty)
     }
@@ -104,7 +133,11 @@ struct RequestTests {
     func fakeDelay() async throws {
         let harness = try UnitHarness(["FAKE_DELAY_INITIAL": "10ms"])
         for _ in 0..<200 { harness.parts.delays[.onBehalf]?.record(.milliseconds(800)) }
-        _ = try await harness.post(nil, path: "/version/v1/submission-on-behalf", headers: SubmissionFixture.headers(fake: "1"))
+        _ = try await harness.post(
+            nil,
+            path: "/version/v1/submission-on-behalf",
+            headers: SubmissionFixture.headers(fake: "1")
+        )
         _ = try await harness.post(nil, headers: SubmissionFixture.headers(fake: "1"))
         let sleeps = harness.sleeps.withLock { $0 }
         #expect(sleeps.count <= 2)
@@ -118,7 +151,9 @@ struct RequestTests {
         let harness = try UnitHarness(["FAKE_DELAY_INITIAL": "5s"])
         _ = try await harness.post(SubmissionFixture.payload().bytes, headers: SubmissionFixture.headers(tan: Self.tan))
         #expect(try #require(harness.parts.delays[.diagnosisKeys]?.average) < .seconds(5))
-        let text = try await harness.app.test(.router) { client in try await client.execute(uri: "/metrics", method: .get).body.text }
+        let text = try await harness.app.test(.router) { client in
+            try await client.execute(uri: "/metrics", method: .get).body.text
+        }
         #expect(text.contains(#"en_submission_fake_delay_seconds{endpoint="diagnosis_keys"}"#))
         #expect(text.contains(#"en_submission_requests_total{endpoint="diagnosis_keys",kind="real"} 1"#))
     }
@@ -135,7 +170,11 @@ struct RequestTests {
             try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
                 for _ in 0..<200 {
                     group.addTask {
-                        try await client.execute(uri: "/version/v1/diagnosis-keys", method: .post, headers: SubmissionFixture.headers(fake: "1")).status
+                        try await client.execute(
+                            uri: "/version/v1/diagnosis-keys",
+                            method: .post,
+                            headers: SubmissionFixture.headers(fake: "1")
+                        ).status
                     }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
@@ -146,7 +185,9 @@ struct RequestTests {
 
     @Test("payloads with random bytes changed never crash the service nor get a 5xx: 200 or 400")
     func mutatedPayloads() async throws {
-        let harness = try UnitHarness(["UNENCRYPTED_CHECKINS_ENABLED": "true", "RANDOM_CHECKINS_PADDING_MULTIPLIER": "3"])
+        let harness = try UnitHarness([
+            "UNENCRYPTED_CHECKINS_ENABLED": "true", "RANDOM_CHECKINS_PADDING_MULTIPLIER": "3",
+        ])
         var payload = SubmissionFixture.payload(keys: 4)
         payload.checkIns = [SubmissionFixture.checkIn(location: 1), SubmissionFixture.checkIn(location: 2)]
         payload.checkInProtectedReports = [SubmissionFixture.protectedReport()]
@@ -158,19 +199,26 @@ struct RequestTests {
             for _ in 0..<Int.random(in: 1...4, using: &generator) {
                 bytes[Int.random(in: 0..<bytes.count, using: &generator)] = UInt8.random(in: 0...255, using: &generator)
             }
-            let reply = try await harness.post(ByteBuffer(bytes: bytes), headers: SubmissionFixture.headers(tan: Self.tan))
+            let reply = try await harness.post(
+                ByteBuffer(bytes: bytes),
+                headers: SubmissionFixture.headers(tan: Self.tan)
+            )
             statuses[Int(reply.status.code), default: 0] += 1
         }
         #expect(Set(statuses.keys).isSubset(of: [200, 400]), "\(statuses)")
         #expect(statuses[400, default: 0] > 0)
     }
 
-    @Test("TAN header forms", arguments: [
-        ("3D7F1D8F-8F0E-4A43-9F0F-6D3C2B8C1A11", "3d7f1d8f-8f0e-4a43-9f0f-6d3c2b8c1a11"),
-        (" TAN 3d7f1d8f-8f0e-4a43-9f0f-6d3c2b8c1a11 ", "3d7f1d8f-8f0e-4a43-9f0f-6d3c2b8c1a11"),
-        ("tan 3d7f1d8f-8f0e-4a43-9f0f-6d3c2b8c1a11", "3d7f1d8f-8f0e-4a43-9f0f-6d3c2b8c1a11"),
-        ("TAN", nil), ("3d7f1d8f8f0e4a439f0f6d3c2b8c1a11", nil), ("Bearer 3d7f1d8f-8f0e-4a43-9f0f-6d3c2b8c1a11", nil),
-    ] as [(String, String?)])
+    @Test(
+        "TAN header forms",
+        arguments: [
+            ("3D7F1D8F-8F0E-4A43-9F0F-6D3C2B8C1A11", "3d7f1d8f-8f0e-4a43-9f0f-6d3c2b8c1a11"),
+            (" TAN 3d7f1d8f-8f0e-4a43-9f0f-6d3c2b8c1a11 ", "3d7f1d8f-8f0e-4a43-9f0f-6d3c2b8c1a11"),
+            ("tan 3d7f1d8f-8f0e-4a43-9f0f-6d3c2b8c1a11", "3d7f1d8f-8f0e-4a43-9f0f-6d3c2b8c1a11"),
+            ("TAN", nil), ("3d7f1d8f8f0e4a439f0f6d3c2b8c1a11", nil),
+            ("Bearer 3d7f1d8f-8f0e-4a43-9f0f-6d3c2b8c1a11", nil),
+        ] as [(String, String?)]
+    )
     func tanForms(_ header: String, _ expected: String?) {
         #expect(TANHeader.parse(header) == expected)
     }

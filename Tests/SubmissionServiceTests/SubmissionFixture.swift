@@ -15,6 +15,7 @@ import NIOCore
 import PostgresNIO
 import SwiftProtobuf
 import Testing
+
 @testable import SubmissionService
 @testable import TestResultService
 @testable import VerificationService
@@ -38,7 +39,8 @@ enum SubmissionFixture {
     }
 
     /// A key that started `daysAgo` midnights before `start`'s day.
-    static func key(daysAgo: Int = 1, trl: Int32? = 6, dsos: Int32? = nil, period: Int32 = 144) -> TemporaryExposureKey {
+    static func key(daysAgo: Int = 1, trl: Int32? = 6, dsos: Int32? = nil, period: Int32 = 144) -> TemporaryExposureKey
+    {
         var key = TemporaryExposureKey()
         key.keyData = Data((0..<16).map { _ in UInt8.random(in: 0...255) })
         key.rollingStartIntervalNumber = Int32(self.midnight - daysAgo * 144)
@@ -49,7 +51,11 @@ enum SubmissionFixture {
     }
 
     /// A valid key submission: `count` keys for the days before today.
-    static func payload(keys count: Int = 14, type: SubmissionPayload.SubmissionType = .pcrTest, consent: Bool = true) -> SubmissionPayload {
+    static func payload(
+        keys count: Int = 14,
+        type: SubmissionPayload.SubmissionType = .pcrTest,
+        consent: Bool = true
+    ) -> SubmissionPayload {
         var payload = SubmissionPayload()
         payload.keys = (0..<count).map { self.key(daysAgo: $0 % 14 + 1) }
         payload.origin = "DE"
@@ -134,7 +140,11 @@ final class RecordingStore: SubmissionStoring {
         if self.failing { throw .database(UnitHarnessError.databaseDown, afterAuthorization: false) }
         do { try await authorize() } catch { throw .refused(error) }
         self.stored.withLock { $0.append(submission) }
-        return SubmissionService.StoreOutcome(keys: submission.keys.count, protectedReports: submission.protectedReports.count, traceWarnings: submission.traceWarnings.count)
+        return SubmissionService.StoreOutcome(
+            keys: submission.keys.count,
+            protectedReports: submission.protectedReports.count,
+            traceWarnings: submission.traceWarnings.count
+        )
     }
 }
 
@@ -146,7 +156,11 @@ struct UnitHarness: Sendable {
     let app: Submission.App
     let sleeps: Mutexed<[Duration]>
 
-    init(_ overrides: [String: String] = [:], verdict: TANVerdict = .valid(teleTANType: nil), databaseDown: Bool = false) throws {
+    init(
+        _ overrides: [String: String] = [:],
+        verdict: TANVerdict = .valid(teleTANType: nil),
+        databaseDown: Bool = false
+    ) throws {
         let configuration = try SubmissionFixture.configuration(overrides)
         self.verifier = RecordingVerifier(verdict)
         self.store = RecordingStore(failing: databaseDown)
@@ -166,7 +180,11 @@ struct UnitHarness: Sendable {
         self.app = Application(router: try Submission.buildRouter(self.parts, controller: controller))
     }
 
-    func post(_ body: ByteBuffer?, path: String = "/version/v1/diagnosis-keys", headers: HTTPFields) async throws -> Reply {
+    func post(
+        _ body: ByteBuffer?,
+        path: String = "/version/v1/diagnosis-keys",
+        headers: HTTPFields
+    ) async throws -> Reply {
         try await self.app.post(path, headers: headers, body: body)
     }
 }
@@ -201,11 +219,17 @@ struct SubmissionHarness: Sendable {
         let database = try PostgresTestDatabase.require()
         let clock = ManualClock(SubmissionFixture.start)
         let environment = logger.map { ServiceEnvironment.testing(logger: $0) } ?? ServiceEnvironment.testing()
-        let placeholder = ["DATABASE_URL": "postgres://test:secret@127.0.0.1:1/test", "HTTP_PORT": "0", "INTERNAL_HTTP_PORT": "0"]
+        let placeholder = [
+            "DATABASE_URL": "postgres://test:secret@127.0.0.1:1/test", "HTTP_PORT": "0", "INTERNAL_HTTP_PORT": "0",
+        ]
         let testResultApp = Application(
             router: TestResult.buildInternalRouter(
                 configuration: try TestResultConfiguration.load(from: SettingsReader(values: placeholder)),
-                dependencies: TestResultDependencies.postgres(client: database.client, logger: database.logger, clock: clock.wallClock),
+                dependencies: TestResultDependencies.postgres(
+                    client: database.client,
+                    logger: database.logger,
+                    clock: clock.wallClock
+                ),
                 environment: environment,
                 metrics: TestResultMetrics(factory: environment.metricsFactory)
             ),
@@ -223,7 +247,11 @@ struct SubmissionHarness: Sendable {
                 logger: database.logger,
                 clock: clock.wallClock
             )
-            let verification = Verification.Parts(configuration: verificationConfiguration, dependencies: verificationDependencies, environment: environment)
+            let verification = Verification.Parts(
+                configuration: verificationConfiguration,
+                dependencies: verificationDependencies,
+                environment: environment
+            )
             let verificationInternal = Application(
                 router: try Verification.buildInternalRouter(verification),
                 configuration: .init(address: .hostname("127.0.0.1", port: 0)),
@@ -261,14 +289,27 @@ struct SubmissionHarness: Sendable {
             settings["VERIFICATION_INTERNAL_URL"] = verificationURL ?? "http://127.0.0.1:\(verificationPort)"
             let configuration = try SubmissionFixture.configuration(settings)
             let logger = environment.logger
-            let client = VerificationClient(baseURL: configuration.verificationURL, policy: configuration.upstream, logger: logger)
+            let client = VerificationClient(
+                baseURL: configuration.verificationURL,
+                policy: configuration.upstream,
+                logger: logger
+            )
             // A pool of submission's own, as in production: a submission holds its connection while
             // verification-service (on the shared test pool) checks the TAN.
             let pool = database.configuration.makeClient(logger: database.logger)
             let poolTask = Task { await pool.run() }
             defer { poolTask.cancel() }
-            let dependencies = SubmissionDependencies.postgres(client: pool, verification: client, logger: logger, clock: clock.wallClock)
-            let parts = Submission.Parts(configuration: configuration, dependencies: dependencies, environment: environment)
+            let dependencies = SubmissionDependencies.postgres(
+                client: pool,
+                verification: client,
+                logger: logger,
+                clock: clock.wallClock
+            )
+            let parts = Submission.Parts(
+                configuration: configuration,
+                dependencies: dependencies,
+                environment: environment
+            )
             let harness = SubmissionHarness(
                 database: database,
                 clock: clock,
@@ -292,10 +333,21 @@ struct SubmissionHarness: Sendable {
     func labTAN(code: Int = 2) async throws -> String {
         let guid = TestIDs.hashedGUID()
         _ = try await self.labResults.store(
-            [ResultUpload(key: guid, result: LabTestResult(code: code)!, sampleCollectedAt: self.clock.now.addingTimeInterval(-3600), labID: "lab-1")],
+            [
+                ResultUpload(
+                    key: guid,
+                    result: LabTestResult(code: code)!,
+                    sampleCollectedAt: self.clock.now.addingTimeInterval(-3600),
+                    labID: "lab-1"
+                )
+            ],
             now: self.clock.now
         )
-        let token = try await self.verificationCall("/version/v1/registrationToken", #"{"key":"\#(guid)","keyType":"GUID"}"#, field: "registrationToken")
+        let token = try await self.verificationCall(
+            "/version/v1/registrationToken",
+            #"{"key":"\#(guid)","keyType":"GUID"}"#,
+            field: "registrationToken"
+        )
         return try await self.verificationCall("/version/v1/tan", #"{"registrationToken":"\#(token)"}"#, field: "tan")
     }
 
@@ -312,7 +364,12 @@ struct SubmissionHarness: Sendable {
 
     private func verificationCall(_ path: String, _ json: String, field: String) async throws -> String {
         try await self.verificationApp.test(.router) { client in
-            let response = try await client.execute(uri: path, method: .post, headers: .json, body: ByteBuffer(string: json))
+            let response = try await client.execute(
+                uri: path,
+                method: .post,
+                headers: .json,
+                body: ByteBuffer(string: json)
+            )
             let object = try JSONSerialization.jsonObject(with: response.body.data) as? [String: Any]
             return try #require(object?[field] as? String, "\(path): \(response.status) \(response.body.text)")
         }
@@ -320,13 +377,23 @@ struct SubmissionHarness: Sendable {
 
     // MARK: Calls
 
-    func submit(_ payload: SubmissionPayload, tan: String?, path: String = "/version/v1/diagnosis-keys", fake: String = "0") async throws -> Reply {
+    func submit(
+        _ payload: SubmissionPayload,
+        tan: String?,
+        path: String = "/version/v1/diagnosis-keys",
+        fake: String = "0"
+    ) async throws -> Reply {
         try await self.app.post(path, headers: SubmissionFixture.headers(tan: tan, fake: fake), body: payload.bytes)
     }
 
     /// The same submission `count` times at once.
     func parallel(_ count: Int, _ payload: SubmissionPayload, tan: String) async throws -> [Reply] {
-        try await self.app.post("/version/v1/diagnosis-keys", headers: SubmissionFixture.headers(tan: tan), body: payload.bytes, times: count)
+        try await self.app.post(
+            "/version/v1/diagnosis-keys",
+            headers: SubmissionFixture.headers(tan: tan),
+            body: payload.bytes,
+            times: count
+        )
     }
 
     /// `SELECT count(*)` of a table.
@@ -337,7 +404,9 @@ struct SubmissionHarness: Sendable {
     /// Rows of all four submission tables.
     func storedRows() async throws -> Int {
         var total = 0
-        for table in ["diagnosis_key", "federation_upload_key", "check_in_protected_reports", "trace_time_interval_warning"] {
+        for table in [
+            "diagnosis_key", "federation_upload_key", "check_in_protected_reports", "trace_time_interval_warning",
+        ] {
             total += try await self.count(table)
         }
         return total

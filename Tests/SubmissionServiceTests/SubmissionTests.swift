@@ -10,6 +10,7 @@ import InMemoryLogging
 import Logging
 import PostgresNIO
 import Testing
+
 @testable import SubmissionService
 @testable import TestResultService
 @testable import VerificationService
@@ -23,7 +24,9 @@ struct SubmissionTests {
             var payload = SubmissionFixture.payload()
             payload.keys[0].clearTransmissionRiskLevel()
             payload.keys[0].daysSinceOnsetOfSymptoms = 0
-            payload.checkInProtectedReports = [SubmissionFixture.protectedReport(), SubmissionFixture.protectedReport()]
+            payload.checkInProtectedReports = [
+                SubmissionFixture.protectedReport(), SubmissionFixture.protectedReport(),
+            ]
             let reply = try await harness.submit(payload, tan: tan)
             #expect(reply.status == .ok)
             #expect(reply.body.readableBytes == 0)
@@ -31,10 +34,25 @@ struct SubmissionTests {
             #expect(reply.headers[SubmissionController.filteredCheckInsHeader] == "0")
             #expect(reply.headers[.contentSecurityPolicy] == "default-src 'self'")
             #expect(try await harness.count("diagnosis_key") == 14)
-            #expect(try await harness.count("diagnosis_key", where: "submission_type = 'SUBMISSION_TYPE_PCR_TEST' AND origin_country = 'DE'") == 14)
+            #expect(
+                try await harness.count(
+                    "diagnosis_key",
+                    where: "submission_type = 'SUBMISSION_TYPE_PCR_TEST' AND origin_country = 'DE'"
+                ) == 14
+            )
             #expect(try await harness.count("diagnosis_key", where: "visited_countries = ARRAY['DE','FR']") == 14)
-            #expect(try await harness.count("diagnosis_key", where: "days_since_onset_of_symptoms = 0 AND transmission_risk_level = 8") == 1)
-            #expect(try await harness.count("diagnosis_key", where: "submission_timestamp = \(ENTime.hour(SubmissionFixture.start))") == 14)
+            #expect(
+                try await harness.count(
+                    "diagnosis_key",
+                    where: "days_since_onset_of_symptoms = 0 AND transmission_risk_level = 8"
+                ) == 1
+            )
+            #expect(
+                try await harness.count(
+                    "diagnosis_key",
+                    where: "submission_timestamp = \(ENTime.hour(SubmissionFixture.start))"
+                ) == 14
+            )
             #expect(try await harness.count("federation_upload_key", where: "batch_tag IS NULL") == 14)
             #expect(try await harness.count("check_in_protected_reports") == 2)
 
@@ -57,7 +75,9 @@ struct SubmissionTests {
     @Test("an unknown TAN or one that is no UUID gets 403 and nothing is stored")
     func unknownTAN() async throws {
         try await SubmissionHarness.run { harness async throws in
-            #expect(try await harness.submit(SubmissionFixture.payload(), tan: RandomUUID.generate()).status == .forbidden)
+            #expect(
+                try await harness.submit(SubmissionFixture.payload(), tan: RandomUUID.generate()).status == .forbidden
+            )
             #expect(try await harness.submit(SubmissionFixture.payload(), tan: "not-a-uuid").status == .forbidden)
             #expect(try await harness.storedRows() == 0)
         }
@@ -72,7 +92,11 @@ struct SubmissionTests {
             #expect(refused.body.readableBytes == 0)
 
             let normal = try await harness.teleTANTAN(.test)
-            let wrongKind = try await harness.submit(SubmissionFixture.onBehalfPayload(), tan: normal, path: "/version/v1/submission-on-behalf")
+            let wrongKind = try await harness.submit(
+                SubmissionFixture.onBehalfPayload(),
+                tan: normal,
+                path: "/version/v1/submission-on-behalf"
+            )
             #expect(wrongKind.status == .forbidden)
             #expect(try await harness.storedRows() == 0)
 
@@ -90,7 +114,10 @@ struct SubmissionTests {
 
     @Test("verification-service unreachable: 503 with Retry-After, nothing stored")
     func verificationDown() async throws {
-        try await SubmissionHarness.run(["VERIFICATION_CONNECT_TIMEOUT": "200ms"], verificationURL: "http://127.0.0.1:9") { harness async throws in
+        try await SubmissionHarness.run(
+            ["VERIFICATION_CONNECT_TIMEOUT": "200ms"],
+            verificationURL: "http://127.0.0.1:9"
+        ) { harness async throws in
             let reply = try await harness.submit(SubmissionFixture.payload(), tan: RandomUUID.generate())
             #expect(reply.status == .serviceUnavailable)
             #expect(reply.headers[.retryAfter] == "30")
@@ -144,7 +171,9 @@ struct SubmissionTests {
     @Test("a failing check-in statement does not fail the keys: 200, keys stored, no check-ins saved")
     func checkInFailureKeepsKeys() async throws {
         try await SubmissionHarness.run { harness async throws in
-            try await harness.execute("ALTER TABLE check_in_protected_reports ADD CONSTRAINT refuse_all CHECK (submission_timestamp < 0)")
+            try await harness.execute(
+                "ALTER TABLE check_in_protected_reports ADD CONSTRAINT refuse_all CHECK (submission_timestamp < 0)"
+            )
             var payload = SubmissionFixture.payload()
             payload.checkInProtectedReports = [SubmissionFixture.protectedReport()]
             let reply = try await harness.submit(payload, tan: try await harness.labTAN())
@@ -165,25 +194,52 @@ struct SubmissionTests {
             rat.submissionType = .rapidTest
             rat.keys.append(SubmissionFixture.key())
 
-            #expect(try await store.store(PreparedSubmission(payload: pcr, policy: policy, now: harness.clock.now, using: &generator)).keys == 2)
-            #expect(try await store.store(PreparedSubmission(payload: rat, policy: policy, now: harness.clock.now, using: &generator)).keys == 1)
-            #expect(try await harness.count("diagnosis_key", where: "submission_type = 'SUBMISSION_TYPE_RAPID_TEST'") == 1)
+            #expect(
+                try await store.store(
+                    PreparedSubmission(payload: pcr, policy: policy, now: harness.clock.now, using: &generator)
+                ).keys == 2
+            )
+            #expect(
+                try await store.store(
+                    PreparedSubmission(payload: rat, policy: policy, now: harness.clock.now, using: &generator)
+                ).keys == 1
+            )
+            #expect(
+                try await harness.count("diagnosis_key", where: "submission_type = 'SUBMISSION_TYPE_RAPID_TEST'") == 1
+            )
 
             var laterPCR = SubmissionFixture.payload(keys: 0, type: .pcrTest)
             laterPCR.keys = [rat.keys[2]]
-            #expect(try await store.store(PreparedSubmission(payload: laterPCR, policy: policy, now: harness.clock.now, using: &generator)).keys == 1)
+            #expect(
+                try await store.store(
+                    PreparedSubmission(payload: laterPCR, policy: policy, now: harness.clock.now, using: &generator)
+                ).keys == 1
+            )
             #expect(try await harness.count("diagnosis_key") == 4)
             // Only consenting PCR keys are mirrored for federation.
             #expect(try await harness.count("federation_upload_key") == 3)
-            #expect(try await harness.count("federation_upload_key", where: "submission_type <> 'SUBMISSION_TYPE_PCR_TEST'") == 0)
+            #expect(
+                try await harness.count("federation_upload_key", where: "submission_type <> 'SUBMISSION_TYPE_PCR_TEST'")
+                    == 0
+            )
         }
     }
 
     @Test("keys without consent and rapid-test keys are never mirrored for federation")
     func federationMirror() async throws {
         try await SubmissionHarness.run { harness async throws in
-            #expect(try await harness.submit(SubmissionFixture.payload(keys: 3, consent: false), tan: try await harness.labTAN()).status == .ok)
-            #expect(try await harness.submit(SubmissionFixture.payload(keys: 2, type: .rapidTest), tan: try await harness.labTAN(code: 7)).status == .ok)
+            #expect(
+                try await harness.submit(
+                    SubmissionFixture.payload(keys: 3, consent: false),
+                    tan: try await harness.labTAN()
+                ).status == .ok
+            )
+            #expect(
+                try await harness.submit(
+                    SubmissionFixture.payload(keys: 2, type: .rapidTest),
+                    tan: try await harness.labTAN(code: 7)
+                ).status == .ok
+            )
             #expect(try await harness.count("diagnosis_key") == 5)
             #expect(try await harness.count("federation_upload_key") == 0)
         }
@@ -192,9 +248,14 @@ struct SubmissionTests {
     @Test("deleting a mirrored key deletes its federation row")
     func mirrorCascade() async throws {
         try await SubmissionHarness.run { harness async throws in
-            #expect(try await harness.submit(SubmissionFixture.payload(keys: 3), tan: try await harness.labTAN()).status == .ok)
+            #expect(
+                try await harness.submit(SubmissionFixture.payload(keys: 3), tan: try await harness.labTAN()).status
+                    == .ok
+            )
             #expect(try await harness.count("federation_upload_key") == 3)
-            try await harness.execute("DELETE FROM diagnosis_key WHERE rolling_start_interval_number = (SELECT min(rolling_start_interval_number) FROM diagnosis_key)")
+            try await harness.execute(
+                "DELETE FROM diagnosis_key WHERE rolling_start_interval_number = (SELECT min(rolling_start_interval_number) FROM diagnosis_key)"
+            )
             #expect(try await harness.count("diagnosis_key") == 2)
             #expect(try await harness.count("federation_upload_key") == 2)
         }
@@ -203,7 +264,9 @@ struct SubmissionTests {
     @Test("a submission on behalf whose check-ins cannot be stored gets 503, not an empty success")
     func onBehalfCheckInFailure() async throws {
         try await SubmissionHarness.run { harness async throws in
-            try await harness.execute("ALTER TABLE check_in_protected_reports ADD CONSTRAINT refuse_all CHECK (submission_timestamp < 0)")
+            try await harness.execute(
+                "ALTER TABLE check_in_protected_reports ADD CONSTRAINT refuse_all CHECK (submission_timestamp < 0)"
+            )
             let reply = try await harness.submit(
                 SubmissionFixture.onBehalfPayload(),
                 tan: try await harness.teleTANTAN(.event),
@@ -220,7 +283,8 @@ struct SubmissionTests {
         let logs = InMemoryLogHandler()
         var logger = Logger(label: "submission-test", factory: { _ in logs })
         logger.logLevel = .trace
-        try await SubmissionHarness.run(["UNENCRYPTED_CHECKINS_ENABLED": "true"], logger: logger) { harness async throws in
+        try await SubmissionHarness.run(["UNENCRYPTED_CHECKINS_ENABLED": "true"], logger: logger) {
+            harness async throws in
             let tan = try await harness.labTAN()
             var payload = SubmissionFixture.payload()
             payload.checkInProtectedReports = [SubmissionFixture.protectedReport()]
@@ -234,9 +298,11 @@ struct SubmissionTests {
             let text = logs.entries.map { "\($0.message) \($0.metadata)" }.joined(separator: "\n")
             #expect(!logs.entries.isEmpty)
             #expect(text.contains("HIDDEN"))
-            let secrets = [tan, tan.uppercased()] + payload.keys.flatMap { key in
-                [Hex.encode(key.keyData), key.keyData.base64EncodedString()]
-            } + [payload.checkInProtectedReports[0].locationIDHash.base64EncodedString(), "X\nY"]
+            let secrets =
+                [tan, tan.uppercased()]
+                + payload.keys.flatMap { key in
+                    [Hex.encode(key.keyData), key.keyData.base64EncodedString()]
+                } + [payload.checkInProtectedReports[0].locationIDHash.base64EncodedString(), "X\nY"]
             for secret in secrets {
                 #expect(!text.contains(secret))
             }
@@ -246,14 +312,21 @@ struct SubmissionTests {
     @Test("key padding stores multiplier keys per key")
     func keyPadding() async throws {
         try await SubmissionHarness.run(["RANDOM_KEY_PADDING_MULTIPLIER": "3"]) { harness async throws in
-            #expect(try await harness.submit(SubmissionFixture.payload(keys: 4), tan: try await harness.labTAN()).status == .ok)
+            #expect(
+                try await harness.submit(SubmissionFixture.payload(keys: 4), tan: try await harness.labTAN()).status
+                    == .ok
+            )
             #expect(try await harness.count("diagnosis_key") == 12)
         }
     }
 
-    @Test("unencrypted check-ins, when enabled: filtered ones counted, real and fake warnings stored with SHA-256 location ids")
+    @Test(
+        "unencrypted check-ins, when enabled: filtered ones counted, real and fake warnings stored with SHA-256 location ids"
+    )
     func unencryptedCheckIns() async throws {
-        try await SubmissionHarness.run(["UNENCRYPTED_CHECKINS_ENABLED": "true", "RANDOM_CHECKINS_PADDING_MULTIPLIER": "2"]) { harness async throws in
+        try await SubmissionHarness.run([
+            "UNENCRYPTED_CHECKINS_ENABLED": "true", "RANDOM_CHECKINS_PADDING_MULTIPLIER": "2",
+        ]) { harness async throws in
             var payload = SubmissionFixture.payload(keys: 2)
             let kept = SubmissionFixture.checkIn(location: 1)
             payload.checkIns = [kept, SubmissionFixture.checkIn(location: 2, trl: 1)]
@@ -263,8 +336,18 @@ struct SubmissionTests {
             #expect(reply.headers[SubmissionController.filteredCheckInsHeader] == "1")
             #expect(try await harness.count("trace_time_interval_warning") == 3)
             let hash = Hex.encode(CheckInFilter.hash(kept.locationID))
-            #expect(try await harness.count("trace_time_interval_warning", where: "trace_location_id = '\\x\(hash)'::bytea AND period = 6") == 1)
-            #expect(try await harness.count("trace_time_interval_warning", where: "submission_type = 'SUBMISSION_TYPE_PCR_TEST'") == 3)
+            #expect(
+                try await harness.count(
+                    "trace_time_interval_warning",
+                    where: "trace_location_id = '\\x\(hash)'::bytea AND period = 6"
+                ) == 1
+            )
+            #expect(
+                try await harness.count(
+                    "trace_time_interval_warning",
+                    where: "submission_type = 'SUBMISSION_TYPE_PCR_TEST'"
+                ) == 3
+            )
         }
     }
 }

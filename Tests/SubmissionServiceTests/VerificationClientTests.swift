@@ -9,6 +9,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import Testing
+
 @testable import SubmissionService
 
 @Suite("Verification client")
@@ -29,7 +30,11 @@ struct VerificationClientTests {
         try await LiveServer.run(app) { port in
             var policy = UpstreamPolicy()
             policy.backoff = .milliseconds(1)
-            let client = VerificationClient(baseURL: "http://127.0.0.1:\(port)/", policy: policy, logger: Logger(label: "test"))
+            let client = VerificationClient(
+                baseURL: "http://127.0.0.1:\(port)/",
+                policy: policy,
+                logger: Logger(label: "test")
+            )
             try await withCleanup {
                 try await body(client, calls)
             } cleanup: {
@@ -42,7 +47,9 @@ struct VerificationClientTests {
 
     @Test("200 is valid; the teleTAN type header is read case-insensitively")
     func valid() async throws {
-        try await Self.withPeer(status: .ok, headers: [HTTPField.Name("X-CWA-TELETAN-TYPE")!: "event"]) { client, _ async throws in
+        try await Self.withPeer(status: .ok, headers: [HTTPField.Name("X-CWA-TELETAN-TYPE")!: "event"]) {
+            client,
+            _ async throws in
             let verdict = try await client.verify(Self.tan)
             #expect(verdict == .valid(teleTANType: "event"))
             #expect(verdict.isEventTAN)

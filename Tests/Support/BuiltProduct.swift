@@ -11,7 +11,8 @@ package enum BuiltProduct {
         // .build/<triple>/debug/<package>PackageTests.xctest (a file on Linux)
         candidates.append(runner.deletingLastPathComponent().appendingPathComponent(name))
         candidates.append(runner.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent(name))
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         candidates.append(root.appendingPathComponent(".build/debug/\(name)"))
         guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
             throw BuiltProductError(name: name, searched: candidates.map(\.path))
@@ -24,5 +25,7 @@ package enum BuiltProduct {
 package struct BuiltProductError: Error, CustomStringConvertible {
     let name: String
     let searched: [String]
-    package var description: String { "\(self.name) not found in \(self.searched.joined(separator: ", ")); build it first" }
+    package var description: String {
+        "\(self.name) not found in \(self.searched.joined(separator: ", ")); build it first"
+    }
 }

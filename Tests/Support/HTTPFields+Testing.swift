@@ -1,7 +1,7 @@
 // Small helpers for HTTP requests in tests.
 
-package import HTTPTypes
 package import Foundation
+package import HTTPTypes
 package import NIOCore
 
 extension HTTPFields {

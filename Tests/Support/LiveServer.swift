@@ -88,7 +88,10 @@ package final class OneShot<Value: Sendable>: Sendable {
 }
 
 /// Runs `body`, then `cleanup`, also when `body` throws; `body`'s error wins over `cleanup`'s.
-package func withCleanup<Result>(_ body: () async throws -> Result, cleanup: () async throws -> Void) async throws -> Result {
+package func withCleanup<Result>(
+    _ body: () async throws -> Result,
+    cleanup: () async throws -> Void
+) async throws -> Result {
     let result: Result
     do {
         result = try await body()

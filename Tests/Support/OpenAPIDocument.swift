@@ -10,7 +10,9 @@ package struct OpenAPIOperation: Hashable, Sendable, CustomStringConvertible {
     package let path: String
     package var ports: Set<Int>
 
-    package var description: String { "\(self.method) \(self.path)" + (self.ports.isEmpty ? "" : " on \(self.ports.sorted())") }
+    package var description: String {
+        "\(self.method) \(self.path)" + (self.ports.isEmpty ? "" : " on \(self.ports.sorted())")
+    }
 }
 
 package enum OpenAPIDocument {
@@ -28,7 +30,10 @@ package enum OpenAPIDocument {
             pathOperations = []
             pathPorts = []
         }
-        for line in try String(contentsOf: url, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false) {
+        for line in try String(contentsOf: url, encoding: .utf8).split(
+            separator: "\n",
+            omittingEmptySubsequences: false
+        ) {
             if !line.hasPrefix(" ") && !line.isEmpty {
                 if inPaths { flush() }
                 inPaths = line.hasPrefix("paths:")
@@ -42,7 +47,9 @@ package enum OpenAPIDocument {
                 pathPorts.insert(port)
             } else if line.hasPrefix("    "), !line.hasPrefix("     "), let path {
                 let key = String(line.dropFirst(4).prefix { $0 != ":" })
-                if methods.contains(key) { pathOperations.append(OpenAPIOperation(method: key.uppercased(), path: path, ports: [])) }
+                if methods.contains(key) {
+                    pathOperations.append(OpenAPIOperation(method: key.uppercased(), path: path, ports: []))
+                }
             }
         }
         flush()

@@ -39,7 +39,9 @@ package struct PostgresTestDatabase: Sendable {
 extension PostgresTestDatabase {
     /// `SELECT count(*)` of `table` rows matching `condition` (SQL written by the test, never by a client).
     package func count(_ table: String, where condition: String = "true") async throws -> Int {
-        let rows = try await self.client.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table) WHERE \(condition)"))
+        let rows = try await self.client.query(
+            PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table) WHERE \(condition)")
+        )
         for try await value in rows.decode(Int.self) { return value }
         return 0
     }
@@ -65,7 +67,11 @@ package struct PostgresTrait: TestTrait, SuiteTrait, TestScoping {
         testCase == nil ? nil : self
     }
 
-    package func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
+    package func provideScope(
+        for test: Test,
+        testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
         guard let server = PostgresTestServer.fromEnvironment() else {
             if ProcessInfo.processInfo.environment["EN_REQUIRE_DB"] == "1" {
                 Issue.record("EN_REQUIRE_DB=1 but POSTGRES_HOST is not set: start the database with `make db-start`")
@@ -79,7 +85,11 @@ package struct PostgresTrait: TestTrait, SuiteTrait, TestScoping {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask { await client.run() }
                 defer { group.cancelAll() }
-                let scoped = PostgresTestDatabase(configuration: database.configuration, client: client, logger: database.logger)
+                let scoped = PostgresTestDatabase(
+                    configuration: database.configuration,
+                    client: client,
+                    logger: database.logger
+                )
                 try await PostgresTestDatabase.$current.withValue(scoped) {
                     try await function()
                 }
@@ -136,11 +146,16 @@ actor PostgresTestServer {
     }
 
     /// A new database with the given migrations applied.
-    func createDatabase(migrating groups: [MigrationGroup]) async throws -> (configuration: DatabaseConfiguration, logger: Logger) {
+    func createDatabase(
+        migrating groups: [MigrationGroup]
+    ) async throws -> (configuration: DatabaseConfiguration, logger: Logger) {
         let template = try await self.template(for: groups)
         let name = "en_t_\(getpid())_" + Self.randomHex(6)
         try await self.retryingWhileInUse {
-            try await self.adminClient.query(PostgresQuery(unsafeSQL: #"CREATE DATABASE "\#(name)" TEMPLATE "\#(template)""#), logger: self.logger)
+            try await self.adminClient.query(
+                PostgresQuery(unsafeSQL: #"CREATE DATABASE "\#(name)" TEMPLATE "\#(template)""#),
+                logger: self.logger
+            )
         }
         var configuration = self.admin.with(database: name)
         configuration.maxConnections = 8
@@ -148,7 +163,10 @@ actor PostgresTestServer {
     }
 
     func dropDatabase(_ name: String) async throws {
-        try await self.adminClient.query(PostgresQuery(unsafeSQL: #"DROP DATABASE IF EXISTS "\#(name)" WITH (FORCE)"#), logger: self.logger)
+        try await self.adminClient.query(
+            PostgresQuery(unsafeSQL: #"DROP DATABASE IF EXISTS "\#(name)" WITH (FORCE)"#),
+            logger: self.logger
+        )
     }
 
     /// The template for a set of migration groups, built at most once per process and, across processes,
@@ -175,11 +193,24 @@ actor PostgresTestServer {
                 let exists = try await self.databaseExists(name, connection: connection)
                 if !exists {
                     let building = name + "_b"
-                    try await connection.query(PostgresQuery(unsafeSQL: #"DROP DATABASE IF EXISTS "\#(building)" WITH (FORCE)"#), logger: self.logger)
-                    try await connection.query(PostgresQuery(unsafeSQL: #"CREATE DATABASE "\#(building)""#), logger: self.logger)
-                    _ = try await MigrationRunner.run(groups: groups, database: self.admin.with(database: building), logger: self.logger)
+                    try await connection.query(
+                        PostgresQuery(unsafeSQL: #"DROP DATABASE IF EXISTS "\#(building)" WITH (FORCE)"#),
+                        logger: self.logger
+                    )
+                    try await connection.query(
+                        PostgresQuery(unsafeSQL: #"CREATE DATABASE "\#(building)""#),
+                        logger: self.logger
+                    )
+                    _ = try await MigrationRunner.run(
+                        groups: groups,
+                        database: self.admin.with(database: building),
+                        logger: self.logger
+                    )
                     try await self.retryingWhileInUse {
-                        try await connection.query(PostgresQuery(unsafeSQL: #"ALTER DATABASE "\#(building)" RENAME TO "\#(name)""#), logger: self.logger)
+                        try await connection.query(
+                            PostgresQuery(unsafeSQL: #"ALTER DATABASE "\#(building)" RENAME TO "\#(name)""#),
+                            logger: self.logger
+                        )
                     }
                 }
                 try await connection.query("SELECT pg_advisory_unlock(\(lock.key))", logger: self.logger)
@@ -194,7 +225,10 @@ actor PostgresTestServer {
     /// Test databases are named `en_t_<pid>_<random>`; those of test processes that no longer run (a crash, a
     /// killed run) are dropped, so the cluster does not fill up.
     private func dropDatabasesOfDeadProcesses() async throws {
-        let rows = try await self.adminClient.query("SELECT datname FROM pg_database WHERE datname LIKE 'en\\_t\\_%'", logger: self.logger)
+        let rows = try await self.adminClient.query(
+            "SELECT datname FROM pg_database WHERE datname LIKE 'en\\_t\\_%'",
+            logger: self.logger
+        )
         var stale: [String] = []
         for try await name in rows.decode(String.self) {
             let parts = name.split(separator: "_")
@@ -226,8 +260,10 @@ actor PostgresTestServer {
     }
 
     private static func fingerprint(_ groups: [MigrationGroup]) -> String {
-        let text = groups.map { group in ([group.name] + group.migrations.map { "\($0.name):\($0.checksum)" }).joined(separator: "|") }
-            .joined(separator: "/")
+        let text = groups.map { group in
+            ([group.name] + group.migrations.map { "\($0.name):\($0.checksum)" }).joined(separator: "|")
+        }
+        .joined(separator: "/")
         return String(SecretHash.sha256Hex(text).prefix(16))
     }
 

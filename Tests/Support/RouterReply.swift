@@ -15,7 +15,9 @@ package struct RouterReply: Sendable {
     package var text: String { self.body.text }
 
     /// The body as a JSON object (empty when it is none).
-    package func json() throws -> [String: Any] { try JSONSerialization.jsonObject(with: self.body.data) as? [String: Any] ?? [:] }
+    package func json() throws -> [String: Any] {
+        try JSONSerialization.jsonObject(with: self.body.data) as? [String: Any] ?? [:]
+    }
 
     package func string(_ key: String) throws -> String? { try self.json()[key] as? String }
 }
@@ -30,7 +32,12 @@ extension ApplicationProtocol {
     }
 
     /// The same POST `count` times at once.
-    package func post(_ uri: String, headers: HTTPFields, body: ByteBuffer?, times count: Int) async throws -> [RouterReply] {
+    package func post(
+        _ uri: String,
+        headers: HTTPFields,
+        body: ByteBuffer?,
+        times count: Int
+    ) async throws -> [RouterReply] {
         try await self.test(.router) { client in
             try await withThrowingTaskGroup(of: RouterReply.self) { group in
                 for _ in 0..<count {

@@ -15,7 +15,11 @@ package final class ServiceProcess: @unchecked Sendable {
     }
 
     /// Starts `executable` with exactly `environment` (nothing inherited).
-    package static func start(_ executable: URL, arguments: [String] = [], environment: [String: String]) throws -> ServiceProcess {
+    package static func start(
+        _ executable: URL,
+        arguments: [String] = [],
+        environment: [String: String]
+    ) throws -> ServiceProcess {
         let process = Process()
         process.executableURL = executable
         process.arguments = arguments
@@ -44,8 +48,10 @@ package final class ServiceProcess: @unchecked Sendable {
     package func waitForPort(listener: String, timeout: Duration = .seconds(60)) async throws -> Int {
         let deadline = ContinuousClock.now + timeout
         while ContinuousClock.now < deadline {
-            for line in self.output.split(separator: "\n") where line.contains("listener=\(listener) ") && line.contains("listening on") {
-                if let port = line.split(separator: ":").last.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) }) {
+            for line in self.output.split(separator: "\n")
+            where line.contains("listener=\(listener) ") && line.contains("listening on") {
+                if let port = line.split(separator: ":").last.flatMap({ Int($0.trimmingCharacters(in: .whitespaces)) })
+                {
                     return port
                 }
             }

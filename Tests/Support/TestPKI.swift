@@ -58,7 +58,9 @@ package struct TestPKI: Sendable {
         let server = try pki.issue(
             commonName: "localhost",
             extendedKeyUsage: .serverAuth,
-            subjectAlternativeNames: [.dnsName("localhost"), .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1]))]
+            subjectAlternativeNames: [
+                .dnsName("localhost"), .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1])),
+            ]
         )
         try server.certificate.write(to: pki.serverCertificateFile, atomically: true, encoding: .utf8)
         try server.key.write(to: pki.serverKeyFile, atomically: true, encoding: .utf8)
@@ -81,7 +83,9 @@ package struct TestPKI: Sendable {
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.trustRoots = .file(self.caCertificateFile.path)
         if let client {
-            tls.certificateChain = try NIOSSLCertificate.fromPEMFile(client.certificateFile.path).map { .certificate($0) }
+            tls.certificateChain = try NIOSSLCertificate.fromPEMFile(client.certificateFile.path).map {
+                .certificate($0)
+            }
             tls.privateKey = .privateKey(try NIOSSLPrivateKey(file: client.keyFile.path, format: .pem))
         }
         return tls

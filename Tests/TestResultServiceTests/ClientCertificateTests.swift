@@ -8,6 +8,7 @@ import HTTPTypes
 import HummingbirdTesting
 import NIOCore
 import Testing
+
 @testable import TestResultService
 
 @Suite("Lab client certificates (TLS on loopback)")
@@ -23,10 +24,34 @@ struct ClientCertificateTests {
         let body = String(buffer: TestResultFixture.batch([(TestIDs.hashedGUID(), 2, nil)]))
 
         try await LiveServer.run(app) { port in
-            let withAllowed = try await self.post(port: port, pki: pki, client: allowed, path: "/api/v1/lab/results", body: body)
-            let withUnknown = try await self.post(port: port, pki: pki, client: unknown, path: "/api/v1/lab/results", body: body)
-            let withNone = try await self.post(port: port, pki: pki, client: nil, path: "/api/v1/lab/results", body: body)
-            let lookupWithNone = try await self.post(port: port, pki: pki, client: nil, path: "/api/v1/quicktest/result", body: #"{"id":"\#(TestIDs.hashedGUID())"}"#)
+            let withAllowed = try await self.post(
+                port: port,
+                pki: pki,
+                client: allowed,
+                path: "/api/v1/lab/results",
+                body: body
+            )
+            let withUnknown = try await self.post(
+                port: port,
+                pki: pki,
+                client: unknown,
+                path: "/api/v1/lab/results",
+                body: body
+            )
+            let withNone = try await self.post(
+                port: port,
+                pki: pki,
+                client: nil,
+                path: "/api/v1/lab/results",
+                body: body
+            )
+            let lookupWithNone = try await self.post(
+                port: port,
+                pki: pki,
+                client: nil,
+                path: "/api/v1/quicktest/result",
+                body: #"{"id":"\#(TestIDs.hashedGUID())"}"#
+            )
             let health = try await self.get(port: port, pki: pki, path: "/health/live")
 
             #expect(withAllowed.status == 204)
@@ -56,7 +81,13 @@ struct ClientCertificateTests {
             await #expect(throws: (any Error).self) {
                 // A valid batch: had the handshake succeeded, it would have been stored.
                 let batch = TestResultFixture.batch([(TestIDs.hashedGUID(), 2, nil)]).text
-                _ = try await self.post(port: port, pki: pki, client: stranger, path: "/api/v1/lab/results", body: batch)
+                _ = try await self.post(
+                    port: port,
+                    pki: pki,
+                    client: stranger,
+                    path: "/api/v1/lab/results",
+                    body: batch
+                )
             }
         }
         #expect(await repository.count == 0)
@@ -64,7 +95,11 @@ struct ClientCertificateTests {
 
     // MARK: - Helpers
 
-    private func tlsApp(pki: TestPKI, allowlist: [String], repository: InMemoryTestResultRepository) throws -> TestResult.App {
+    private func tlsApp(
+        pki: TestPKI,
+        allowlist: [String],
+        repository: InMemoryTestResultRepository
+    ) throws -> TestResult.App {
         let configuration = try TestResultFixture.configuration([
             "TLS_CERT_FILE": pki.serverCertificateFile.path,
             "TLS_KEY_FILE": pki.serverKeyFile.path,
@@ -73,10 +108,20 @@ struct ClientCertificateTests {
         ])
         var dependencies = TestResultDependencies.inMemory()
         dependencies.repository = repository
-        return try TestResult.buildApplication(configuration: configuration, dependencies: dependencies, environment: .testing())
+        return try TestResult.buildApplication(
+            configuration: configuration,
+            dependencies: dependencies,
+            environment: .testing()
+        )
     }
 
-    private func post(port: Int, pki: TestPKI, client: TestPKI.Client?, path: String, body: String) async throws -> HTTP.Reply {
+    private func post(
+        port: Int,
+        pki: TestPKI,
+        client: TestPKI.Client?,
+        path: String,
+        body: String
+    ) async throws -> HTTP.Reply {
         try await HTTP.post("https://127.0.0.1:\(port)\(path)", json: body, tls: try pki.clientTLS(presenting: client))
     }
 
@@ -90,7 +135,9 @@ struct GatewayCertificateTests {
     static let secret = String(repeating: "s3cr3t-", count: 6)
     static let header = "X-SSL-Client-Cert"
 
-    @Test("with the gateway's secret an allowlisted certificate uploads; a wrong or missing secret, an unknown or garbled certificate get 401")
+    @Test(
+        "with the gateway's secret an allowlisted certificate uploads; a wrong or missing secret, an unknown or garbled certificate get 401"
+    )
     func gatewayHeader() async throws {
         let pki = try TestPKI.make()
         defer { pki.remove() }
@@ -112,7 +159,9 @@ struct GatewayCertificateTests {
         try await app.test(.router) { client in
             func upload(secret: String?, certificate: String?) async throws -> (HTTPResponse.Status, String) {
                 var headers = HTTPFields.json
-                if let secret { headers[ClientCertificateMiddleware<ServiceRequestContext>.gatewaySecretHeader] = secret }
+                if let secret {
+                    headers[ClientCertificateMiddleware<ServiceRequestContext>.gatewaySecretHeader] = secret
+                }
                 if let certificate { headers[HTTPField.Name(Self.header)!] = certificate }
                 let response = try await client.execute(
                     uri: "/api/v1/lab/results",
@@ -136,7 +185,10 @@ struct GatewayCertificateTests {
             #expect(stranger.0 == .unauthorized)
             #expect(stranger.1.contains("not allowed"))
             #expect(try await upload(secret: Self.secret, certificate: "%%garbage").0 == .unauthorized)
-            #expect(try await upload(secret: Self.secret, certificate: Self.escaped(allowedPEM + allowedPEM)).0 == .unauthorized)
+            #expect(
+                try await upload(secret: Self.secret, certificate: Self.escaped(allowedPEM + allowedPEM)).0
+                    == .unauthorized
+            )
             let health = try await client.execute(uri: "/health/live", method: .get)
             #expect(health.status == .ok)
         }
@@ -153,7 +205,11 @@ struct GatewayCertificateTests {
         let der = try #require(ClientCertificateMiddleware<ServiceRequestContext>.derOfEscapedPEM(Self.escaped(pem)))
 
         #expect(CertificateThumbprint(derEncodedCertificate: der).hex == lab.thumbprint)
-        #expect(ClientCertificateMiddleware<ServiceRequestContext>.derOfEscapedPEM(Self.escaped("-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----")) == nil)
+        #expect(
+            ClientCertificateMiddleware<ServiceRequestContext>.derOfEscapedPEM(
+                Self.escaped("-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----")
+            ) == nil
+        )
         #expect(ClientCertificateMiddleware<ServiceRequestContext>.derOfEscapedPEM("not a certificate") == nil)
     }
 
@@ -166,9 +222,13 @@ struct GatewayCertificateTests {
         #expect(good.gateway?.header.rawName == Self.header)
 
         #expect(throws: ConfigurationError.self) { try TestResultFixture.configuration(base) }
-        #expect(throws: ConfigurationError.self) { try TestResultFixture.configuration(base.merging(["GATEWAY_SECRET": "short"]) { $1 }) }
         #expect(throws: ConfigurationError.self) {
-            try TestResultFixture.configuration(base.merging(["GATEWAY_SECRET": Self.secret, "LAB_CERT_SHA256_ALLOWLIST": ""]) { $1 })
+            try TestResultFixture.configuration(base.merging(["GATEWAY_SECRET": "short"]) { $1 })
+        }
+        #expect(throws: ConfigurationError.self) {
+            try TestResultFixture.configuration(
+                base.merging(["GATEWAY_SECRET": Self.secret, "LAB_CERT_SHA256_ALLOWLIST": ""]) { $1 }
+            )
         }
         #expect(throws: ConfigurationError.self) {
             try TestResultFixture.configuration(["GATEWAY_SECRET": Self.secret])

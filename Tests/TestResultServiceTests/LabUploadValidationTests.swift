@@ -10,6 +10,7 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import Testing
+
 @testable import TestResultService
 
 @Suite("Lab upload validation")
@@ -42,31 +43,111 @@ struct LabUploadValidationTests {
             pcr("id missing", #"{"testResults":[{"result":2}]}"#, "testResults[0].id is required"),
             pcr("id null", #"{"testResults":[{"id":null,"result":2}]}"#, "testResults[0].id is required"),
             pcr("id a number", #"{"testResults":[{"id":12,"result":2}]}"#, "testResults[0].id: expected a string"),
-            pcr("id 63 characters", #"{"testResults":[{"id":"\#(id.dropLast())","result":2}]}"#, "testResults[0].id must be 64 hex"),
-            pcr("id 65 characters", #"{"testResults":[{"id":"\#(id)a","result":2}]}"#, "testResults[0].id must be 64 hex"),
-            pcr("id not hex", #"{"testResults":[{"id":"\#(id.dropLast())g","result":2}]}"#, "testResults[0].id must be 64 hex"),
-            pcr("id with x after the first character", #"{"testResults":[{"id":"a\#(id.dropFirst(2))x","result":2}]}"#, "must be 64 hex"),
+            pcr(
+                "id 63 characters",
+                #"{"testResults":[{"id":"\#(id.dropLast())","result":2}]}"#,
+                "testResults[0].id must be 64 hex"
+            ),
+            pcr(
+                "id 65 characters",
+                #"{"testResults":[{"id":"\#(id)a","result":2}]}"#,
+                "testResults[0].id must be 64 hex"
+            ),
+            pcr(
+                "id not hex",
+                #"{"testResults":[{"id":"\#(id.dropLast())g","result":2}]}"#,
+                "testResults[0].id must be 64 hex"
+            ),
+            pcr(
+                "id with x after the first character",
+                #"{"testResults":[{"id":"a\#(id.dropFirst(2))x","result":2}]}"#,
+                "must be 64 hex"
+            ),
             pcr("id with spaces", #"{"testResults":[{"id":" \#(id.dropFirst())","result":2}]}"#, "must be 64 hex"),
             pcr("result missing", #"{"testResults":[{"id":"\#(id)"}]}"#, "testResults[0].result is required"),
-            pcr("result a string", #"{"testResults":[{"id":"\#(id)","result":"2"}]}"#, "testResults[0].result: expected an integer"),
+            pcr(
+                "result a string",
+                #"{"testResults":[{"id":"\#(id)","result":"2"}]}"#,
+                "testResults[0].result: expected an integer"
+            ),
             pcr("result a fraction", #"{"testResults":[{"id":"\#(id)","result":2.5}]}"#, "a number is not an integer"),
-            pcr("sc beyond 64 bits", #"{"testResults":[{"id":"\#(id)","result":2,"sc":99999999999999999999}]}"#, "a number is not an integer"),
-            pcr("result a boolean", #"{"testResults":[{"id":"\#(id)","result":true}]}"#, "testResults[0].result: expected an integer"),
-            pcr("PCR result 0 (pending is a server state)", #"{"testResults":[{"id":"\#(id)","result":0}]}"#, "between 1 and 3"),
-            pcr("PCR result 4 (redeemed is a server state)", #"{"testResults":[{"id":"\#(id)","result":4}]}"#, "between 1 and 3"),
-            pcr("PCR result 7 (a rapid-test code)", #"{"testResults":[{"id":"\#(id)","result":7}]}"#, "between 1 and 3"),
+            pcr(
+                "sc beyond 64 bits",
+                #"{"testResults":[{"id":"\#(id)","result":2,"sc":99999999999999999999}]}"#,
+                "a number is not an integer"
+            ),
+            pcr(
+                "result a boolean",
+                #"{"testResults":[{"id":"\#(id)","result":true}]}"#,
+                "testResults[0].result: expected an integer"
+            ),
+            pcr(
+                "PCR result 0 (pending is a server state)",
+                #"{"testResults":[{"id":"\#(id)","result":0}]}"#,
+                "between 1 and 3"
+            ),
+            pcr(
+                "PCR result 4 (redeemed is a server state)",
+                #"{"testResults":[{"id":"\#(id)","result":4}]}"#,
+                "between 1 and 3"
+            ),
+            pcr(
+                "PCR result 7 (a rapid-test code)",
+                #"{"testResults":[{"id":"\#(id)","result":7}]}"#,
+                "between 1 and 3"
+            ),
             pcr("PCR result negative", #"{"testResults":[{"id":"\#(id)","result":-1}]}"#, "between 1 and 3"),
-            pcr("sc a string", #"{"testResults":[{"id":"\#(id)","result":2,"sc":"1699990000"}]}"#, "testResults[0].sc: expected an integer"),
-            pcr("sc negative", #"{"testResults":[{"id":"\#(id)","result":2,"sc":-5}]}"#, "testResults[0].sc must be Unix epoch seconds"),
-            pcr("sc before 2020", #"{"testResults":[{"id":"\#(id)","result":2,"sc":1500000000}]}"#, "sc must be Unix epoch seconds"),
-            pcr("sc more than an hour ahead", #"{"testResults":[{"id":"\#(id)","result":2,"sc":1700003601}]}"#, "sc must be Unix epoch seconds"),
-            pcr("sc in milliseconds", #"{"testResults":[{"id":"\#(id)","result":2,"sc":1699990000000}]}"#, "sc must be Unix epoch seconds"),
+            pcr(
+                "sc a string",
+                #"{"testResults":[{"id":"\#(id)","result":2,"sc":"1699990000"}]}"#,
+                "testResults[0].sc: expected an integer"
+            ),
+            pcr(
+                "sc negative",
+                #"{"testResults":[{"id":"\#(id)","result":2,"sc":-5}]}"#,
+                "testResults[0].sc must be Unix epoch seconds"
+            ),
+            pcr(
+                "sc before 2020",
+                #"{"testResults":[{"id":"\#(id)","result":2,"sc":1500000000}]}"#,
+                "sc must be Unix epoch seconds"
+            ),
+            pcr(
+                "sc more than an hour ahead",
+                #"{"testResults":[{"id":"\#(id)","result":2,"sc":1700003601}]}"#,
+                "sc must be Unix epoch seconds"
+            ),
+            pcr(
+                "sc in milliseconds",
+                #"{"testResults":[{"id":"\#(id)","result":2,"sc":1699990000000}]}"#,
+                "sc must be Unix epoch seconds"
+            ),
             pcr("labId empty", #"{"labId":"","testResults":[{"id":"\#(id)","result":2}]}"#, "labId must be 1 to 64"),
-            pcr("labId 65 characters", #"{"labId":"\#(String(repeating: "l", count: 65))","testResults":[{"id":"\#(id)","result":2}]}"#, "labId must be 1 to 64"),
-            pcr("labId a number", #"{"labId":7,"testResults":[{"id":"\#(id)","result":2}]}"#, "labId: expected a string"),
-            pcr("labId with a control character", #"{"labId":"lab\u0007","testResults":[{"id":"\#(id)","result":2}]}"#, "labId must be 1 to 64"),
-            pcr("labId with a C1 control character", #"{"labId":"lab\u0085","testResults":[{"id":"\#(id)","result":2}]}"#, "labId must be 1 to 64"),
-            pcr("labId with a bidi override", #"{"labId":"lab\u202e","testResults":[{"id":"\#(id)","result":2}]}"#, "labId must be 1 to 64"),
+            pcr(
+                "labId 65 characters",
+                #"{"labId":"\#(String(repeating: "l", count: 65))","testResults":[{"id":"\#(id)","result":2}]}"#,
+                "labId must be 1 to 64"
+            ),
+            pcr(
+                "labId a number",
+                #"{"labId":7,"testResults":[{"id":"\#(id)","result":2}]}"#,
+                "labId: expected a string"
+            ),
+            pcr(
+                "labId with a control character",
+                #"{"labId":"lab\u0007","testResults":[{"id":"\#(id)","result":2}]}"#,
+                "labId must be 1 to 64"
+            ),
+            pcr(
+                "labId with a C1 control character",
+                #"{"labId":"lab\u0085","testResults":[{"id":"\#(id)","result":2}]}"#,
+                "labId must be 1 to 64"
+            ),
+            pcr(
+                "labId with a bidi override",
+                #"{"labId":"lab\u202e","testResults":[{"id":"\#(id)","result":2}]}"#,
+                "labId must be 1 to 64"
+            ),
             pcr(
                 "labId of 33 characters but 66 code points",
                 #"{"labId":"\#(String(repeating: "e\u{301}", count: 33))","testResults":[{"id":"\#(id)","result":2}]}"#,
@@ -77,22 +158,60 @@ struct LabUploadValidationTests {
                 #"{"testResults":[{"id":"\#(id)","result":2},{"id":"\#(id.uppercased())","result":9}]}"#,
                 "testResults[1].result must be between 1 and 3"
             ),
-            Rejection(name: "rapid result 4", path: "/api/v1/quicktest/results", body: #"{"testResults":[{"id":"\#(id)","result":4}]}"#, message: "between 5 and 9"),
-            Rejection(name: "rapid result 10", path: "/api/v1/quicktest/results", body: #"{"testResults":[{"id":"\#(id)","result":10}]}"#, message: "between 5 and 9"),
-            Rejection(name: "PoC-NAT result 9", path: "/api/v1/pocnat/results", body: #"{"testResults":[{"id":"\#(id)","result":9}]}"#, message: "between 10 and 14"),
-            Rejection(name: "PoC-NAT result 15", path: "/api/v1/pocnat/results", body: #"{"testResults":[{"id":"\#(id)","result":15}]}"#, message: "between 10 and 14"),
-            Rejection(name: "rapid lookup without id", path: "/api/v1/quicktest/result", body: #"{"sc":1}"#, message: "id is required"),
-            Rejection(name: "PoC-NAT lookup with a bad id", path: "/api/v1/pocnat/result", body: #"{"id":"abc"}"#, message: "id must be 64 hex"),
+            Rejection(
+                name: "rapid result 4",
+                path: "/api/v1/quicktest/results",
+                body: #"{"testResults":[{"id":"\#(id)","result":4}]}"#,
+                message: "between 5 and 9"
+            ),
+            Rejection(
+                name: "rapid result 10",
+                path: "/api/v1/quicktest/results",
+                body: #"{"testResults":[{"id":"\#(id)","result":10}]}"#,
+                message: "between 5 and 9"
+            ),
+            Rejection(
+                name: "PoC-NAT result 9",
+                path: "/api/v1/pocnat/results",
+                body: #"{"testResults":[{"id":"\#(id)","result":9}]}"#,
+                message: "between 10 and 14"
+            ),
+            Rejection(
+                name: "PoC-NAT result 15",
+                path: "/api/v1/pocnat/results",
+                body: #"{"testResults":[{"id":"\#(id)","result":15}]}"#,
+                message: "between 10 and 14"
+            ),
+            Rejection(
+                name: "rapid lookup without id",
+                path: "/api/v1/quicktest/result",
+                body: #"{"sc":1}"#,
+                message: "id is required"
+            ),
+            Rejection(
+                name: "PoC-NAT lookup with a bad id",
+                path: "/api/v1/pocnat/result",
+                body: #"{"id":"abc"}"#,
+                message: "id must be 64 hex"
+            ),
         ]
     }()
 
-    @Test("an invalid batch is refused with 400 and a message naming the field; nothing is stored", arguments: Self.rejections)
+    @Test(
+        "an invalid batch is refused with 400 and a message naming the field; nothing is stored",
+        arguments: Self.rejections
+    )
     func rejectsInvalidField(_ rejection: Rejection) async throws {
         let repository = InMemoryTestResultRepository()
         let app = try TestResultFixture.labApp(dependencies: self.dependencies(repository))
 
         try await app.test(.router) { client in
-            let response = try await client.execute(uri: rejection.path, method: .post, headers: .json, body: ByteBuffer(string: rejection.body))
+            let response = try await client.execute(
+                uri: rejection.path,
+                method: .post,
+                headers: .json,
+                body: ByteBuffer(string: rejection.body)
+            )
 
             #expect(response.status == .badRequest)
             #expect(response.headers[.contentType] == "application/json; charset=utf-8")
@@ -107,10 +226,21 @@ struct LabUploadValidationTests {
         let repository = InMemoryTestResultRepository()
         let app = try TestResultFixture.labApp(dependencies: self.dependencies(repository))
         let dobHash = "x" + Self.id.dropFirst()
-        let body = TestResultFixture.batch(labID: nil, [(dobHash, 1, nil), (Self.id.uppercased().replacingOccurrences(of: "A", with: "a"), 2, 1_699_990_000), (TestIDs.hashedGUID(), 3, 1_700_003_600)])
+        let body = TestResultFixture.batch(
+            labID: nil,
+            [
+                (dobHash, 1, nil), (Self.id.uppercased().replacingOccurrences(of: "A", with: "a"), 2, 1_699_990_000),
+                (TestIDs.hashedGUID(), 3, 1_700_003_600),
+            ]
+        )
 
         try await app.test(.router) { client in
-            let response = try await client.execute(uri: "/api/v1/lab/results", method: .post, headers: .json, body: body)
+            let response = try await client.execute(
+                uri: "/api/v1/lab/results",
+                method: .post,
+                headers: .json,
+                body: body
+            )
 
             #expect(response.status == .noContent)
             #expect(response.body.readableBytes == 0)
@@ -122,11 +252,19 @@ struct LabUploadValidationTests {
     func rejectsTooManyResults() async throws {
         let repository = InMemoryTestResultRepository()
         let configuration = try TestResultFixture.configuration(["LAB_MAX_RESULTS_PER_UPLOAD": "3"])
-        let app = try TestResultFixture.labApp(configuration: configuration, dependencies: self.dependencies(repository))
+        let app = try TestResultFixture.labApp(
+            configuration: configuration,
+            dependencies: self.dependencies(repository)
+        )
         let entries = (0..<4).map { (TestIDs.hashedGUID("\($0)"), 2, Int64?.none) }
 
         try await app.test(.router) { client in
-            let response = try await client.execute(uri: "/api/v1/lab/results", method: .post, headers: .json, body: TestResultFixture.batch(entries))
+            let response = try await client.execute(
+                uri: "/api/v1/lab/results",
+                method: .post,
+                headers: .json,
+                body: TestResultFixture.batch(entries)
+            )
 
             #expect(response.status == .badRequest)
             #expect(response.body.text.contains("more than 3 entries"))
@@ -134,7 +272,10 @@ struct LabUploadValidationTests {
         #expect(await repository.count == 0)
     }
 
-    @Test("a body that is not JSON by its Content-Type gets 415", arguments: [nil, "text/plain", "application/x-www-form-urlencoded", "application/jsonx"])
+    @Test(
+        "a body that is not JSON by its Content-Type gets 415",
+        arguments: [nil, "text/plain", "application/x-www-form-urlencoded", "application/jsonx"]
+    )
     func rejectsWrongContentType(_ contentType: String?) async throws {
         let repository = InMemoryTestResultRepository()
         let app = try TestResultFixture.labApp(dependencies: self.dependencies(repository))
@@ -157,13 +298,21 @@ struct LabUploadValidationTests {
     func rejectsOversizedBody() async throws {
         let repository = InMemoryTestResultRepository()
         let configuration = try TestResultFixture.configuration(["HTTP_MAX_BODY_SIZE": "1024"])
-        let app = try TestResultFixture.labApp(configuration: configuration, dependencies: self.dependencies(repository))
+        let app = try TestResultFixture.labApp(
+            configuration: configuration,
+            dependencies: self.dependencies(repository)
+        )
         let entries = (0..<20).map { (TestIDs.hashedGUID("\($0)"), 2, Int64?.none) }
         let body = TestResultFixture.batch(entries)
         #expect(body.readableBytes > 1024)
 
         try await app.test(.router) { client in
-            let response = try await client.execute(uri: "/api/v1/lab/results", method: .post, headers: .json, body: body)
+            let response = try await client.execute(
+                uri: "/api/v1/lab/results",
+                method: .post,
+                headers: .json,
+                body: body
+            )
 
             #expect(response.status == .contentTooLarge)
             #expect(response.headers[.connection] == "close")

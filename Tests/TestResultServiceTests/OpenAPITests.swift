@@ -8,13 +8,16 @@ import Hummingbird
 import HummingbirdTesting
 import NIOCore
 import Testing
+
 @testable import TestResultService
 
 @Suite("OpenAPI document")
 struct OpenAPITests {
     /// The operations of openapi.yaml with the ports they are documented on (both when the path names none).
     static func documentedOperations() throws -> [OpenAPIOperation] {
-        let url = try #require(Bundle.module.url(forResource: "openapi", withExtension: "yaml") ?? Self.sourceDocument())
+        let url = try #require(
+            Bundle.module.url(forResource: "openapi", withExtension: "yaml") ?? Self.sourceDocument()
+        )
         return try OpenAPIDocument.operations(in: url).map { operation in
             var operation = operation
             if operation.ports.isEmpty { operation.ports = [8003, 8013] }
@@ -23,7 +26,8 @@ struct OpenAPITests {
     }
 
     private static func sourceDocument() -> URL? {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
             .appendingPathComponent("Services/TestResult/openapi.yaml")
     }
 

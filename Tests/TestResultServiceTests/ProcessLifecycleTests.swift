@@ -1,13 +1,14 @@
 // The real binary: SIGTERM drains and exits 0, --migrate-only is idempotent, bad configuration lists every problem.
 
+import AsyncHTTPClient
 import ENPersistence
 import ENTestSupport
 import Foundation
-import AsyncHTTPClient
 import NIOCore
 import NIOHTTP1
 import PostgresNIO
 import Testing
+
 @testable import TestResultService
 
 @Suite("test-result-service process", .postgres())
@@ -15,7 +16,10 @@ struct ProcessLifecycleTests {
     @Test("SIGTERM while serving: exits 0 after draining")
     func sigtermExitsZero() async throws {
         let database = try PostgresTestDatabase.require()
-        let service = try ServiceProcess.start(BuiltProduct.url("test-result-service"), environment: database.processEnvironment)
+        let service = try ServiceProcess.start(
+            BuiltProduct.url("test-result-service"),
+            environment: database.processEnvironment
+        )
         defer { service.kill() }
 
         let labPort = try await service.waitForPort(listener: "lab")
@@ -37,7 +41,10 @@ struct ProcessLifecycleTests {
     @Test("SIGTERM during an upload: the request in flight completes, then the process exits 0")
     func sigtermDrainsInFlightRequest() async throws {
         let database = try PostgresTestDatabase.require()
-        let service = try ServiceProcess.start(BuiltProduct.url("test-result-service"), environment: database.processEnvironment)
+        let service = try ServiceProcess.start(
+            BuiltProduct.url("test-result-service"),
+            environment: database.processEnvironment
+        )
         defer { service.kill() }
         let labPort = try await service.waitForPort(listener: "lab")
         let id = TestIDs.hashedGUID()
@@ -80,11 +87,19 @@ struct ProcessLifecycleTests {
         let database = try PostgresTestDatabase.require()
         let binary = try BuiltProduct.url("test-result-service")
 
-        let first = try ServiceProcess.start(binary, arguments: ["--migrate-only"], environment: database.processEnvironment)
+        let first = try ServiceProcess.start(
+            binary,
+            arguments: ["--migrate-only"],
+            environment: database.processEnvironment
+        )
         defer { first.kill() }
         let firstStatus = try await first.waitForExit()
         let historyAfterFirst = try await self.history(database)
-        let second = try ServiceProcess.start(binary, arguments: ["--migrate-only"], environment: database.processEnvironment)
+        let second = try ServiceProcess.start(
+            binary,
+            arguments: ["--migrate-only"],
+            environment: database.processEnvironment
+        )
         defer { second.kill() }
         let secondStatus = try await second.waitForExit()
         let historyAfterSecond = try await self.history(database)
@@ -98,7 +113,9 @@ struct ProcessLifecycleTests {
     }
 
     private func history(_ database: PostgresTestDatabase) async throws -> [String] {
-        let rows = try await database.client.query("SELECT name FROM schema_migrations WHERE migration_group = 'testresult' ORDER BY position")
+        let rows = try await database.client.query(
+            "SELECT name FROM schema_migrations WHERE migration_group = 'testresult' ORDER BY position"
+        )
         var names: [String] = []
         for try await name in rows.decode(String.self) { names.append(name) }
         return names
@@ -116,7 +133,11 @@ struct ProcessConfigurationTests {
             "RESULT_DELETE_AFTER": "7d",
         ]
 
-        let service = try ServiceProcess.start(BuiltProduct.url("test-result-service"), arguments: ["--http-prot", "1"], environment: environment)
+        let service = try ServiceProcess.start(
+            BuiltProduct.url("test-result-service"),
+            arguments: ["--http-prot", "1"],
+            environment: environment
+        )
         let status = try await service.waitForExit()
 
         #expect(status == 2)
@@ -128,11 +149,17 @@ struct ProcessConfigurationTests {
 
     @Test("--help lists every setting and exits 0")
     func help() async throws {
-        let service = try ServiceProcess.start(BuiltProduct.url("test-result-service"), arguments: ["--help"], environment: [:])
+        let service = try ServiceProcess.start(
+            BuiltProduct.url("test-result-service"),
+            arguments: ["--help"],
+            environment: [:]
+        )
         let status = try await service.waitForExit()
 
         #expect(status == 0)
-        for setting in ["DATABASE_URL", "--http-port", "LAB_CERT_SHA256_ALLOWLIST", "RESULT_MASK_AFTER", "MIGRATE_ONLY"] {
+        for setting in [
+            "DATABASE_URL", "--http-port", "LAB_CERT_SHA256_ALLOWLIST", "RESULT_MASK_AFTER", "MIGRATE_ONLY",
+        ] {
             #expect(service.output.contains(setting))
         }
     }

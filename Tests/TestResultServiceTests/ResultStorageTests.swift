@@ -11,6 +11,7 @@ import HummingbirdTesting
 import NIOCore
 import PostgresNIO
 import Testing
+
 @testable import TestResultService
 
 @Suite("Result storage (PostgreSQL)", .postgres(TestResultMigrations.group))
@@ -55,10 +56,21 @@ struct ResultStorageTests {
         let (lab, internalAPI, _) = try self.apps()
         let id = TestIDs.hashedGUID()
 
-        try await self.upload(lab, "/api/v1/lab/results", TestResultFixture.batch(labID: "lab-1", [(id, 2, 1_699_900_000)]))
-        try await self.upload(lab, "/api/v1/lab/results", TestResultFixture.batch(labID: "lab-2", [(id, 1, 1_699_950_000)]))
+        try await self.upload(
+            lab,
+            "/api/v1/lab/results",
+            TestResultFixture.batch(labID: "lab-1", [(id, 2, 1_699_900_000)])
+        )
+        try await self.upload(
+            lab,
+            "/api/v1/lab/results",
+            TestResultFixture.batch(labID: "lab-2", [(id, 1, 1_699_950_000)])
+        )
 
-        #expect(try await self.verificationLookup(internalAPI, id) == VerificationResultResponse(testResult: 1, sc: 1_699_950_000, labId: "lab-2"))
+        #expect(
+            try await self.verificationLookup(internalAPI, id)
+                == VerificationResultResponse(testResult: 1, sc: 1_699_950_000, labId: "lab-2")
+        )
         #expect(try await self.rows().count == 1)
     }
 
@@ -73,11 +85,14 @@ struct ResultStorageTests {
         #expect(try await self.verificationLookup(internalAPI, id).testResult == 2)
     }
 
-    @Test("a redeemed row never changes, whatever a lab sends", arguments: [
-        (redeemed: 4, path: "/api/v1/lab/results", upload: 1),
-        (redeemed: 9, path: "/api/v1/quicktest/results", upload: 6),
-        (redeemed: 14, path: "/api/v1/pocnat/results", upload: 11),
-    ])
+    @Test(
+        "a redeemed row never changes, whatever a lab sends",
+        arguments: [
+            (redeemed: 4, path: "/api/v1/lab/results", upload: 1),
+            (redeemed: 9, path: "/api/v1/quicktest/results", upload: 6),
+            (redeemed: 14, path: "/api/v1/pocnat/results", upload: 11),
+        ]
+    )
     func redeemedRowNeverChanges(_ redeemed: Int, _ path: String, _ upload: Int) async throws {
         let (lab, _, database) = try self.apps()
         let id = TestIDs.hashedGUID()
@@ -107,8 +122,16 @@ struct ResultStorageTests {
                     var generator = SeededGenerator(seed: UInt64(batch + 1))
                     let order = ids.shuffled(using: &generator)
                     group.addTask {
-                        let body = TestResultFixture.batch(labID: "lab-\(batch)", order.map { ($0, 1 + batch % 3, nil) })
-                        return try await client.execute(uri: "/api/v1/lab/results", method: .post, headers: .json, body: body).status
+                        let body = TestResultFixture.batch(
+                            labID: "lab-\(batch)",
+                            order.map { ($0, 1 + batch % 3, nil) }
+                        )
+                        return try await client.execute(
+                            uri: "/api/v1/lab/results",
+                            method: .post,
+                            headers: .json,
+                            body: body
+                        ).status
                     }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
@@ -121,18 +144,34 @@ struct ResultStorageTests {
         #expect(Set(rows.map(\.key)) == Set(ids))
         #expect(rows.count == 50)
         // Each row is one batch's: its lab and its result agree.
-        #expect(rows.allSatisfy { row in row.labID.flatMap { Int($0.dropFirst(4)) }.map { 1 + $0 % 3 == row.code } ?? false })
+        #expect(
+            rows.allSatisfy { row in row.labID.flatMap { Int($0.dropFirst(4)) }.map { 1 + $0 % 3 == row.code } ?? false
+            }
+        )
     }
 
-    @Test("malformed JSON, wrong types and oversized bodies store nothing in PostgreSQL", arguments: [
-        "{\"testResults\":[{\"id\":", "{\"testResults\":[{\"id\":\"abc\",\"result\":2}]}", "{\"testResults\":\"many\"}",
-        "{\"testResults\":[" + String(repeating: "{\"id\":\"" + String(repeating: "a", count: 64) + "\",\"result\":2},", count: 13_000) + "{}]}",
-    ])
+    @Test(
+        "malformed JSON, wrong types and oversized bodies store nothing in PostgreSQL",
+        arguments: [
+            "{\"testResults\":[{\"id\":", "{\"testResults\":[{\"id\":\"abc\",\"result\":2}]}",
+            "{\"testResults\":\"many\"}",
+            "{\"testResults\":["
+                + String(
+                    repeating: "{\"id\":\"" + String(repeating: "a", count: 64) + "\",\"result\":2},",
+                    count: 13_000
+                ) + "{}]}",
+        ]
+    )
     func badBodiesStoreNothing(_ body: String) async throws {
         let (lab, _, _) = try self.apps()
 
         try await lab.test(.router) { client in
-            let response = try await client.execute(uri: "/api/v1/lab/results", method: .post, headers: .json, body: ByteBuffer(string: body))
+            let response = try await client.execute(
+                uri: "/api/v1/lab/results",
+                method: .post,
+                headers: .json,
+                body: ByteBuffer(string: body)
+            )
             #expect([.badRequest, .contentTooLarge].contains(response.status))
         }
         #expect(try await self.rows().isEmpty)
@@ -144,7 +183,11 @@ struct ResultStorageTests {
         let portalID = TestIDs.hashedGUID()
 
         let before = try await self.portalLookup(lab, "/api/v1/quicktest/result", portalID)
-        try await self.upload(lab, "/api/v1/quicktest/results", TestResultFixture.batch(labID: "rat-1", [(portalID, 7, nil)]))
+        try await self.upload(
+            lab,
+            "/api/v1/quicktest/results",
+            TestResultFixture.batch(labID: "rat-1", [(portalID, 7, nil)])
+        )
         let after = try await self.portalLookup(lab, "/api/v1/quicktest/result", portalID)
         let app = try await self.verificationLookup(internalAPI, SecretHash.sha256Hex(portalID))
 
@@ -168,10 +211,17 @@ struct ResultStorageTests {
     @Test("an invalid batch stores nothing, even when its first entries are valid")
     func invalidBatchStoresNothing() async throws {
         let (lab, _, _) = try self.apps()
-        let body = ByteBuffer(string: #"{"testResults":[{"id":"\#(TestIDs.hashedGUID())","result":2},{"id":"nope","result":2}]}"#)
+        let body = ByteBuffer(
+            string: #"{"testResults":[{"id":"\#(TestIDs.hashedGUID())","result":2},{"id":"nope","result":2}]}"#
+        )
 
         try await lab.test(.router) { client in
-            let response = try await client.execute(uri: "/api/v1/lab/results", method: .post, headers: .json, body: body)
+            let response = try await client.execute(
+                uri: "/api/v1/lab/results",
+                method: .post,
+                headers: .json,
+                body: body
+            )
             #expect(response.status == .badRequest)
         }
         #expect(try await self.rows().isEmpty)
@@ -228,10 +278,19 @@ struct ResultStorageTests {
 
     // MARK: - Helpers
 
-    private func apps() throws -> (lab: some ApplicationProtocol, internalAPI: some ApplicationProtocol, database: PostgresTestDatabase) {
+    private func apps() throws -> (
+        lab: some ApplicationProtocol, internalAPI: some ApplicationProtocol, database: PostgresTestDatabase
+    ) {
         let database = try PostgresTestDatabase.require()
-        let dependencies = TestResultDependencies.postgres(client: database.client, logger: database.logger, clock: self.clock.wallClock)
-        return (try TestResultFixture.labApp(dependencies: dependencies), try TestResultFixture.internalApp(dependencies: dependencies), database)
+        let dependencies = TestResultDependencies.postgres(
+            client: database.client,
+            logger: database.logger,
+            clock: self.clock.wallClock
+        )
+        return (
+            try TestResultFixture.labApp(dependencies: dependencies),
+            try TestResultFixture.internalApp(dependencies: dependencies), database
+        )
     }
 
     private func upload(_ app: some ApplicationProtocol, _ path: String, _ body: ByteBuffer) async throws {
@@ -241,17 +300,34 @@ struct ResultStorageTests {
         }
     }
 
-    private func verificationLookup(_ app: some ApplicationProtocol, _ id: String) async throws -> VerificationResultResponse {
+    private func verificationLookup(
+        _ app: some ApplicationProtocol,
+        _ id: String
+    ) async throws -> VerificationResultResponse {
         try await app.test(.router) { client in
-            let response = try await client.execute(uri: "/api/v1/app/result", method: .post, headers: .json, body: TestResultFixture.lookup(id))
+            let response = try await client.execute(
+                uri: "/api/v1/app/result",
+                method: .post,
+                headers: .json,
+                body: TestResultFixture.lookup(id)
+            )
             try #require(response.status == .ok, "\(response.body.text)")
             return try JSONDecoder().decode(VerificationResultResponse.self, from: response.body.data)
         }
     }
 
-    private func portalLookup(_ app: some ApplicationProtocol, _ path: String, _ id: String) async throws -> PortalResultResponse {
+    private func portalLookup(
+        _ app: some ApplicationProtocol,
+        _ path: String,
+        _ id: String
+    ) async throws -> PortalResultResponse {
         try await app.test(.router) { client in
-            let response = try await client.execute(uri: path, method: .post, headers: .json, body: TestResultFixture.lookup(id))
+            let response = try await client.execute(
+                uri: path,
+                method: .post,
+                headers: .json,
+                body: TestResultFixture.lookup(id)
+            )
             try #require(response.status == .ok, "\(response.body.text)")
             return try JSONDecoder().decode(PortalResultResponse.self, from: response.body.data)
         }
@@ -266,7 +342,9 @@ struct ResultStorageTests {
 
     private func rows() async throws -> [Row] {
         let database = try PostgresTestDatabase.require()
-        let rows = try await database.client.query("SELECT result_id, result, result_date, lab_id FROM test_result ORDER BY id")
+        let rows = try await database.client.query(
+            "SELECT result_id, result, result_date, lab_id FROM test_result ORDER BY id"
+        )
         var result: [Row] = []
         for try await (key, code, date, labID) in rows.decode((String, Int16, Date, String?).self) {
             result.append(Row(key: key, code: Int(code), sampleCollectedAt: date, labID: labID))

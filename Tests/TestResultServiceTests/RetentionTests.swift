@@ -7,6 +7,7 @@ import ENTestSupport
 import Foundation
 import PostgresNIO
 import Testing
+
 @testable import TestResultService
 
 @Suite("Retention (PostgreSQL)", .postgres(TestResultMigrations.group))
@@ -17,11 +18,17 @@ struct RetentionTests {
     func masksThenDeletes() async throws {
         let database = try PostgresTestDatabase.require()
         let clock = ManualClock()
-        let dependencies = TestResultDependencies.postgres(client: database.client, logger: database.logger, clock: clock.wallClock)
+        let dependencies = TestResultDependencies.postgres(
+            client: database.client,
+            logger: database.logger,
+            clock: clock.wallClock
+        )
         let repository = dependencies.repository
         let policy = RetentionPolicy()
         let metrics = TestResultMetrics(factory: ServiceEnvironment.testing().metricsFactory)
-        let pcr = TestIDs.hashedGUID(), rapid = TestIDs.hashedGUID(), pocnat = TestIDs.hashedGUID()
+        let pcr = TestIDs.hashedGUID()
+        let rapid = TestIDs.hashedGUID()
+        let pocnat = TestIDs.hashedGUID()
         let young = TestIDs.hashedGUID()
         _ = try await repository.store(
             [
@@ -32,15 +39,33 @@ struct RetentionTests {
             now: clock.now
         )
         clock.advance(by: 20 * Self.day)
-        _ = try await repository.store([ResultUpload(key: young, result: LabTestResult(code: 1)!, sampleCollectedAt: clock.now, labID: nil)], now: clock.now)
+        _ = try await repository.store(
+            [ResultUpload(key: young, result: LabTestResult(code: 1)!, sampleCollectedAt: clock.now, labID: nil)],
+            now: clock.now
+        )
 
-        try await TestResult.runRetention(policy: policy, dependencies: dependencies, metrics: metrics, logger: database.logger)
+        try await TestResult.runRetention(
+            policy: policy,
+            dependencies: dependencies,
+            metrics: metrics,
+            logger: database.logger
+        )
         let atDay20 = try await self.codes(database)
         clock.advance(by: 1 * Self.day + 1)
-        try await TestResult.runRetention(policy: policy, dependencies: dependencies, metrics: metrics, logger: database.logger)
+        try await TestResult.runRetention(
+            policy: policy,
+            dependencies: dependencies,
+            metrics: metrics,
+            logger: database.logger
+        )
         let atDay21 = try await self.codes(database)
         clock.advance(by: 39 * Self.day)
-        try await TestResult.runRetention(policy: policy, dependencies: dependencies, metrics: metrics, logger: database.logger)
+        try await TestResult.runRetention(
+            policy: policy,
+            dependencies: dependencies,
+            metrics: metrics,
+            logger: database.logger
+        )
         let atDay60 = try await self.codes(database)
 
         #expect(atDay20 == [pcr: 2, rapid: 7, pocnat: 11, young: 1])
@@ -54,11 +79,21 @@ struct RetentionTests {
         let clock = ManualClock()
         let repository = PostgresTestResultRepository(client: database.client, logger: database.logger)
         let id = TestIDs.hashedGUID()
-        _ = try await repository.store([ResultUpload(key: id, result: LabTestResult(code: 2)!, sampleCollectedAt: clock.now, labID: nil)], now: clock.now)
+        _ = try await repository.store(
+            [ResultUpload(key: id, result: LabTestResult(code: 2)!, sampleCollectedAt: clock.now, labID: nil)],
+            now: clock.now
+        )
         clock.advance(by: 22 * Self.day)
-        _ = try await repository.applyRetention(maskBefore: RetentionPolicy().maskCutoff(now: clock.now), deleteBefore: .distantPast, now: clock.now)
+        _ = try await repository.applyRetention(
+            maskBefore: RetentionPolicy().maskCutoff(now: clock.now),
+            deleteBefore: .distantPast,
+            now: clock.now
+        )
 
-        let outcome = try await repository.store([ResultUpload(key: id, result: LabTestResult(code: 2)!, sampleCollectedAt: clock.now, labID: nil)], now: clock.now)
+        let outcome = try await repository.store(
+            [ResultUpload(key: id, result: LabTestResult(code: 2)!, sampleCollectedAt: clock.now, labID: nil)],
+            now: clock.now
+        )
 
         #expect(outcome == StoreOutcome(inserted: 0, updated: 0, unchanged: 1))
         #expect(try await self.codes(database) == [id: 4])
@@ -69,7 +104,10 @@ struct RetentionTests {
         let database = try PostgresTestDatabase.require()
         let repository = PostgresTestResultRepository(client: database.client, logger: database.logger)
         let id = TestIDs.hashedGUID()
-        _ = try await repository.store([ResultUpload(key: id, result: LabTestResult(code: 2)!, sampleCollectedAt: Date(), labID: nil)], now: .distantPast)
+        _ = try await repository.store(
+            [ResultUpload(key: id, result: LabTestResult(code: 2)!, sampleCollectedAt: Date(), labID: nil)],
+            now: .distantPast
+        )
         let holding = OneShot<Void>()
         let release = OneShot<Void>()
 
@@ -84,7 +122,11 @@ struct RetentionTests {
         let whileHeld = try await repository.applyRetention(maskBefore: Date(), deleteBefore: .distantPast, now: Date())
         release.fulfil(())
         try await holder
-        let afterwards = try await repository.applyRetention(maskBefore: Date(), deleteBefore: .distantPast, now: Date())
+        let afterwards = try await repository.applyRetention(
+            maskBefore: Date(),
+            deleteBefore: .distantPast,
+            now: Date()
+        )
 
         #expect(whileHeld == nil)
         #expect(afterwards == RetentionOutcome(masked: 1, deleted: 0))
@@ -94,17 +136,30 @@ struct RetentionTests {
     func periodicTaskRunsRetention() async throws {
         let database = try PostgresTestDatabase.require()
         let clock = ManualClock()
-        let dependencies = TestResultDependencies.postgres(client: database.client, logger: database.logger, clock: clock.wallClock)
+        let dependencies = TestResultDependencies.postgres(
+            client: database.client,
+            logger: database.logger,
+            clock: clock.wallClock
+        )
         let id = TestIDs.hashedGUID()
-        _ = try await dependencies.repository.store([ResultUpload(key: id, result: LabTestResult(code: 7)!, sampleCollectedAt: clock.now, labID: nil)], now: clock.now)
+        _ = try await dependencies.repository.store(
+            [ResultUpload(key: id, result: LabTestResult(code: 7)!, sampleCollectedAt: clock.now, labID: nil)],
+            now: clock.now
+        )
         clock.advance(by: 22 * Self.day)
         let configuration = try TestResultFixture.configuration(["RETENTION_INTERVAL": "1s"])
-        let app = try TestResult.buildApplication(configuration: configuration, dependencies: dependencies, environment: .testing())
+        let app = try TestResult.buildApplication(
+            configuration: configuration,
+            dependencies: dependencies,
+            environment: .testing()
+        )
 
         let masked = Mutexed(false)
         try await LiveServer.run(app) { _ in
             // The first pass runs when the application starts; wait for it.
-            masked.value = try await Poll.until(every: .milliseconds(100), attempts: 100) { try await self.codes(database) == [id: 9] }
+            masked.value = try await Poll.until(every: .milliseconds(100), attempts: 100) {
+                try await self.codes(database) == [id: 9]
+            }
         }
 
         #expect(masked.value)

@@ -6,18 +6,28 @@ import ENServiceKit
 import ENTestSupport
 import Foundation
 import Testing
+
 @testable import TestResultService
 
 @Suite("Test-result configuration")
 struct TestResultConfigurationTests {
     @Test("defaults: ports 8003/8013 on loopback, 1 MiB bodies, 21/60 days, hourly retention")
     func defaults() throws {
-        let configuration = try TestResultConfiguration.load(from: SettingsReader(values: ["DATABASE_URL": "postgres://u:p@db:5432/testresult"]))
+        let configuration = try TestResultConfiguration.load(
+            from: SettingsReader(values: ["DATABASE_URL": "postgres://u:p@db:5432/testresult"])
+        )
 
         #expect(configuration.http == ListenAddress(host: "127.0.0.1", port: 8003))
         #expect(configuration.internalHTTP == ListenAddress(host: "127.0.0.1", port: 8013))
         #expect(configuration.maxBodyBytes == 1_048_576)
-        #expect(configuration.retention == RetentionPolicy(maskAfter: .seconds(21 * 86400), deleteAfter: .seconds(60 * 86400), interval: .seconds(3600)))
+        #expect(
+            configuration.retention
+                == RetentionPolicy(
+                    maskAfter: .seconds(21 * 86400),
+                    deleteAfter: .seconds(60 * 86400),
+                    interval: .seconds(3600)
+                )
+        )
         #expect(configuration.tls == nil)
         #expect(configuration.database.database == "testresult")
     }
@@ -40,7 +50,9 @@ struct TestResultConfigurationTests {
 
         let noCA = self.problems(tls.merging(["LAB_CERT_SHA256_ALLOWLIST": String(repeating: "ab", count: 32)]) { $1 })
         let noAllowlist = self.problems(tls.merging(["TLS_CLIENT_CA_FILE": pki.caCertificateFile.path]) { $1 })
-        let badThumbprint = self.problems(tls.merging(["TLS_CLIENT_CA_FILE": pki.caCertificateFile.path, "LAB_CERT_SHA256_ALLOWLIST": "abc"]) { $1 })
+        let badThumbprint = self.problems(
+            tls.merging(["TLS_CLIENT_CA_FILE": pki.caCertificateFile.path, "LAB_CERT_SHA256_ALLOWLIST": "abc"]) { $1 }
+        )
         let missingFile = self.problems(["TLS_CERT_FILE": "/nonexistent.pem", "TLS_KEY_FILE": pki.serverKeyFile.path])
         let colonForm = try TestResultFixture.configuration(
             tls.merging([

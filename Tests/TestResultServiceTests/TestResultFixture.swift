@@ -7,13 +7,16 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import NIOCore
+
 @testable import TestResultService
 
 /// Shared arrangements of the service's tests.
 enum TestResultFixture {
     /// A valid configuration with ports 0 and a placeholder database, plus `overrides` (environment-style names).
     static func configuration(_ overrides: [String: String] = [:]) throws -> TestResultConfiguration {
-        var values = ["DATABASE_URL": "postgres://test:secret@127.0.0.1:1/test", "HTTP_PORT": "0", "INTERNAL_HTTP_PORT": "0"]
+        var values = [
+            "DATABASE_URL": "postgres://test:secret@127.0.0.1:1/test", "HTTP_PORT": "0", "INTERNAL_HTTP_PORT": "0",
+        ]
         values.merge(overrides) { _, new in new }
         return try TestResultConfiguration.load(from: SettingsReader(values: values))
     }
@@ -35,7 +38,10 @@ enum TestResultFixture {
     }
 
     /// The internal router as an application, for `.router` tests.
-    static func internalApp(dependencies: TestResultDependencies, environment: ServiceEnvironment = .testing()) throws -> some ApplicationProtocol {
+    static func internalApp(
+        dependencies: TestResultDependencies,
+        environment: ServiceEnvironment = .testing()
+    ) throws -> some ApplicationProtocol {
         let router = TestResult.buildInternalRouter(
             configuration: try self.configuration(),
             dependencies: dependencies,

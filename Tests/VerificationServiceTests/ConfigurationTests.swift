@@ -3,6 +3,7 @@
 import ENServiceKit
 import Foundation
 import Testing
+
 @testable import VerificationService
 
 @Suite("Configuration")
@@ -49,14 +50,20 @@ struct ConfigurationTests {
             _ = try VerificationConfiguration.load(from: settings)
         } throws: { error in
             let text = "\(error)"
-            return ["TEST_RESULT_INTERNAL_URL", "TAN_PER_REGISTRATION_TOKEN", "TELETAN_RATE_LIMIT", "INTERNAL_HTTP_PORT", "TELETAN_JWT_PUBLIC_KEYS"]
-                .allSatisfy(text.contains)
+            return [
+                "TEST_RESULT_INTERNAL_URL", "TAN_PER_REGISTRATION_TOKEN", "TELETAN_RATE_LIMIT", "INTERNAL_HTTP_PORT",
+                "TELETAN_JWT_PUBLIC_KEYS",
+            ]
+            .allSatisfy(text.contains)
         }
     }
 
     @Test("unreadable key material is reported without quoting it")
     func badKeys() {
-        for keys in ["-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----", #"{"keys":[]}"#, "/nonexistent/keys.pem", "{broken"] {
+        for keys in [
+            "-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----", #"{"keys":[]}"#, "/nonexistent/keys.pem",
+            "{broken",
+        ] {
             #expect(throws: ConfigurationError.self) {
                 _ = try VerificationFixture.configuration(["TELETAN_JWT_PUBLIC_KEYS": keys])
             }

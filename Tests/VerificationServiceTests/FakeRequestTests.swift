@@ -1,12 +1,13 @@
 // Plausible deniability: dummy requests look like real ones from outside and change nothing (cwa-satellites §1.5).
 
-import ENTestSupport
 import ENServiceKit
+import ENTestSupport
 import Foundation
-import Hummingbird
 import HTTPTypes
+import Hummingbird
 import NIOCore
 import Testing
+
 @testable import TestResultService
 @testable import VerificationService
 
@@ -48,7 +49,11 @@ struct FakeRequestTests {
             let withLabID = try await harness.poll(token, headers: Self.realWithHeader)
             let teleTAN = try await harness.teleTAN()
             let teleToken =
-                try await harness.post(harness.external, "/version/v1/registrationToken", VerificationFixture.teleTANRegistration(teleTAN))
+                try await harness.post(
+                    harness.external,
+                    "/version/v1/registrationToken",
+                    VerificationFixture.teleTANRegistration(teleTAN)
+                )
                 .string("registrationToken") ?? ""
             let teleSession = try await harness.poll(teleToken)
             let fake = try await harness.poll(RandomUUID.generate(), headers: Self.fake)
@@ -79,7 +84,8 @@ struct FakeRequestTests {
 
     @Test("fake requests touch no state: no session, no TAN, no quota use, no teleTAN redeemed, no call upstream")
     func fakesChangeNothing() async throws {
-        try await VerificationHarness.run(["TEST_RESULT_CONNECT_TIMEOUT": "200ms"], testResultURL: "http://127.0.0.1:9") { harness async throws in
+        try await VerificationHarness.run(["TEST_RESULT_CONNECT_TIMEOUT": "200ms"], testResultURL: "http://127.0.0.1:9")
+        { harness async throws in
             let guid = TestIDs.hashedGUID()
             let token = try await harness.registeredToken(guid: guid)
             let teleTAN = try await harness.teleTAN()
@@ -95,7 +101,11 @@ struct FakeRequestTests {
             let pollFake = try await harness.poll(token, headers: Self.fake)
             let tanFake = try await harness.requestTAN(token, headers: Self.fake)
 
-            #expect([registerFake.status, sameGUIDFake.status, teleTANFake.status, tanFake.status] == [.created, .created, .created, .created])
+            #expect(
+                [registerFake.status, sameGUIDFake.status, teleTANFake.status, tanFake.status] == [
+                    .created, .created, .created, .created,
+                ]
+            )
             #expect(pollFake.status == .ok)
             #expect(try await harness.count("app_session") == 1)
             #expect(try await harness.count("app_session", where: "tan_counter = 0") == 1)
@@ -107,8 +117,17 @@ struct FakeRequestTests {
     @Test("a malformed fake request fails like a malformed real one")
     func malformedFake() async throws {
         try await VerificationHarness.run { harness async throws in
-            let fake = try await harness.post(harness.external, "/version/v1/registrationToken", #"{"key":"abc","keyType":"GUID"}"#, headers: Self.fake)
-            let real = try await harness.post(harness.external, "/version/v1/registrationToken", #"{"key":"abc","keyType":"GUID"}"#)
+            let fake = try await harness.post(
+                harness.external,
+                "/version/v1/registrationToken",
+                #"{"key":"abc","keyType":"GUID"}"#,
+                headers: Self.fake
+            )
+            let real = try await harness.post(
+                harness.external,
+                "/version/v1/registrationToken",
+                #"{"key":"abc","keyType":"GUID"}"#
+            )
 
             #expect(fake.status == .badRequest)
             #expect(fake.text == real.text)
@@ -122,19 +141,42 @@ struct FakeRequestTests {
             let estimator = FakeDelayEstimator(initial: .milliseconds(10), samples: 5)
             for _ in 0..<50 { estimator.record(.tan, duration: .milliseconds(400)) }
             let router = Router(context: ServiceRequestContext.self)
-            var controller = ExternalController(engine: harness.parts.engine, delays: estimator, metrics: harness.parts.metrics)
+            var controller = ExternalController(
+                engine: harness.parts.engine,
+                delays: estimator,
+                metrics: harness.parts.metrics
+            )
             controller.sleep = { duration in waits.withLock { $0.append(duration) } }
             controller.addRoutes(to: router.group("version/v1"))
             let app = Application(router: router)
 
-            let tan = try await harness.post(app, "/version/v1/tan", VerificationFixture.token(RandomUUID.generate()), headers: Self.fake)
-            let tanWait = waits.withLock { taken in defer { taken.removeAll() }; return taken }
-            _ = try await harness.post(app, "/version/v1/registrationToken", VerificationFixture.registration(guid: TestIDs.hashedGUID()), headers: Self.fake)
-            let tokenWait = waits.withLock { taken in defer { taken.removeAll() }; return taken }
+            let tan = try await harness.post(
+                app,
+                "/version/v1/tan",
+                VerificationFixture.token(RandomUUID.generate()),
+                headers: Self.fake
+            )
+            let tanWait = waits.withLock { taken in
+                defer { taken.removeAll() }
+                return taken
+            }
+            _ = try await harness.post(
+                app,
+                "/version/v1/registrationToken",
+                VerificationFixture.registration(guid: TestIDs.hashedGUID()),
+                headers: Self.fake
+            )
+            let tokenWait = waits.withLock { taken in
+                defer { taken.removeAll() }
+                return taken
+            }
 
             #expect(tan.status == .created)
             // Poisson around 400 ms (standard deviation 20 ms) against Poisson around 10 ms.
-            #expect(tanWait.count == 1 && tanWait[0] > .milliseconds(250) && tanWait[0] < .milliseconds(550), "\(tanWait)")
+            #expect(
+                tanWait.count == 1 && tanWait[0] > .milliseconds(250) && tanWait[0] < .milliseconds(550),
+                "\(tanWait)"
+            )
             #expect(tokenWait.allSatisfy { $0 < .milliseconds(100) }, "\(tokenWait)")
         }
     }

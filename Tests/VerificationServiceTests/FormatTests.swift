@@ -5,6 +5,7 @@ import ENTestSupport
 import Foundation
 import HTTPTypes
 import Testing
+
 @testable import VerificationService
 
 @Suite("Identifier formats")
@@ -27,8 +28,10 @@ struct FormatTests {
     @Test(
         "the UUID pattern refuses everything else",
         arguments: [
-            "", "6ba7b810-9dad-11d1-80b4-00c04fd430c8", "F47AC10B-58CC-4372-A567-0E02B2C3D479", "f47ac10b-58cc-4372-c567-0e02b2c3d479",
-            "f47ac10b58cc4372a5670e02b2c3d479", "f47ac10b-58cc-4372-a567-0e02b2c3d47", "f47ac10b-58cc-4372-a567-0e02b2c3d4790",
+            "", "6ba7b810-9dad-11d1-80b4-00c04fd430c8", "F47AC10B-58CC-4372-A567-0E02B2C3D479",
+            "f47ac10b-58cc-4372-c567-0e02b2c3d479",
+            "f47ac10b58cc4372a5670e02b2c3d479", "f47ac10b-58cc-4372-a567-0e02b2c3d47",
+            "f47ac10b-58cc-4372-a567-0e02b2c3d4790",
             "g47ac10b-58cc-4372-a567-0e02b2c3d479", "f47ac10b-58cc-4372-a567_0e02b2c3d479",
         ]
     )
@@ -82,10 +85,13 @@ struct FormatTests {
         #expect(seen == Set("GH23456789ABCDEF"))
     }
 
-    @Test("a changed character is caught by the check character in at least 90 % of cases; bad length or symbols always")
+    @Test(
+        "a changed character is caught by the check character in at least 90 % of cases; bad length or symbols always"
+    )
     func singleCharacterChanges() {
         var generator = SeededGenerator(seed: 4)
-        var changes = 0, caught = 0
+        var changes = 0
+        var caught = 0
         for _ in 0..<50 {
             let teleTAN = Array(TeleTAN.generate(using: &generator).value.utf8)
             for position in 0..<10 {
@@ -130,7 +136,11 @@ struct FormatTests {
     @Test("the result poll's padded size fits the longest possible body")
     func paddedSize() throws {
         // Not the body the size is computed from: quotes escape to two bytes, a non-BMP character is four.
-        let long = TestResultResponse(testResult: 9, sc: .max, labId: String(repeating: "\"", count: 32) + String(repeating: "🦠", count: 32))
+        let long = TestResultResponse(
+            testResult: 9,
+            sc: .max,
+            labId: String(repeating: "\"", count: 32) + String(repeating: "🦠", count: 32)
+        )
         let shortest = TestResultResponse(testResult: 0, sc: 0, labId: nil, responsePadding: nil)
 
         #expect(try PaddedJSON.padded(long).count == PaddedJSON.testResultSize)

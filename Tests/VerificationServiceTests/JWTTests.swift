@@ -1,10 +1,11 @@
 // Bearer-token verification and the role rules, without the HTTP layer.
 
 import Crypto
-import _CryptoExtras
 import ENCrypto
 import Foundation
 import Testing
+import _CryptoExtras
+
 @testable import VerificationService
 
 @Suite("JWT verification")
@@ -14,8 +15,14 @@ struct JWTTests {
 
     @Test("ES256 and RS256 tokens signed by configured keys verify, with their roles")
     func valid() throws {
-        let es = try self.verifier.verify(TestJWT.es256(TestJWT.claims(roles: ["c19hotline"], now: self.now)), now: self.now)
-        let rs = try self.verifier.verify(TestJWT.rs256(TestJWT.claims(roles: ["c19hotline_event", "x"], now: self.now)), now: self.now)
+        let es = try self.verifier.verify(
+            TestJWT.es256(TestJWT.claims(roles: ["c19hotline"], now: self.now)),
+            now: self.now
+        )
+        let rs = try self.verifier.verify(
+            TestJWT.rs256(TestJWT.claims(roles: ["c19hotline_event", "x"], now: self.now)),
+            now: self.now
+        )
 
         #expect(es.roles == ["c19hotline"])
         #expect(rs.roles == ["c19hotline_event", "x"])
@@ -35,7 +42,10 @@ struct JWTTests {
             (TestJWT.es256(future), .notYetValid),
             (TestJWT.unsigned(claims), .unsupportedAlgorithm),
             (TestJWT.hs256WithPublicKey(claims), .unsupportedAlgorithm),
-            (TestJWT.es256(claims, key: TestSigningKeys.shared.stranger, header: ["jwk": ["kty": "EC"]]), .unsupportedHeader),
+            (
+                TestJWT.es256(claims, key: TestSigningKeys.shared.stranger, header: ["jwk": ["kty": "EC"]]),
+                .unsupportedHeader
+            ),
             ("a.b", .malformed),
             (TestJWT.es256(claims.merging(["exp": "tomorrow"]) { _, new in new }), .malformed),
             (TestJWT.es256(claims.merging(["nbf": ["not", "a", "number"]]) { _, new in new }), .malformed),
@@ -67,20 +77,32 @@ struct JWTTests {
         let rsa = try TestSigningKeys.shared.rsa.publicKey.getKeyPrimitives()
         let document: [String: Any] = [
             "keys": [
-                ["kty": "EC", "crv": "P-256", "kid": "ec-1", "use": "sig", "x": Base64URL.encode(ec.prefix(32)), "y": Base64URL.encode(ec.suffix(32))],
-                ["kty": "RSA", "kid": "rsa-1", "alg": "RS256", "n": Base64URL.encode(rsa.modulus), "e": Base64URL.encode(rsa.publicExponent)],
+                [
+                    "kty": "EC", "crv": "P-256", "kid": "ec-1", "use": "sig", "x": Base64URL.encode(ec.prefix(32)),
+                    "y": Base64URL.encode(ec.suffix(32)),
+                ],
+                [
+                    "kty": "RSA", "kid": "rsa-1", "alg": "RS256", "n": Base64URL.encode(rsa.modulus),
+                    "e": Base64URL.encode(rsa.publicExponent),
+                ],
                 ["kty": "RSA", "kid": "enc", "use": "enc", "n": "AQAB", "e": "AQAB"],
                 ["kty": "oct", "k": "c2VjcmV0"],
             ]
         ]
-        let keys = try JWTKeySet.parse(String(decoding: try JSONSerialization.data(withJSONObject: document), as: UTF8.self))
+        let keys = try JWTKeySet.parse(
+            String(decoding: try JSONSerialization.data(withJSONObject: document), as: UTF8.self)
+        )
         let verifier = JWTVerifier(keys: keys)
         let claims = TestJWT.claims(roles: ["c19hotline"], now: self.now)
 
         #expect(keys.entries.map(\.keyID) == ["ec-1", "rsa-1"])
-        #expect(throws: Never.self) { try verifier.verify(TestJWT.es256(claims, header: ["kid": "ec-1"]), now: self.now) }
+        #expect(throws: Never.self) {
+            try verifier.verify(TestJWT.es256(claims, header: ["kid": "ec-1"]), now: self.now)
+        }
         #expect(throws: Never.self) { try verifier.verify(TestJWT.rs256(claims), now: self.now) }
-        #expect(throws: JWTError.noMatchingKey) { try verifier.verify(TestJWT.es256(claims, header: ["kid": "other"]), now: self.now) }
+        #expect(throws: JWTError.noMatchingKey) {
+            try verifier.verify(TestJWT.es256(claims, header: ["kid": "other"]), now: self.now)
+        }
     }
 
     @Test("roles per type: TEST needs hotline or health authority, EVENT needs the event hotline")

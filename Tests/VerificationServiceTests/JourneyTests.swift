@@ -9,6 +9,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import Testing
+
 @testable import TestResultService
 @testable import VerificationService
 
@@ -20,7 +21,10 @@ struct JourneyTests {
         // Trace level: the most any operator could switch on, and where a leak would first show.
         var testResultEnvironment = database.processEnvironment
         testResultEnvironment["LOG_LEVEL"] = "trace"
-        let testResult = try ServiceProcess.start(BuiltProduct.url("test-result-service"), environment: testResultEnvironment)
+        let testResult = try ServiceProcess.start(
+            BuiltProduct.url("test-result-service"),
+            environment: testResultEnvironment
+        )
         defer { testResult.kill() }
         let labPort = try await testResult.waitForPort(listener: "lab")
         let testResultInternal = try await testResult.waitForPort(listener: "internal")
@@ -39,7 +43,10 @@ struct JourneyTests {
             "http://127.0.0.1:\(labPort)/api/v1/lab/results",
             json: #"{"labId":"lab-1","testResults":[{"id":"\#(guid)","result":2}]}"#
         )
-        let registration = try await HTTP.post("\(app)/registrationToken", json: VerificationFixture.registration(guid: guid))
+        let registration = try await HTTP.post(
+            "\(app)/registrationToken",
+            json: VerificationFixture.registration(guid: guid)
+        )
         let token = try Self.field("registrationToken", registration.body)
         let poll = try await HTTP.post("\(app)/testresult", json: VerificationFixture.token(token))
         let tanReply = try await HTTP.post("\(app)/tan", json: VerificationFixture.token(token))
@@ -48,18 +55,31 @@ struct JourneyTests {
         let again = try await Self.send("\(internalAPI)/tan/verify", body: VerificationFixture.tan(tan))
 
         // Refusals, where a careless implementation would log what it refused.
-        let duplicate = try await HTTP.post("\(app)/registrationToken", json: VerificationFixture.registration(guid: guid))
+        let duplicate = try await HTTP.post(
+            "\(app)/registrationToken",
+            json: VerificationFixture.registration(guid: guid)
+        )
         let unknownTAN = RandomUUID.generate()
         let unknown = try await Self.send("\(internalAPI)/tan/verify", body: VerificationFixture.tan(unknownTAN))
 
         // teleTAN journey.
         let jwt = TestJWT.es256(TestJWT.claims(roles: ["c19hotline"], now: Date()))
-        let teleTANReply = try await Self.send("\(internalAPI)/tan/teletan", body: nil, headers: ["Authorization": "Bearer \(jwt)"])
+        let teleTANReply = try await Self.send(
+            "\(internalAPI)/tan/teletan",
+            body: nil,
+            headers: ["Authorization": "Bearer \(jwt)"]
+        )
         let teleTAN = try Self.field("value", teleTANReply.body)
-        let teleRegistration = try await HTTP.post("\(app)/registrationToken", json: VerificationFixture.teleTANRegistration(teleTAN))
+        let teleRegistration = try await HTTP.post(
+            "\(app)/registrationToken",
+            json: VerificationFixture.teleTANRegistration(teleTAN)
+        )
         let teleToken = try Self.field("registrationToken", teleRegistration.body)
         let telePoll = try await HTTP.post("\(app)/testresult", json: VerificationFixture.token(teleToken))
-        let teleTAN2 = try Self.field("tan", try await HTTP.post("\(app)/tan", json: VerificationFixture.token(teleToken)).body)
+        let teleTAN2 = try Self.field(
+            "tan",
+            try await HTTP.post("\(app)/tan", json: VerificationFixture.token(teleToken)).body
+        )
         let teleVerified = try await Self.send("\(internalAPI)/tan/verify", body: VerificationFixture.tan(teleTAN2))
 
         verification.signal(SIGTERM)
@@ -95,7 +115,11 @@ struct JourneyTests {
 
     @Test("--help lists the settings; a bad configuration exits 2 naming every problem")
     func configuration() async throws {
-        let help = try ServiceProcess.start(BuiltProduct.url("verification-service"), arguments: ["--help"], environment: [:])
+        let help = try ServiceProcess.start(
+            BuiltProduct.url("verification-service"),
+            arguments: ["--help"],
+            environment: [:]
+        )
         let helpStatus = try await help.waitForExit()
         let bad = try ServiceProcess.start(
             BuiltProduct.url("verification-service"),
@@ -104,7 +128,9 @@ struct JourneyTests {
         let badStatus = try await bad.waitForExit()
 
         #expect(helpStatus == 0)
-        for setting in ["TELETAN_JWT_PUBLIC_KEYS", "TAN_PER_REGISTRATION_TOKEN", "TEST_RESULT_INTERNAL_URL", "--teletan-rate-limit"] {
+        for setting in [
+            "TELETAN_JWT_PUBLIC_KEYS", "TAN_PER_REGISTRATION_TOKEN", "TEST_RESULT_INTERNAL_URL", "--teletan-rate-limit",
+        ] {
             #expect(help.output.contains(setting))
         }
         #expect(badStatus == 2)

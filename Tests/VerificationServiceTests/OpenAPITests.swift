@@ -10,6 +10,7 @@ import HummingbirdTesting
 import Logging
 import NIOCore
 import Testing
+
 @testable import VerificationService
 
 @Suite("OpenAPI documents")
@@ -21,7 +22,8 @@ struct OpenAPITests {
     }
 
     private static func source(_ resource: String) -> URL? {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
             .appendingPathComponent("Services/Verification/\(resource).yaml")
     }
 
@@ -30,7 +32,12 @@ struct OpenAPITests {
         let parts = operation.split(separator: " ")
         let method = HTTPRequest.Method(rawValue: String(parts[0]))!
         let status = try await app.test(.router) { client in
-            try await client.execute(uri: String(parts[1]), method: method, headers: .json, body: method == .post ? ByteBuffer(string: "{}") : nil).status
+            try await client.execute(
+                uri: String(parts[1]),
+                method: method,
+                headers: .json,
+                body: method == .post ? ByteBuffer(string: "{}") : nil
+            ).status
         }
         return status != .notFound && status != .methodNotAllowed
     }
@@ -39,7 +46,11 @@ struct OpenAPITests {
     private static func parts() throws -> (Verification.Parts, VerificationDependencies) {
         let configuration = try VerificationFixture.configuration()
         let logger = Logger(label: "test")
-        return VerificationFixture.parts(client: configuration.database.makeClient(logger: logger), configuration: configuration, logger: logger)
+        return VerificationFixture.parts(
+            client: configuration.database.makeClient(logger: logger),
+            configuration: configuration,
+            logger: logger
+        )
     }
 
     @Test("every documented operation is routed on its own port only, and every route of ours is documented")
@@ -47,18 +58,41 @@ struct OpenAPITests {
         let (parts, dependencies) = try Self.parts()
         let external = Application(router: try Verification.buildPublicRouter(parts))
         let internalApp = Application(router: try Verification.buildInternalRouter(parts))
-        let documented = (external: try Self.operations(in: "openapi"), internal: try Self.operations(in: "openapi-internal"))
+        let documented = (
+            external: try Self.operations(in: "openapi"), internal: try Self.operations(in: "openapi-internal")
+        )
         let apiRoutes = [
-            "POST /version/v1/registrationToken", "POST /version/v1/testresult", "POST /version/v1/tan", "POST /version/v1/tan/verify",
+            "POST /version/v1/registrationToken", "POST /version/v1/testresult", "POST /version/v1/tan",
+            "POST /version/v1/tan/verify",
             "POST /version/v1/tan/teletan",
         ]
         let common = ["GET /health/live", "GET /health/ready", "GET /metrics", "GET /openapi.yaml"]
 
-        #expect(Set(documented.external) == Set(common + ["POST /version/v1/registrationToken", "POST /version/v1/testresult", "POST /version/v1/tan"]))
-        #expect(Set(documented.internal) == Set(common + ["POST /version/v1/tan/verify", "POST /version/v1/tan/teletan", "POST /version/v1/testresult"]))
+        #expect(
+            Set(documented.external)
+                == Set(
+                    common + [
+                        "POST /version/v1/registrationToken", "POST /version/v1/testresult", "POST /version/v1/tan",
+                    ]
+                )
+        )
+        #expect(
+            Set(documented.internal)
+                == Set(
+                    common + [
+                        "POST /version/v1/tan/verify", "POST /version/v1/tan/teletan", "POST /version/v1/testresult",
+                    ]
+                )
+        )
         for operation in apiRoutes {
-            #expect(try await Self.isRouted(operation, on: external) == documented.external.contains(operation), "\(operation) on the app port")
-            #expect(try await Self.isRouted(operation, on: internalApp) == documented.internal.contains(operation), "\(operation) on the internal port")
+            #expect(
+                try await Self.isRouted(operation, on: external) == documented.external.contains(operation),
+                "\(operation) on the app port"
+            )
+            #expect(
+                try await Self.isRouted(operation, on: internalApp) == documented.internal.contains(operation),
+                "\(operation) on the internal port"
+            )
         }
         try await dependencies.shutdown()
     }
@@ -66,10 +100,12 @@ struct OpenAPITests {
     @Test("each port serves its own document at /openapi.yaml")
     func servesDocuments() async throws {
         let (parts, dependencies) = try Self.parts()
-        let external = try await Application(router: try Verification.buildPublicRouter(parts)).test(.router) { client in
+        let external = try await Application(router: try Verification.buildPublicRouter(parts)).test(.router) {
+            client in
             try await client.execute(uri: "/openapi.yaml", method: .get).body.text
         }
-        let internalDocument = try await Application(router: try Verification.buildInternalRouter(parts)).test(.router) { client in
+        let internalDocument = try await Application(router: try Verification.buildInternalRouter(parts)).test(.router)
+        { client in
             try await client.execute(uri: "/openapi.yaml", method: .get).body.text
         }
         try await dependencies.shutdown()

@@ -6,6 +6,7 @@ import Foundation
 import HTTPTypes
 import PostgresNIO
 import Testing
+
 @testable import TestResultService
 @testable import VerificationService
 
@@ -69,10 +70,23 @@ struct RegistrationTests {
     func oneTokenPerTeleTAN() async throws {
         try await VerificationHarness.run { harness async throws in
             let single = try await harness.teleTAN()
-            let first = try await harness.post(harness.external, "/version/v1/registrationToken", VerificationFixture.teleTANRegistration(single))
-            let again = try await harness.post(harness.external, "/version/v1/registrationToken", VerificationFixture.teleTANRegistration(single))
+            let first = try await harness.post(
+                harness.external,
+                "/version/v1/registrationToken",
+                VerificationFixture.teleTANRegistration(single)
+            )
+            let again = try await harness.post(
+                harness.external,
+                "/version/v1/registrationToken",
+                VerificationFixture.teleTANRegistration(single)
+            )
             let raced = try await harness.teleTAN()
-            let replies = try await harness.parallel(50, harness.external, "/version/v1/registrationToken", VerificationFixture.teleTANRegistration(raced))
+            let replies = try await harness.parallel(
+                50,
+                harness.external,
+                "/version/v1/registrationToken",
+                VerificationFixture.teleTANRegistration(raced)
+            )
 
             #expect(first.status == .created)
             #expect(again.status == .badRequest)
@@ -89,10 +103,22 @@ struct RegistrationTests {
             let event = try await harness.teleTAN(.event)
             let eventLate = try await harness.teleTAN(.event)
             harness.clock.advance(by: 3600)
-            let testExpired = try await harness.post(harness.external, "/version/v1/registrationToken", VerificationFixture.teleTANRegistration(test))
-            let eventValid = try await harness.post(harness.external, "/version/v1/registrationToken", VerificationFixture.teleTANRegistration(event))
+            let testExpired = try await harness.post(
+                harness.external,
+                "/version/v1/registrationToken",
+                VerificationFixture.teleTANRegistration(test)
+            )
+            let eventValid = try await harness.post(
+                harness.external,
+                "/version/v1/registrationToken",
+                VerificationFixture.teleTANRegistration(event)
+            )
             harness.clock.advance(by: 2 * 86400 - 3600)
-            let eventExpired = try await harness.post(harness.external, "/version/v1/registrationToken", VerificationFixture.teleTANRegistration(eventLate))
+            let eventExpired = try await harness.post(
+                harness.external,
+                "/version/v1/registrationToken",
+                VerificationFixture.teleTANRegistration(eventLate)
+            )
 
             #expect(testExpired.status == .badRequest)
             #expect(eventValid.status == .created)
@@ -105,7 +131,11 @@ struct RegistrationTests {
         try await VerificationHarness.run { harness async throws in
             var generator = SystemRandomNumberGenerator()
             let teleTAN = TeleTAN.generate(using: &generator).value
-            let reply = try await harness.post(harness.external, "/version/v1/registrationToken", VerificationFixture.teleTANRegistration(teleTAN))
+            let reply = try await harness.post(
+                harness.external,
+                "/version/v1/registrationToken",
+                VerificationFixture.teleTANRegistration(teleTAN)
+            )
 
             #expect(reply.status == .badRequest)
             #expect(try await harness.count("app_session") == 0)

@@ -12,21 +12,31 @@ import Logging
 import NIOCore
 import PostgresNIO
 import Testing
+
 @testable import VerificationService
 
 @Suite("Request validation without a database")
 struct RequestValidationTests {
     /// Both routers over a pool that has been shut down: every query fails at once.
-    private func withDeadDatabase(_ body: @Sendable (_ external: Verification.App, _ internal: Verification.App) async throws -> Void) async throws {
+    private func withDeadDatabase(
+        _ body: @Sendable (_ external: Verification.App, _ internal: Verification.App) async throws -> Void
+    ) async throws {
         let configuration = try VerificationFixture.configuration()
         let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
         let client = configuration.database.makeClient(logger: logger)
         let running = Task { await client.run() }
         running.cancel()
         _ = await running.value
-        let (parts, dependencies) = VerificationFixture.parts(client: client, configuration: configuration, logger: logger)
+        let (parts, dependencies) = VerificationFixture.parts(
+            client: client,
+            configuration: configuration,
+            logger: logger
+        )
         do {
-            try await body(Application(router: try Verification.buildPublicRouter(parts)), Application(router: try Verification.buildInternalRouter(parts)))
+            try await body(
+                Application(router: try Verification.buildPublicRouter(parts)),
+                Application(router: try Verification.buildInternalRouter(parts))
+            )
         } catch {
             try await dependencies.shutdown()
             throw error
@@ -34,9 +44,19 @@ struct RequestValidationTests {
         try await dependencies.shutdown()
     }
 
-    private func post(_ app: Verification.App, _ uri: String, _ body: String, headers: HTTPFields = .json) async throws -> (HTTPResponse.Status, String) {
+    private func post(
+        _ app: Verification.App,
+        _ uri: String,
+        _ body: String,
+        headers: HTTPFields = .json
+    ) async throws -> (HTTPResponse.Status, String) {
         try await app.test(.router) { client in
-            let response = try await client.execute(uri: uri, method: .post, headers: headers, body: ByteBuffer(string: body))
+            let response = try await client.execute(
+                uri: uri,
+                method: .post,
+                headers: headers,
+                body: ByteBuffer(string: body)
+            )
             return (response.status, response.body.text)
         }
     }
@@ -50,7 +70,10 @@ struct RequestValidationTests {
             (#"{"key":"\#(String(repeating: "a", count: 64))","keyType":"QR"}"#, "keyType"),
             (#"{"key":"\#(String(repeating: "g", count: 64))","keyType":"GUID"}"#, "key:"),
             (#"{"key":"\#(String(repeating: "a", count: 63))","keyType":"GUID"}"#, "key:"),
-            (#"{"key":"\#(String(repeating: "a", count: 64))","keyType":"GUID","keyDob":"y\#(String(repeating: "a", count: 63))"}"#, "keyDob"),
+            (
+                #"{"key":"\#(String(repeating: "a", count: 64))","keyType":"GUID","keyDob":"y\#(String(repeating: "a", count: 63))"}"#,
+                "keyDob"
+            ),
             (#"{"key":"ABCDEFGHJK","keyType":"TELETAN"}"#, "teleTAN"),
             (#"{"key":"\#(String(repeating: "a", count: 64))","keyType":"TELETAN"}"#, "teleTAN"),
         ]
@@ -69,16 +92,25 @@ struct RequestValidationTests {
         let teleTAN = Array(TeleTAN.generate(using: &generator).value)
         try await self.withDeadDatabase { external, _ in
             for position in teleTAN.indices {
-                for replacement in TeleTAN.alphabet.map({ Character(UnicodeScalar($0)) }) where replacement != teleTAN[position] {
+                for replacement in TeleTAN.alphabet.map({ Character(UnicodeScalar($0)) })
+                where replacement != teleTAN[position] {
                     var changed = teleTAN
                     changed[position] = replacement
                     guard TeleTAN(validating: String(changed)) == nil else { continue }  // another valid teleTAN
-                    let (status, _) = try await self.post(external, "/version/v1/registrationToken", VerificationFixture.teleTANRegistration(String(changed)))
+                    let (status, _) = try await self.post(
+                        external,
+                        "/version/v1/registrationToken",
+                        VerificationFixture.teleTANRegistration(String(changed))
+                    )
                     #expect(status == .badRequest, "position \(position)")
                 }
             }
             // The control: the unchanged teleTAN passes validation and fails only at the (dead) database.
-            let (status, _) = try await self.post(external, "/version/v1/registrationToken", VerificationFixture.teleTANRegistration(String(teleTAN)))
+            let (status, _) = try await self.post(
+                external,
+                "/version/v1/registrationToken",
+                VerificationFixture.teleTANRegistration(String(teleTAN))
+            )
             #expect(status == .internalServerError)
         }
     }
@@ -92,10 +124,23 @@ struct RequestValidationTests {
                 #expect(try await self.post(external, uri, VerificationFixture.token(upper)).0 == .badRequest)
                 #expect(try await self.post(external, uri, VerificationFixture.token(version1)).0 == .badRequest)
                 #expect(try await self.post(external, uri, "[]").0 == .badRequest)
-                #expect(try await self.post(external, uri, VerificationFixture.token(RandomUUID.generate()), headers: [.contentType: "text/plain"]).0 == .unsupportedMediaType)
+                #expect(
+                    try await self.post(
+                        external,
+                        uri,
+                        VerificationFixture.token(RandomUUID.generate()),
+                        headers: [.contentType: "text/plain"]
+                    ).0 == .unsupportedMediaType
+                )
             }
-            #expect(try await self.post(internalApp, "/version/v1/tan/verify", VerificationFixture.tan("ABCDEFGHJK")).0 == .badRequest)
-            #expect(try await self.post(internalApp, "/version/v1/testresult", VerificationFixture.token(upper)).0 == .badRequest)
+            #expect(
+                try await self.post(internalApp, "/version/v1/tan/verify", VerificationFixture.tan("ABCDEFGHJK")).0
+                    == .badRequest
+            )
+            #expect(
+                try await self.post(internalApp, "/version/v1/testresult", VerificationFixture.token(upper)).0
+                    == .badRequest
+            )
             let oversized = #"{"key":""# + String(repeating: "a", count: 10_001) + #"","keyType":"GUID"}"#
             #expect(try await self.post(external, "/version/v1/registrationToken", oversized).0 == .contentTooLarge)
             // A declared length over the limit is refused before any body byte is read (none is sent here).

@@ -5,6 +5,7 @@ import Foundation
 import HTTPTypes
 import NIOCore
 import Testing
+
 @testable import TestResultService
 @testable import VerificationService
 
@@ -36,7 +37,11 @@ struct ResultAndTANTests {
             try await harness.labResult(guid, code: 2)
             let poll = try await harness.poll(token)
             let tan = try await harness.requestTAN(token)
-            let internalPoll = try await harness.post(harness.internal, "/version/v1/testresult", VerificationFixture.token(token))
+            let internalPoll = try await harness.post(
+                harness.internal,
+                "/version/v1/testresult",
+                VerificationFixture.token(token)
+            )
             try await harness.labResult(dob, code: 2)
             let matching = try await harness.poll(token)
 
@@ -57,7 +62,10 @@ struct ResultAndTANTests {
             try await harness.labResult(guid, code: 2)
 
             #expect(try await harness.poll(token).status == .ok)
-            #expect(try await harness.post(harness.internal, "/version/v1/testresult", VerificationFixture.token(token)).status == .forbidden)
+            #expect(
+                try await harness.post(harness.internal, "/version/v1/testresult", VerificationFixture.token(token))
+                    .status == .forbidden
+            )
         }
     }
 
@@ -65,11 +73,19 @@ struct ResultAndTANTests {
     func teleTANSessionResult() async throws {
         try await VerificationHarness.run { harness async throws in
             let teleTAN = try await harness.teleTAN()
-            let registration = try await harness.post(harness.external, "/version/v1/registrationToken", VerificationFixture.teleTANRegistration(teleTAN))
+            let registration = try await harness.post(
+                harness.external,
+                "/version/v1/registrationToken",
+                VerificationFixture.teleTANRegistration(teleTAN)
+            )
             let token = try registration.string("registrationToken") ?? ""
             harness.clock.advance(by: 600)
             let result = try await harness.poll(token).json()
-            let internalPoll = try await harness.post(harness.internal, "/version/v1/testresult", VerificationFixture.token(token))
+            let internalPoll = try await harness.post(
+                harness.internal,
+                "/version/v1/testresult",
+                VerificationFixture.token(token)
+            )
 
             #expect(result["testResult"] as? Int == 2)
             #expect(result["sc"] as? Int == Int(VerificationFixture.start.timeIntervalSince1970))
@@ -84,17 +100,27 @@ struct ResultAndTANTests {
             let guid = TestIDs.hashedGUID()
             let token = try await harness.registeredToken(guid: guid.uppercased())
             try await harness.labResult(guid, code: 7)
-            let reply = try await harness.post(harness.internal, "/version/v1/testresult", VerificationFixture.token(token)).json()
+            let reply = try await harness.post(
+                harness.internal,
+                "/version/v1/testresult",
+                VerificationFixture.token(token)
+            ).json()
             let unknown = RandomUUID.generate()
 
             #expect(reply["testId"] as? String == guid)
             #expect(reply["testResult"] as? Int == 7)
-            #expect(try await harness.post(harness.internal, "/version/v1/testresult", VerificationFixture.token(unknown)).status == .notFound)
+            #expect(
+                try await harness.post(harness.internal, "/version/v1/testresult", VerificationFixture.token(unknown))
+                    .status == .notFound
+            )
             #expect(try await harness.poll(unknown).status == .badRequest)
         }
     }
 
-    @Test("TANs only for positive PCR (2) or rapid (7) results", arguments: [(0, false), (1, false), (2, true), (3, false), (6, false), (7, true), (8, false)])
+    @Test(
+        "TANs only for positive PCR (2) or rapid (7) results",
+        arguments: [(0, false), (1, false), (2, true), (3, false), (6, false), (7, true), (8, false)]
+    )
     func tanPreconditions(code: Int, issued: Bool) async throws {
         try await VerificationHarness.run { harness async throws in
             let guid = TestIDs.hashedGUID()
@@ -119,7 +145,12 @@ struct ResultAndTANTests {
             let racedGUID = TestIDs.hashedGUID()
             try await harness.labResult(racedGUID, code: 2)
             let racedToken = try await harness.registeredToken(guid: racedGUID)
-            let raced = try await harness.parallel(20, harness.external, "/version/v1/tan", VerificationFixture.token(racedToken))
+            let raced = try await harness.parallel(
+                20,
+                harness.external,
+                "/version/v1/tan",
+                VerificationFixture.token(racedToken)
+            )
 
             #expect(first.status == .created)
             #expect(second.status == .badRequest)
@@ -131,7 +162,8 @@ struct ResultAndTANTests {
             try await harness.labResult(guid, code: 2)
             let token = try await harness.registeredToken(guid: guid)
             let statuses = [
-                try await harness.requestTAN(token).status, try await harness.requestTAN(token).status, try await harness.requestTAN(token).status,
+                try await harness.requestTAN(token).status, try await harness.requestTAN(token).status,
+                try await harness.requestTAN(token).status,
             ]
             #expect(statuses == [.created, .created, .badRequest])
         }
@@ -150,12 +182,18 @@ struct ResultAndTANTests {
             for _ in 0..<2 {
                 let lateGUID = TestIDs.hashedGUID()
                 try await harness.labResult(lateGUID, code: 2)
-                lateTANs.append(try await harness.requestTAN(try await harness.registeredToken(guid: lateGUID)).string("tan") ?? "")
+                lateTANs.append(
+                    try await harness.requestTAN(try await harness.registeredToken(guid: lateGUID)).string("tan") ?? ""
+                )
             }
 
             let teleTAN = try await harness.teleTAN(.event)
             let teleToken =
-                try await harness.post(harness.external, "/version/v1/registrationToken", VerificationFixture.teleTANRegistration(teleTAN))
+                try await harness.post(
+                    harness.external,
+                    "/version/v1/registrationToken",
+                    VerificationFixture.teleTANRegistration(teleTAN)
+                )
                 .string("registrationToken") ?? ""
             let teleTANDerived = try await harness.requestTAN(teleToken).string("tan") ?? ""
             let teleVerified = try await harness.verify(teleTANDerived)
@@ -182,7 +220,12 @@ struct ResultAndTANTests {
             let guid = TestIDs.hashedGUID()
             try await harness.labResult(guid, code: 2)
             let tan = try await harness.requestTAN(try await harness.registeredToken(guid: guid)).string("tan") ?? ""
-            let replies = try await harness.parallel(100, harness.internal, "/version/v1/tan/verify", VerificationFixture.tan(tan))
+            let replies = try await harness.parallel(
+                100,
+                harness.internal,
+                "/version/v1/tan/verify",
+                VerificationFixture.tan(tan)
+            )
 
             #expect(replies.filter { $0.status == .ok }.count == 1)
             #expect(replies.filter { $0.status == .notFound }.count == 99)
@@ -200,7 +243,8 @@ struct ResultAndTANTests {
     @Test("test-result-service unreachable: poll and TAN answer 503 and nothing changes")
     func upstreamDown() async throws {
         // Port 9 (discard) on loopback is closed on test machines: connections are refused at once.
-        try await VerificationHarness.run(["TEST_RESULT_CONNECT_TIMEOUT": "200ms"], testResultURL: "http://127.0.0.1:9") { harness async throws in
+        try await VerificationHarness.run(["TEST_RESULT_CONNECT_TIMEOUT": "200ms"], testResultURL: "http://127.0.0.1:9")
+        { harness async throws in
             let token = try await harness.registeredToken(guid: TestIDs.hashedGUID())
             let poll = try await harness.poll(token)
             let tan = try await harness.requestTAN(token)

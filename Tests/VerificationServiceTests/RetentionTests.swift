@@ -6,6 +6,7 @@ import Foundation
 import HTTPTypes
 import PostgresNIO
 import Testing
+
 @testable import TestResultService
 @testable import VerificationService
 
@@ -17,12 +18,14 @@ struct RetentionTests {
     func cleanUp() async throws {
         try await VerificationHarness.run { harness async throws in
             // Day 0: a session with a consumed TAN, a session with an unused TAN, a TEST teleTAN.
-            let consumedGUID = TestIDs.hashedGUID(), unusedGUID = TestIDs.hashedGUID()
+            let consumedGUID = TestIDs.hashedGUID()
+            let unusedGUID = TestIDs.hashedGUID()
             try await harness.labResult(consumedGUID, code: 2)
             try await harness.labResult(unusedGUID, code: 2)
             let consumedDOB = VerificationFixture.dobHash()
             try await harness.labResult(consumedDOB, code: 2)
-            let consumed = try await harness.requestTAN(try await harness.registeredToken(guid: consumedGUID, dob: consumedDOB))
+            let consumed =
+                try await harness.requestTAN(try await harness.registeredToken(guid: consumedGUID, dob: consumedDOB))
                 .string("tan") ?? ""
             #expect(try await harness.verify(consumed).status == .ok)
             _ = try await harness.requestTAN(try await harness.registeredToken(guid: unusedGUID))
@@ -68,7 +71,9 @@ struct RetentionTests {
         }
     }
 
-    @Test("an EVENT teleTAN stays while valid; with a rate window longer than its life it stays until it leaves the window")
+    @Test(
+        "an EVENT teleTAN stays while valid; with a rate window longer than its life it stays until it leaves the window"
+    )
     func teleTANsCountUntilOutOfWindow() async throws {
         try await VerificationHarness.run(["TELETAN_RATE_WINDOW": "3d"]) { harness async throws in
             _ = try await harness.teleTAN(.event)
@@ -92,7 +97,11 @@ struct RetentionTests {
             harness.clock.advance(by: 22 * Self.day)
             let outcome = try await database.client.withTransaction(logger: database.logger) { connection in
                 try await VerificationStore.retentionLock.lock(connection: connection, logger: database.logger)
-                return try await harness.parts.dependencies.store.applyRetention(cutoff: harness.clock.now, now: harness.clock.now, rateWindowStart: harness.clock.now)
+                return try await harness.parts.dependencies.store.applyRetention(
+                    cutoff: harness.clock.now,
+                    now: harness.clock.now,
+                    rateWindowStart: harness.clock.now
+                )
             }
             #expect(outcome == nil)
             #expect(try await harness.count("app_session") == 1)

@@ -4,12 +4,17 @@ import ENTestSupport
 import Foundation
 import HTTPTypes
 import Testing
+
 @testable import TestResultService
 @testable import VerificationService
 
 @Suite("teleTAN creation (PostgreSQL)", .postgres(VerificationMigrations.group, TestResultMigrations.group))
 struct TeleTANCreationTests {
-    private func create(_ harness: VerificationHarness, token: String?, type: String? = nil) async throws -> VerificationHarness.Reply {
+    private func create(
+        _ harness: VerificationHarness,
+        token: String?,
+        type: String? = nil
+    ) async throws -> VerificationHarness.Reply {
         var headers = HTTPFields()
         if let token { headers[.authorization] = "Bearer \(token)" }
         if let type { headers[InternalController.teleTANTypeHeader] = type }
@@ -20,9 +25,20 @@ struct TeleTANCreationTests {
     func validTokens() async throws {
         try await VerificationHarness.run { harness async throws in
             let now = harness.clock.now
-            let es = try await self.create(harness, token: TestJWT.es256(TestJWT.claims(roles: ["c19hotline"], now: now)))
-            let rs = try await self.create(harness, token: TestJWT.rs256(TestJWT.claims(roles: ["c19healthauthority"], now: now)), type: "TEST")
-            let event = try await self.create(harness, token: TestJWT.es256(TestJWT.claims(roles: ["c19hotline_event"], now: now)), type: "EVENT")
+            let es = try await self.create(
+                harness,
+                token: TestJWT.es256(TestJWT.claims(roles: ["c19hotline"], now: now))
+            )
+            let rs = try await self.create(
+                harness,
+                token: TestJWT.rs256(TestJWT.claims(roles: ["c19healthauthority"], now: now)),
+                type: "TEST"
+            )
+            let event = try await self.create(
+                harness,
+                token: TestJWT.es256(TestJWT.claims(roles: ["c19hotline_event"], now: now)),
+                type: "EVENT"
+            )
 
             #expect(es.status == .created)
             #expect(rs.status == .created)
@@ -30,8 +46,18 @@ struct TeleTANCreationTests {
             for reply in [es, rs, event] {
                 #expect(TeleTAN(validating: try reply.string("value") ?? "") != nil)
             }
-            #expect(try await harness.count("tele_tan", where: "type = 'TEST' AND valid_until = created_at + interval '1 hour'") == 2)
-            #expect(try await harness.count("tele_tan", where: "type = 'EVENT' AND valid_until = created_at + interval '2 days'") == 1)
+            #expect(
+                try await harness.count(
+                    "tele_tan",
+                    where: "type = 'TEST' AND valid_until = created_at + interval '1 hour'"
+                ) == 2
+            )
+            #expect(
+                try await harness.count(
+                    "tele_tan",
+                    where: "type = 'EVENT' AND valid_until = created_at + interval '2 days'"
+                ) == 1
+            )
         }
     }
 
@@ -51,14 +77,22 @@ struct TeleTANCreationTests {
                 ("missing role", TestJWT.es256(TestJWT.claims(roles: ["offline_access"], now: now)), nil),
                 ("event role asks TEST", TestJWT.es256(TestJWT.claims(roles: ["c19hotline_event"], now: now)), "TEST"),
                 ("event role, default type", TestJWT.es256(TestJWT.claims(roles: ["c19hotline_event"], now: now)), nil),
-                ("hotline asks EVENT", TestJWT.es256(TestJWT.claims(roles: ["c19hotline", "c19healthauthority"], now: now)), "EVENT"),
+                (
+                    "hotline asks EVENT",
+                    TestJWT.es256(TestJWT.claims(roles: ["c19hotline", "c19healthauthority"], now: now)), "EVENT"
+                ),
                 ("garbage", "not-a-jwt", nil),
             ]
             for (name, token, type) in cases {
                 let reply = try await self.create(harness, token: token, type: type)
                 #expect(reply.status == .unauthorized, "\(name): \(reply.status)")
             }
-            let basic = try await harness.post(harness.internal, "/version/v1/tan/teletan", nil, headers: [.authorization: "Basic dXNlcjpwYXNz"])
+            let basic = try await harness.post(
+                harness.internal,
+                "/version/v1/tan/teletan",
+                nil,
+                headers: [.authorization: "Basic dXNlcjpwYXNz"]
+            )
             #expect(basic.status == .unauthorized)
             #expect(try await harness.count("tele_tan") == 0)
         }
@@ -67,7 +101,9 @@ struct TeleTANCreationTests {
     @Test("a missing Authorization header or an unknown type is 400")
     func badHeaders() async throws {
         try await VerificationHarness.run { harness async throws in
-            let token = TestJWT.es256(TestJWT.claims(roles: ["c19hotline", "c19hotline_event"], now: harness.clock.now))
+            let token = TestJWT.es256(
+                TestJWT.claims(roles: ["c19hotline", "c19hotline_event"], now: harness.clock.now)
+            )
 
             #expect(try await self.create(harness, token: nil).status == .badRequest)
             #expect(try await self.create(harness, token: token, type: "PCR").status == .badRequest)
@@ -78,7 +114,8 @@ struct TeleTANCreationTests {
 
     @Test("the global rate limit: the limit's worth per window, then 429 until the window has passed")
     func rateLimit() async throws {
-        try await VerificationHarness.run(["TELETAN_RATE_LIMIT": "3", "TELETAN_RATE_WINDOW": "1h"]) { harness async throws in
+        try await VerificationHarness.run(["TELETAN_RATE_LIMIT": "3", "TELETAN_RATE_WINDOW": "1h"]) {
+            harness async throws in
             var statuses: [HTTPResponse.Status] = []
             for _ in 0..<4 { statuses.append(try await harness.createTeleTAN(.test).status) }
             harness.clock.advance(by: 1800)
@@ -95,9 +132,18 @@ struct TeleTANCreationTests {
     func rateLimitConcurrent() async throws {
         // A generous lock timeout: on a machine busy with the rest of the suite, 30 serialised creations can take
         // longer than the default 2 s, and the later ones would answer 503 instead of 429.
-        try await VerificationHarness.run(["TELETAN_RATE_LIMIT": "10", "TELETAN_LOCK_TIMEOUT": "60s"]) { harness async throws in
-            let headers: HTTPFields = [.authorization: "Bearer " + TestJWT.es256(TestJWT.claims(roles: ["c19hotline"], now: harness.clock.now))]
-            let replies = try await harness.parallel(30, harness.internal, "/version/v1/tan/teletan", nil, headers: headers)
+        try await VerificationHarness.run(["TELETAN_RATE_LIMIT": "10", "TELETAN_LOCK_TIMEOUT": "60s"]) {
+            harness async throws in
+            let headers: HTTPFields = [
+                .authorization: "Bearer " + TestJWT.es256(TestJWT.claims(roles: ["c19hotline"], now: harness.clock.now))
+            ]
+            let replies = try await harness.parallel(
+                30,
+                harness.internal,
+                "/version/v1/tan/teletan",
+                nil,
+                headers: headers
+            )
 
             #expect(replies.filter { $0.status == .created }.count == 10)
             #expect(replies.filter { $0.status == .tooManyRequests }.count == 20)

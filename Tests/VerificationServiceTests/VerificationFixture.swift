@@ -2,7 +2,6 @@
 // and a real test-result-service on a socket.
 
 import Crypto
-import _CryptoExtras
 import ENCrypto
 import ENModels
 import ENPersistence
@@ -16,6 +15,8 @@ import Logging
 import NIOCore
 import PostgresNIO
 import Testing
+import _CryptoExtras
+
 @testable import TestResultService
 @testable import VerificationService
 
@@ -34,16 +35,28 @@ struct TestSigningKeys: Sendable {
 
 /// Compact JWS tokens for tests.
 enum TestJWT {
-    static func claims(roles: [String], expiresIn: TimeInterval = 300, now: Date = Date(timeIntervalSince1970: 1_700_000_000)) -> [String: Any] {
-        ["exp": now.timeIntervalSince1970 + expiresIn, "iat": now.timeIntervalSince1970, "realm_access": ["roles": roles]]
+    static func claims(
+        roles: [String],
+        expiresIn: TimeInterval = 300,
+        now: Date = Date(timeIntervalSince1970: 1_700_000_000)
+    ) -> [String: Any] {
+        [
+            "exp": now.timeIntervalSince1970 + expiresIn, "iat": now.timeIntervalSince1970,
+            "realm_access": ["roles": roles],
+        ]
     }
 
     static func segment(_ object: [String: Any]) -> String {
         Base64URL.encode(try! JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]))
     }
 
-    static func es256(_ claims: [String: Any], key: P256.Signing.PrivateKey = TestSigningKeys.shared.ec, header: [String: Any] = [:]) -> String {
-        let input = self.segment(["alg": "ES256", "typ": "JWT"].merging(header) { _, new in new }) + "." + self.segment(claims)
+    static func es256(
+        _ claims: [String: Any],
+        key: P256.Signing.PrivateKey = TestSigningKeys.shared.ec,
+        header: [String: Any] = [:]
+    ) -> String {
+        let input =
+            self.segment(["alg": "ES256", "typ": "JWT"].merging(header) { _, new in new }) + "." + self.segment(claims)
         let signature = try! key.signature(for: Array(input.utf8)).rawRepresentation
         return input + "." + Base64URL.encode(signature)
     }
@@ -61,7 +74,10 @@ enum TestJWT {
     /// HS256 keyed with the text of the public keys: the classic algorithm-confusion forgery.
     static func hs256WithPublicKey(_ claims: [String: Any]) -> String {
         let input = self.segment(["alg": "HS256", "typ": "JWT"]) + "." + self.segment(claims)
-        let mac = HMAC<SHA256>.authenticationCode(for: Array(input.utf8), using: SymmetricKey(data: Array(TestSigningKeys.shared.publicPEM.utf8)))
+        let mac = HMAC<SHA256>.authenticationCode(
+            for: Array(input.utf8),
+            using: SymmetricKey(data: Array(TestSigningKeys.shared.publicPEM.utf8))
+        )
         return input + "." + Base64URL.encode(Array(mac))
     }
 }
@@ -90,9 +106,20 @@ enum VerificationFixture {
 
     /// Both routers' parts over `client`, a database client the caller runs (or never does); the caller shuts the
     /// dependencies down.
-    static func parts(client: PostgresClient, configuration: VerificationConfiguration, logger: Logger) -> (Verification.Parts, VerificationDependencies) {
-        let dependencies = VerificationDependencies.postgres(client: client, configuration: configuration, logger: logger)
-        return (Verification.Parts(configuration: configuration, dependencies: dependencies, environment: .testing()), dependencies)
+    static func parts(
+        client: PostgresClient,
+        configuration: VerificationConfiguration,
+        logger: Logger
+    ) -> (Verification.Parts, VerificationDependencies) {
+        let dependencies = VerificationDependencies.postgres(
+            client: client,
+            configuration: configuration,
+            logger: logger
+        )
+        return (
+            Verification.Parts(configuration: configuration, dependencies: dependencies, environment: .testing()),
+            dependencies
+        )
     }
 
     static func registration(guid: String, dob: String? = nil) -> String {
@@ -129,11 +156,18 @@ struct VerificationHarness: Sendable {
         let database = try PostgresTestDatabase.require()
         let clock = ManualClock(VerificationFixture.start)
         let environment = ServiceEnvironment.testing()
-        let testResult = TestResultDependencies.postgres(client: database.client, logger: database.logger, clock: clock.wallClock)
+        let testResult = TestResultDependencies.postgres(
+            client: database.client,
+            logger: database.logger,
+            clock: clock.wallClock
+        )
         let testResultApp = Application(
             router: TestResult.buildInternalRouter(
                 configuration: try TestResultConfiguration.load(
-                    from: SettingsReader(values: ["DATABASE_URL": "postgres://test:secret@127.0.0.1:1/test", "HTTP_PORT": "0", "INTERNAL_HTTP_PORT": "0"])
+                    from: SettingsReader(values: [
+                        "DATABASE_URL": "postgres://test:secret@127.0.0.1:1/test", "HTTP_PORT": "0",
+                        "INTERNAL_HTTP_PORT": "0",
+                    ])
                 ),
                 dependencies: testResult,
                 environment: environment,
@@ -152,7 +186,11 @@ struct VerificationHarness: Sendable {
                 logger: database.logger,
                 clock: clock.wallClock
             )
-            let parts = Verification.Parts(configuration: configuration, dependencies: dependencies, environment: environment)
+            let parts = Verification.Parts(
+                configuration: configuration,
+                dependencies: dependencies,
+                environment: environment
+            )
             let harness = VerificationHarness(
                 database: database,
                 clock: clock,
@@ -178,14 +216,25 @@ struct VerificationHarness: Sendable {
     }
 
     /// The same request `count` times at once.
-    func parallel(_ count: Int, _ app: App, _ uri: String, _ body: String?, headers: HTTPFields = .json) async throws -> [Reply] {
+    func parallel(
+        _ count: Int,
+        _ app: App,
+        _ uri: String,
+        _ body: String?,
+        headers: HTTPFields = .json
+    ) async throws -> [Reply] {
         try await app.post(uri, headers: headers, body: body.map { ByteBuffer(string: $0) }, times: count)
     }
 
     // MARK: - Journeys
 
     func register(guid: String, dob: String? = nil, headers: HTTPFields = .json) async throws -> Reply {
-        try await self.post(self.external, "/version/v1/registrationToken", VerificationFixture.registration(guid: guid, dob: dob), headers: headers)
+        try await self.post(
+            self.external,
+            "/version/v1/registrationToken",
+            VerificationFixture.registration(guid: guid, dob: dob),
+            headers: headers
+        )
     }
 
     /// Registers and returns the token (the registration must succeed).
@@ -212,21 +261,32 @@ struct VerificationHarness: Sendable {
     /// A teleTAN created through the internal API with a hotline token.
     func createTeleTAN(_ type: TeleTANType = .test, roles: [String]? = nil) async throws -> Reply {
         let roles = roles ?? [type == .test ? "c19hotline" : "c19hotline_event"]
-        var headers: HTTPFields = [.authorization: "Bearer " + TestJWT.es256(TestJWT.claims(roles: roles, now: self.clock.now))]
+        var headers: HTTPFields = [
+            .authorization: "Bearer " + TestJWT.es256(TestJWT.claims(roles: roles, now: self.clock.now))
+        ]
         headers[InternalController.teleTANTypeHeader] = type.rawValue
         return try await self.post(self.internal, "/version/v1/tan/teletan", nil, headers: headers)
     }
 
     func teleTAN(_ type: TeleTANType = .test) async throws -> String {
         let reply = try await self.createTeleTAN(type)
-        guard reply.status == .created, let value = try reply.string("value") else { throw HarnessError("teleTAN failed: \(reply.status) \(reply.text)") }
+        guard reply.status == .created, let value = try reply.string("value") else {
+            throw HarnessError("teleTAN failed: \(reply.status) \(reply.text)")
+        }
         return value
     }
 
     /// A lab result for `guid` in test-result-service (code 2 = positive PCR, 7 = positive rapid test).
     func labResult(_ guid: String, code: Int, labID: String? = "lab-1") async throws {
         _ = try await self.labResults.store(
-            [ResultUpload(key: guid.lowercased(), result: LabTestResult(code: code)!, sampleCollectedAt: self.clock.now.addingTimeInterval(-3600), labID: labID)],
+            [
+                ResultUpload(
+                    key: guid.lowercased(),
+                    result: LabTestResult(code: code)!,
+                    sampleCollectedAt: self.clock.now.addingTimeInterval(-3600),
+                    labID: labID
+                )
+            ],
             now: self.clock.now
         )
     }

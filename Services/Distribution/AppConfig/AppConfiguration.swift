@@ -24,7 +24,10 @@ struct AppConfiguration: Sendable {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw AppConfigurationError(field: url.path(percentEncoded: false), problem: "cannot be read: \(error.localizedDescription)")
+            throw AppConfigurationError(
+                field: url.path(percentEncoded: false),
+                problem: "cannot be read: \(error.localizedDescription)"
+            )
         }
         return try Self.decode(data)
     }
@@ -33,6 +36,9 @@ struct AppConfiguration: Sendable {
     static func decode(_ data: Data) throws(AppConfigurationError) -> AppConfiguration {
         let file = try AppConfigurationFile.decode(data)
         try file.validate()
-        return AppConfiguration(ios: AppConfigurationMessages.ios(from: file), android: AppConfigurationMessages.android(from: file))
+        return AppConfiguration(
+            ios: AppConfigurationMessages.ios(from: file),
+            android: AppConfigurationMessages.android(from: file)
+        )
     }
 }

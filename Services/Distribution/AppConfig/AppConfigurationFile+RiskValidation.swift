@@ -9,20 +9,39 @@ private typealias Rules = AppConfigurationRules
 extension AppConfigurationFile {
     static func validate(_ risk: RiskCalculation, _ field: String) throws(AppConfigurationError) {
         for (index, filter) in risk.minutesAtAttenuationFilters.enumerated() {
-            try Rules.interval(filter.attenuationRange, "\(field).minutesAtAttenuationFilters[\(index)].attenuationRange")
-            try Rules.interval(filter.dropIfMinutesInRange, "\(field).minutesAtAttenuationFilters[\(index)].dropIfMinutesInRange")
+            try Rules.interval(
+                filter.attenuationRange,
+                "\(field).minutesAtAttenuationFilters[\(index)].attenuationRange"
+            )
+            try Rules.interval(
+                filter.dropIfMinutesInRange,
+                "\(field).minutesAtAttenuationFilters[\(index)].dropIfMinutesInRange"
+            )
         }
         for (index, filter) in risk.trlFilters.enumerated() {
             try Rules.interval(filter.dropIfTrlInRange, "\(field).trlFilters[\(index)].dropIfTrlInRange")
         }
         // Without a weighted attenuation range no exposure ever counts.
-        try Rules.nonEmpty(risk.minutesAtAttenuationWeights.count, field + ".minutesAtAttenuationWeights", holding: "weight")
+        try Rules.nonEmpty(
+            risk.minutesAtAttenuationWeights.count,
+            field + ".minutesAtAttenuationWeights",
+            holding: "weight"
+        )
         for (index, weight) in risk.minutesAtAttenuationWeights.enumerated() {
-            try Rules.interval(weight.attenuationRange, "\(field).minutesAtAttenuationWeights[\(index)].attenuationRange")
+            try Rules.interval(
+                weight.attenuationRange,
+                "\(field).minutesAtAttenuationWeights[\(index)].attenuationRange"
+            )
             try Rules.weight(weight.weight, "\(field).minutesAtAttenuationWeights[\(index)].weight")
         }
-        try Rules.riskLevelMapping(risk.normalizedTimePerEWToRiskLevelMapping, field + ".normalizedTimePerEWToRiskLevelMapping")
-        try Rules.riskLevelMapping(risk.normalizedTimePerDayToRiskLevelMapping, field + ".normalizedTimePerDayToRiskLevelMapping")
+        try Rules.riskLevelMapping(
+            risk.normalizedTimePerEWToRiskLevelMapping,
+            field + ".normalizedTimePerEWToRiskLevelMapping"
+        )
+        try Rules.riskLevelMapping(
+            risk.normalizedTimePerDayToRiskLevelMapping,
+            field + ".normalizedTimePerDayToRiskLevelMapping"
+        )
         try Rules.transmissionRiskValues(risk.transmissionRiskValueMapping, field + ".transmissionRiskValueMapping")
         // ENF keeps keys for 14 days; older encounters cannot be matched anyway.
         try Rules.integer(risk.maxEncounterAgeInDays, in: 1...14, field + ".maxEncounterAgeInDays")
@@ -58,7 +77,10 @@ extension AppConfigurationFile {
             case .selfReport: reportTypeOffset = encoding.reportTypeOffsetSelfReport
             case .recursive: reportTypeOffset = encoding.reportTypeOffsetRecursive
             default:
-                throw AppConfigurationError(field: field, problem: "has no offset for report type \(published.reportType) (TRL \(trl))")
+                throw AppConfigurationError(
+                    field: field,
+                    problem: "has no offset for report type \(published.reportType) (TRL \(trl))"
+                )
             }
             // Int64, so offsets near Int32's limits cannot overflow.
             let decoded = Int64(infectiousnessOffset) + Int64(reportTypeOffset)
@@ -80,12 +102,18 @@ extension AppConfigurationFile {
             risk.normalizedTimePerCheckInToRiskLevelMapping,
             riskField + ".normalizedTimePerCheckInToRiskLevelMapping"
         )
-        try Rules.riskLevelMapping(risk.normalizedTimePerDayToRiskLevelMapping, riskField + ".normalizedTimePerDayToRiskLevelMapping")
+        try Rules.riskLevelMapping(
+            risk.normalizedTimePerDayToRiskLevelMapping,
+            riskField + ".normalizedTimePerDayToRiskLevelMapping"
+        )
         try Rules.integer(risk.maxCheckInAgeInDays, in: 1...14, riskField + ".maxCheckInAgeInDays")
 
         let submission = tracing.submissionParameters
         for (index, filter) in submission.durationFilters.enumerated() {
-            try Rules.interval(filter.dropIfMinutesInRange, "\(field).submissionParameters.durationFilters[\(index)].dropIfMinutesInRange")
+            try Rules.interval(
+                filter.dropIfMinutesInRange,
+                "\(field).submissionParameters.durationFilters[\(index)].dropIfMinutesInRange"
+            )
         }
         for (index, function) in submission.aerosoleDecayLinearFunctions.enumerated() {
             let functionField = "\(field).submissionParameters.aerosoleDecayLinearFunctions[\(index)]"
@@ -113,7 +141,11 @@ extension AppConfigurationFile {
         for (index, size) in deniability.checkInSizesInBytes.enumerated() {
             try Rules.integer(size, in: Rules.nonNegative, "\(field).checkInSizesInBytes[\(index)]")
         }
-        try Rules.number(deniability.probabilityToFakeCheckInsIfNoCheckIns, in: 0...1, field + ".probabilityToFakeCheckInsIfNoCheckIns")
+        try Rules.number(
+            deniability.probabilityToFakeCheckInsIfNoCheckIns,
+            in: 0...1,
+            field + ".probabilityToFakeCheckInsIfNoCheckIns"
+        )
         try Rules.number(
             deniability.probabilityToFakeCheckInsIfSomeCheckIns,
             in: 0...1,
@@ -121,7 +153,11 @@ extension AppConfigurationFile {
         )
         // The apps need a function for every random number they draw (the reference's rule: at least one entry).
         let functionsField = field + ".numberOfFakeCheckInsFunctionParameters"
-        try Rules.nonEmpty(deniability.numberOfFakeCheckInsFunctionParameters.count, functionsField, holding: "function")
+        try Rules.nonEmpty(
+            deniability.numberOfFakeCheckInsFunctionParameters.count,
+            functionsField,
+            holding: "function"
+        )
         for (index, function) in deniability.numberOfFakeCheckInsFunctionParameters.enumerated() {
             let functionField = "\(functionsField)[\(index)]"
             try Rules.interval(function.randomNumberRange, functionField + ".randomNumberRange")

@@ -92,14 +92,18 @@ extension AppConfigurationFile {
         )
     }
 
-    private static func validate(_ configuration: ExposureConfiguration, _ field: String) throws(AppConfigurationError) {
+    private static func validate(_ configuration: ExposureConfiguration, _ field: String) throws(AppConfigurationError)
+    {
         try Rules.infectiousnessMap(
             configuration.infectiousnessForDaysSinceOnsetOfSymptoms,
             field + ".infectiousnessForDaysSinceOnsetOfSymptoms"
         )
         // ENDiagnosisReportType: 0 unknown, 1 confirmed test, 2 clinical diagnosis, 3 self-reported, 4 recursive.
         try Rules.integer(configuration.reportTypeNoneMap, in: 0...4, field + ".reportTypeNoneMap")
-        try Rules.attenuationThresholds(configuration.attenuationDurationThresholds, field + ".attenuationDurationThresholds")
+        try Rules.attenuationThresholds(
+            configuration.attenuationDurationThresholds,
+            field + ".attenuationDurationThresholds"
+        )
         let weights: [(String, Double)] = [
             ("immediateDurationWeight", configuration.immediateDurationWeight),
             ("mediumDurationWeight", configuration.mediumDurationWeight),
@@ -115,7 +119,11 @@ extension AppConfigurationFile {
         for (name, weight) in weights {
             try Rules.weight(weight, "\(field).\(name)")
         }
-        try Rules.integer(configuration.daysSinceLastExposureThreshold, in: Rules.nonNegative, field + ".daysSinceLastExposureThreshold")
+        try Rules.integer(
+            configuration.daysSinceLastExposureThreshold,
+            in: Rules.nonNegative,
+            field + ".daysSinceLastExposureThreshold"
+        )
     }
 
     private static func validate(_ mapping: DiagnosisKeysDataMapping, _ field: String) throws(AppConfigurationError) {
@@ -140,7 +148,11 @@ extension AppConfigurationFile {
         for (index, weight) in config.attenuationBucketWeights.enumerated() {
             try Rules.weight(weight, "\(field).attenuationBucketWeights[\(index)]")
         }
-        try Rules.integer(config.daysSinceExposureThreshold, in: Rules.nonNegative, field + ".daysSinceExposureThreshold")
+        try Rules.integer(
+            config.daysSinceExposureThreshold,
+            in: Rules.nonNegative,
+            field + ".daysSinceExposureThreshold"
+        )
         for entry in try Rules.integerKeys(
             config.infectiousnessWeights,
             in: 1...2,
@@ -150,7 +162,12 @@ extension AppConfigurationFile {
             try Rules.weight(entry.value, entry.field)
         }
         try Rules.weight(config.minimumWindowScore, field + ".minimumWindowScore")
-        for entry in try Rules.integerKeys(config.reportTypeWeights, in: 1...4, naming: "report type", field + ".reportTypeWeights") {
+        for entry in try Rules.integerKeys(
+            config.reportTypeWeights,
+            in: 1...4,
+            naming: "report type",
+            field + ".reportTypeWeights"
+        ) {
             try Rules.weight(entry.value, entry.field)
         }
     }
@@ -187,7 +204,11 @@ extension AppConfigurationFile {
     private static func validate(_ download: KeyDownload, _ field: String) throws(AppConfigurationError) {
         let downloadTimeout = download.androidDownloadTimeoutInSeconds
         try Rules.integer(downloadTimeout, in: Rules.positive, field + ".androidDownloadTimeoutInSeconds")
-        try Rules.integer(download.androidOverallTimeoutInSeconds, in: Rules.positive, field + ".androidOverallTimeoutInSeconds")
+        try Rules.integer(
+            download.androidOverallTimeoutInSeconds,
+            in: Rules.positive,
+            field + ".androidOverallTimeoutInSeconds"
+        )
         try Rules.require(
             download.androidOverallTimeoutInSeconds >= downloadTimeout,
             field + ".androidOverallTimeoutInSeconds",
@@ -208,7 +229,12 @@ extension AppConfigurationFile {
     }
 
     /// A revoked package names a country folder (or the EU package, `EUR`, cwa-server §3.3), a real day and an ETag.
-    private static func validatePackage(region: String, date: String, etag: String, _ field: String) throws(AppConfigurationError) {
+    private static func validatePackage(
+        region: String,
+        date: String,
+        etag: String,
+        _ field: String
+    ) throws(AppConfigurationError) {
         try Rules.require(
             region == "EUR" || CountryCode.isValid(region),
             field + ".region",
@@ -232,7 +258,15 @@ extension AppConfigurationFile {
     }
 
     private static func validate(_ detection: ExposureDetection, _ field: String) throws(AppConfigurationError) {
-        try Rules.integer(detection.maxExposureDetectionsPerInterval, in: Rules.positive, field + ".maxExposureDetectionsPerInterval")
-        try Rules.integer(detection.androidOverallTimeoutInSeconds, in: Rules.positive, field + ".androidOverallTimeoutInSeconds")
+        try Rules.integer(
+            detection.maxExposureDetectionsPerInterval,
+            in: Rules.positive,
+            field + ".maxExposureDetectionsPerInterval"
+        )
+        try Rules.integer(
+            detection.androidOverallTimeoutInSeconds,
+            in: Rules.positive,
+            field + ".androidOverallTimeoutInSeconds"
+        )
     }
 }

@@ -31,7 +31,8 @@ extension AppConfigurationFile {
             guard let value = Value(exactly: number) else {
                 throw DecodingError.dataCorruptedError(
                     in: container,
-                    debugDescription: "must be a whole number from \(Value.min) to \(Value.max), is \(AppConfigurationRules.format(number))"
+                    debugDescription:
+                        "must be a whole number from \(Value.min) to \(Value.max), is \(AppConfigurationRules.format(number))"
                 )
             }
             self.wrappedValue = value

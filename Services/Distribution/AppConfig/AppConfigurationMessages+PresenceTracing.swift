@@ -10,8 +10,12 @@ extension AppConfigurationMessages {
         let risk = tracing.riskCalculationParameters
         var riskMessage = PresenceTracingRiskCalculationParameters()
         riskMessage.transmissionRiskValueMapping = risk.transmissionRiskValueMapping.map(Self.transmissionRiskValue)
-        riskMessage.normalizedTimePerCheckInToRiskLevelMapping = risk.normalizedTimePerCheckInToRiskLevelMapping.map(Self.riskLevelMapping)
-        riskMessage.normalizedTimePerDayToRiskLevelMapping = risk.normalizedTimePerDayToRiskLevelMapping.map(Self.riskLevelMapping)
+        riskMessage.normalizedTimePerCheckInToRiskLevelMapping = risk.normalizedTimePerCheckInToRiskLevelMapping.map(
+            Self.riskLevelMapping
+        )
+        riskMessage.normalizedTimePerDayToRiskLevelMapping = risk.normalizedTimePerDayToRiskLevelMapping.map(
+            Self.riskLevelMapping
+        )
         riskMessage.maxCheckInAgeInDays = UInt32(clamping: risk.maxCheckInAgeInDays)
         message.riskCalculationParameters = riskMessage
 
@@ -21,7 +25,8 @@ extension AppConfigurationMessages {
             entry.dropIfMinutesInRange = Self.range(filter.dropIfMinutesInRange)
             return entry
         }
-        submission.aerosoleDecayLinearFunctions = tracing.submissionParameters.aerosoleDecayLinearFunctions.map { function in
+        submission.aerosoleDecayLinearFunctions = tracing.submissionParameters.aerosoleDecayLinearFunctions.map {
+            function in
             var entry = PresenceTracingSubmissionParameters.AerosoleDecayFunctionLinear()
             entry.minutesRange = Self.range(function.minutesRange)
             entry.slope = function.slope
@@ -30,7 +35,8 @@ extension AppConfigurationMessages {
         }
         message.submissionParameters = submission
 
-        message.qrCodeErrorCorrectionLevel = Self.errorCorrectionLevel(named: tracing.qrCodeErrorCorrectionLevel) ?? .medium
+        message.qrCodeErrorCorrectionLevel =
+            Self.errorCorrectionLevel(named: tracing.qrCodeErrorCorrectionLevel) ?? .medium
         message.revokedTraceLocationVersions = tracing.revokedTraceLocationVersions.map { UInt32(clamping: $0) }
         message.plausibleDeniabilityParameters = Self.plausibleDeniability(tracing.plausibleDeniabilityParameters)
         message.qrCodeDescriptors = tracing.qrCodeDescriptors.map { descriptor in
@@ -51,7 +57,8 @@ extension AppConfigurationMessages {
         message.checkInSizesInBytes = deniability.checkInSizesInBytes.map { UInt32(clamping: $0) }
         message.probabilityToFakeCheckInsIfNoCheckIns = deniability.probabilityToFakeCheckInsIfNoCheckIns
         message.probabilityToFakeCheckInsIfSomeCheckIns = deniability.probabilityToFakeCheckInsIfSomeCheckIns
-        message.numberOfFakeCheckInsFunctionParameters = deniability.numberOfFakeCheckInsFunctionParameters.map { function in
+        message.numberOfFakeCheckInsFunctionParameters = deniability.numberOfFakeCheckInsFunctionParameters.map {
+            function in
             var entry = PresenceTracingPlausibleDeniabilityParameters.NumberOfFakeCheckInsFunctionParameters()
             entry.randomNumberRange = Self.range(function.randomNumberRange)
             entry.p = function.p

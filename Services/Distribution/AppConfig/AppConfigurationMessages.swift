@@ -17,7 +17,9 @@ enum AppConfigurationMessages {
         var download = KeyDownloadParametersIOS()
         download.revokedDayPackages = file.keyDownload.revokedDayPackages.map(Self.dayPackage)
         download.revokedHourPackages = file.keyDownload.revokedHourPackages.map(Self.hourPackage)
-        download.revokedTraceWarningPackages = file.keyDownload.revokedTraceWarningPackages.map(Self.traceWarningPackage)
+        download.revokedTraceWarningPackages = file.keyDownload.revokedTraceWarningPackages.map(
+            Self.traceWarningPackage
+        )
         message.keyDownloadParameters = download
         var detection = ExposureDetectionParametersIOS()
         detection.maxExposureDetectionsPerInterval = file.exposureDetection.maxExposureDetectionsPerInterval
@@ -40,7 +42,9 @@ enum AppConfigurationMessages {
         download.revokedHourPackages = file.keyDownload.revokedHourPackages.map(Self.hourPackage)
         download.downloadTimeoutInSeconds = file.keyDownload.androidDownloadTimeoutInSeconds
         download.overallTimeoutInSeconds = file.keyDownload.androidOverallTimeoutInSeconds
-        download.revokedTraceWarningPackages = file.keyDownload.revokedTraceWarningPackages.map(Self.traceWarningPackage)
+        download.revokedTraceWarningPackages = file.keyDownload.revokedTraceWarningPackages.map(
+            Self.traceWarningPackage
+        )
         message.keyDownloadParameters = download
         var detection = ExposureDetectionParametersAndroid()
         detection.maxExposureDetectionsPerInterval = file.exposureDetection.maxExposureDetectionsPerInterval
@@ -91,7 +95,9 @@ enum AppConfigurationMessages {
         return message
     }
 
-    private static func exposureConfiguration(_ configuration: AppConfigurationFile.ExposureConfiguration) -> ExposureConfiguration {
+    private static func exposureConfiguration(
+        _ configuration: AppConfigurationFile.ExposureConfiguration
+    ) -> ExposureConfiguration {
         var message = ExposureConfiguration()
         message.infectiousnessForDaysSinceOnsetOfSymptoms = AppConfigurationFile.integerKeyed(
             configuration.infectiousnessForDaysSinceOnsetOfSymptoms
@@ -112,15 +118,21 @@ enum AppConfigurationMessages {
         return message
     }
 
-    private static func diagnosisKeysDataMapping(_ mapping: AppConfigurationFile.DiagnosisKeysDataMapping) -> DiagnosisKeysDataMapping {
+    private static func diagnosisKeysDataMapping(
+        _ mapping: AppConfigurationFile.DiagnosisKeysDataMapping
+    ) -> DiagnosisKeysDataMapping {
         var message = DiagnosisKeysDataMapping()
-        message.daysSinceOnsetToInfectiousness = AppConfigurationFile.integerKeyed(mapping.daysSinceOnsetToInfectiousness)
+        message.daysSinceOnsetToInfectiousness = AppConfigurationFile.integerKeyed(
+            mapping.daysSinceOnsetToInfectiousness
+        )
         message.infectiousnessWhenDaysSinceOnsetMissing = mapping.infectiousnessWhenDaysSinceOnsetMissing
         message.reportTypeWhenMissing = mapping.reportTypeWhenMissing
         return message
     }
 
-    private static func dailySummariesConfig(_ config: AppConfigurationFile.DailySummariesConfig) -> DailySummariesConfig {
+    private static func dailySummariesConfig(
+        _ config: AppConfigurationFile.DailySummariesConfig
+    ) -> DailySummariesConfig {
         var message = DailySummariesConfig()
         message.attenuationBucketThresholdDb = config.attenuationBucketThresholdDb
         message.attenuationBucketWeights = config.attenuationBucketWeights
@@ -161,7 +173,9 @@ enum AppConfigurationMessages {
         return message
     }
 
-    private static func traceWarningPackage(_ revoked: AppConfigurationFile.TraceWarningPackage) -> TraceWarningPackageMetadata {
+    private static func traceWarningPackage(
+        _ revoked: AppConfigurationFile.TraceWarningPackage
+    ) -> TraceWarningPackageMetadata {
         var message = TraceWarningPackageMetadata()
         message.etag = revoked.etag
         return message
@@ -198,14 +212,19 @@ enum AppConfigurationMessages {
             entry.weight = weight.weight
             return entry
         }
-        message.normalizedTimePerEwtoRiskLevelMapping = risk.normalizedTimePerEWToRiskLevelMapping.map(Self.riskLevelMapping)
-        message.normalizedTimePerDayToRiskLevelMapping = risk.normalizedTimePerDayToRiskLevelMapping.map(Self.riskLevelMapping)
+        message.normalizedTimePerEwtoRiskLevelMapping = risk.normalizedTimePerEWToRiskLevelMapping.map(
+            Self.riskLevelMapping
+        )
+        message.normalizedTimePerDayToRiskLevelMapping = risk.normalizedTimePerDayToRiskLevelMapping.map(
+            Self.riskLevelMapping
+        )
         var encoding = TransmissionRiskLevelEncoding()
         encoding.infectiousnessOffsetStandard = risk.trlEncoding.infectiousnessOffsetStandard
         encoding.infectiousnessOffsetHigh = risk.trlEncoding.infectiousnessOffsetHigh
         encoding.reportTypeOffsetRecursive = risk.trlEncoding.reportTypeOffsetRecursive
         encoding.reportTypeOffsetSelfReport = risk.trlEncoding.reportTypeOffsetSelfReport
-        encoding.reportTypeOffsetConfirmedClinicalDiagnosis = risk.trlEncoding.reportTypeOffsetConfirmedClinicalDiagnosis
+        encoding.reportTypeOffsetConfirmedClinicalDiagnosis =
+            risk.trlEncoding.reportTypeOffsetConfirmedClinicalDiagnosis
         encoding.reportTypeOffsetConfirmedTest = risk.trlEncoding.reportTypeOffsetConfirmedTest
         message.trlEncoding = encoding
         message.transmissionRiskValueMapping = risk.transmissionRiskValueMapping.map(Self.transmissionRiskValue)
@@ -214,7 +233,9 @@ enum AppConfigurationMessages {
     }
 
     /// A normalised-time range and its risk level.
-    static func riskLevelMapping(_ mapping: AppConfigurationFile.NormalizedTimeToRiskLevel) -> NormalizedTimeToRiskLevelMapping {
+    static func riskLevelMapping(
+        _ mapping: AppConfigurationFile.NormalizedTimeToRiskLevel
+    ) -> NormalizedTimeToRiskLevelMapping {
         var message = NormalizedTimeToRiskLevelMapping()
         message.normalizedTimeRange = Self.range(mapping.normalizedTimeRange)
         message.riskLevel = Self.riskLevel(named: mapping.riskLevel) ?? .unspecified
@@ -222,7 +243,9 @@ enum AppConfigurationMessages {
     }
 
     /// One TRL and its transmission risk value.
-    static func transmissionRiskValue(_ value: AppConfigurationFile.TransmissionRiskValue) -> TransmissionRiskValueMapping {
+    static func transmissionRiskValue(
+        _ value: AppConfigurationFile.TransmissionRiskValue
+    ) -> TransmissionRiskValueMapping {
         var message = TransmissionRiskValueMapping()
         message.transmissionRiskLevel = value.transmissionRiskLevel
         message.transmissionRiskValue = value.transmissionRiskValue

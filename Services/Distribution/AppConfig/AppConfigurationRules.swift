@@ -10,14 +10,22 @@ enum AppConfigurationRules {
     static let positive: ClosedRange<Int64> = 1...Int64.max
 
     /// Throws `problem` at `field` unless `condition` holds.
-    static func require(_ condition: Bool, _ field: String, _ problem: @autoclosure () -> String) throws(AppConfigurationError) {
+    static func require(
+        _ condition: Bool,
+        _ field: String,
+        _ problem: @autoclosure () -> String
+    ) throws(AppConfigurationError) {
         if !condition {
             throw AppConfigurationError(field: field, problem: problem())
         }
     }
 
     /// An integer within `bounds` (`Int64.min`/`Int64.max` stand for no bound on that side).
-    static func integer(_ value: some BinaryInteger, in bounds: ClosedRange<Int64>, _ field: String) throws(AppConfigurationError) {
+    static func integer(
+        _ value: some BinaryInteger,
+        in bounds: ClosedRange<Int64>,
+        _ field: String
+    ) throws(AppConfigurationError) {
         let number = Int64(clamping: value)
         try Self.require(bounds.contains(number), field, "must be \(Self.describe(bounds)), is \(value)")
     }
@@ -71,7 +79,11 @@ enum AppConfigurationRules {
             try Self.integer(threshold, in: 0...255, "\(field)[\(index)]")
             if index > 0 {
                 let previous = thresholds[index - 1]
-                try Self.require(threshold > previous, "\(field)[\(index)]", "\(threshold) is not above the one before it, \(previous)")
+                try Self.require(
+                    threshold > previous,
+                    "\(field)[\(index)]",
+                    "\(threshold) is not above the one before it, \(previous)"
+                )
             }
         }
     }
@@ -91,7 +103,11 @@ enum AppConfigurationRules {
             guard let number = Int32(key) else {
                 throw AppConfigurationError(field: entryField, problem: "key '\(key)' is not an integer \(noun)")
             }
-            try Self.require(bounds.contains(Int64(number)), entryField, "\(noun) \(number) must be \(Self.describe(bounds))")
+            try Self.require(
+                bounds.contains(Int64(number)),
+                entryField,
+                "\(noun) \(number) must be \(Self.describe(bounds))"
+            )
             try Self.require(seen.insert(number).inserted, entryField, "names \(noun) \(number) a second time")
             entries.append((key: number, value: value, field: entryField))
         }
@@ -102,7 +118,11 @@ enum AppConfigurationRules {
     static func infectiousnessMap(_ map: [String: Int32], _ field: String) throws(AppConfigurationError) {
         try Self.require(!map.isEmpty, field, "must map at least one DSOS to an infectiousness")
         for entry in try Self.integerKeys(map, in: -14...14, naming: "DSOS", field) {
-            try Self.require([1, 2].contains(entry.value), entry.field, "infectiousness \(entry.value) is not 1 (standard) or 2 (high)")
+            try Self.require(
+                [1, 2].contains(entry.value),
+                entry.field,
+                "infectiousness \(entry.value) is not 1 (standard) or 2 (high)"
+            )
         }
     }
 
@@ -162,7 +182,8 @@ enum AppConfigurationRules {
     }
 
     private static func describe(_ bounds: ClosedRange<Double>) -> String {
-        let lower = bounds.lowerBound, upper = bounds.upperBound
+        let lower = bounds.lowerBound
+        let upper = bounds.upperBound
         if lower == -Double.greatestFiniteMagnitude { return "at most \(Self.format(upper))" }
         if upper == Double.greatestFiniteMagnitude { return "at least \(Self.format(lower))" }
         return "between \(Self.format(lower)) and \(Self.format(upper))"

@@ -8,11 +8,22 @@ extension CDNObject {
     /// `<key>/index` in a directory.
     static func index(_ key: String, json: String, isDirectoryIndex: Bool = true) -> CDNObject {
         let body = Array(json.utf8)
-        return CDNObject(key: key, body: body, contentType: .json, isDirectoryIndex: isDirectoryIndex, checksum: CWAHash.of(body))
+        return CDNObject(
+            key: key,
+            body: body,
+            contentType: .json,
+            isDirectoryIndex: isDirectoryIndex,
+            checksum: CWAHash.of(body)
+        )
     }
 
     /// A signed archive of `content`; its checksum is the content's, since every signing gives other signature bytes.
-    static func archive(_ key: String, content: [UInt8], signer: ArchiveSigner, isDirectoryIndex: Bool = false) throws -> CDNObject {
+    static func archive(
+        _ key: String,
+        content: [UInt8],
+        signer: ArchiveSigner,
+        isDirectoryIndex: Bool = false
+    ) throws -> CDNObject {
         CDNObject(
             key: key,
             body: try signer.archive(content: content),

@@ -9,7 +9,9 @@ enum CDNPaths {
 
     static func dates(_ country: String) -> String { "\(self.keyCountries)/\(country)/date" }
 
-    static func day(_ country: String, _ day: Int64) -> String { "\(self.dates(country))/\(DistributionTime.isoDate(day: day))" }
+    static func day(_ country: String, _ day: Int64) -> String {
+        "\(self.dates(country))/\(DistributionTime.isoDate(day: day))"
+    }
 
     static func hours(_ country: String, _ day: Int64) -> String { "\(self.day(country, day))/hour" }
 
@@ -30,7 +32,9 @@ enum CDNPaths {
     /// `version/v1/twp` (unencrypted warnings) or `version/v2/twp` (encrypted check-in reports).
     static func traceWarnings(_ version: Int) -> String { "version/v\(version)/twp/country" }
 
-    static func traceWarningHours(_ version: Int, _ country: String) -> String { "\(self.traceWarnings(version))/\(country)/hour" }
+    static func traceWarningHours(_ version: Int, _ country: String) -> String {
+        "\(self.traceWarnings(version))/\(country)/hour"
+    }
 
     static func traceWarningHour(_ version: Int, _ country: String, _ hour: Int64) -> String {
         "\(self.traceWarningHours(version, country))/\(hour)"

@@ -76,7 +76,9 @@ struct KeyTreeAssembler: Sendable {
                 }
                 plan.indexes.append(.index(CDNPaths.hours(country, day), json: IndexJSON.numbers(listedHours)))
             }
-            plan.indexes.append(.index(CDNPaths.dates(country), json: IndexJSON.strings(listedDays.map(DistributionTime.isoDate(day:)))))
+            plan.indexes.append(
+                .index(CDNPaths.dates(country), json: IndexJSON.strings(listedDays.map(DistributionTime.isoDate(day:))))
+            )
         }
         plan.indexes.append(.index(CDNPaths.keyCountries, json: IndexJSON.strings(countries.sorted())))
         return plan
@@ -121,9 +123,17 @@ struct KeyTreeAssembler: Sendable {
 
 extension ArchiveSigner {
     /// Builds and signs every job, `width` at a time, and returns the archives in job order.
-    func run(_ jobs: [ArchiveJob], width: Int = max(1, ProcessInfo.processInfo.activeProcessorCount)) async throws -> [CDNObject] {
+    func run(
+        _ jobs: [ArchiveJob],
+        width: Int = max(1, ProcessInfo.processInfo.activeProcessorCount)
+    ) async throws -> [CDNObject] {
         try await boundedMap(jobs, width: width) { job in
-            try CDNObject.archive(job.key, content: try job.content(), signer: self, isDirectoryIndex: job.isDirectoryIndex)
+            try CDNObject.archive(
+                job.key,
+                content: try job.content(),
+                signer: self,
+                isDirectoryIndex: job.isDirectoryIndex
+            )
         }
     }
 }

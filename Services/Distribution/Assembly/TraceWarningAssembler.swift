@@ -66,7 +66,12 @@ struct TraceWarningAssembler: Sendable {
                     }
                 }
             }
-            files.append(.index(CDNPaths.traceWarningHours(version, self.region), json: IndexJSON.interval(oldest: oldest, latest: latest)))
+            files.append(
+                .index(
+                    CDNPaths.traceWarningHours(version, self.region),
+                    json: IndexJSON.interval(oldest: oldest, latest: latest)
+                )
+            )
             files.append(.index(CDNPaths.traceWarnings(version), json: IndexJSON.strings([self.region])))
         }
         return (jobs, files, unchanged)

@@ -30,8 +30,12 @@ struct KeyData: Sendable, Hashable, Comparable {
     }
 
     func append(to out: inout [UInt8]) {
-        for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: self.high >> UInt64(shift))) }
-        for shift in stride(from: 56, through: 0, by: -8) { out.append(UInt8(truncatingIfNeeded: self.low >> UInt64(shift))) }
+        for shift in stride(from: 56, through: 0, by: -8) {
+            out.append(UInt8(truncatingIfNeeded: self.high >> UInt64(shift)))
+        }
+        for shift in stride(from: 56, through: 0, by: -8) {
+            out.append(UInt8(truncatingIfNeeded: self.low >> UInt64(shift)))
+        }
     }
 
     static func < (lhs: KeyData, rhs: KeyData) -> Bool {

@@ -15,7 +15,8 @@ struct KeyBundler: Sendable {
         var byCountry: [String: HourlyKeys] = [:]
         for (country, members) in buckets {
             let applyPolicies = country == self.policy.originCountry || self.policy.applyPoliciesForAllCountries
-            byCountry[country] = applyPolicies
+            byCountry[country] =
+                applyPolicies
                 ? self.shifted(self.byDistributionHour(members.map { keys[$0] }), end: end)
                 : self.bySubmissionHour(members.map { keys[$0] }, end: end)
         }

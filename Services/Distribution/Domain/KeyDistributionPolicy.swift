@@ -39,7 +39,12 @@ struct KeyDistributionPolicy: Sendable, Equatable {
             range: 1...8,
             help: "Lowest transmission risk level that is published."
         )
-        self.daysToPublish = settings.int("DAYS_TO_PUBLISH", default: defaults.daysToPublish, range: 1...14, help: "Days of submissions published.")
+        self.daysToPublish = settings.int(
+            "DAYS_TO_PUBLISH",
+            default: defaults.daysToPublish,
+            range: 1...14,
+            help: "Days of submissions published."
+        )
         self.expiryPolicyMinutes = settings.int(
             "EXPIRY_POLICY_MINUTES",
             default: defaults.expiryPolicyMinutes,
@@ -58,11 +63,19 @@ struct KeyDistributionPolicy: Sendable, Equatable {
             range: 1...10_000_000,
             help: "A day or hour with more keys is left out and logged as an error."
         )
-        self.originCountry = settings.string("ORIGIN_COUNTRY", default: defaults.originCountry, help: "This country's ISO 3166 code.")
+        self.originCountry = settings.string(
+            "ORIGIN_COUNTRY",
+            default: defaults.originCountry,
+            help: "This country's ISO 3166 code."
+        )
         if !CountryCode.isValid(self.originCountry) {
             settings.report("ORIGIN_COUNTRY", "must be an ISO 3166 alpha-2 code in upper case, such as DE")
         }
-        self.euPackageName = settings.string("EU_PACKAGE_NAME", default: defaults.euPackageName, help: "Folder of every country's keys.")
+        self.euPackageName = settings.string(
+            "EU_PACKAGE_NAME",
+            default: defaults.euPackageName,
+            help: "Folder of every country's keys."
+        )
         if self.euPackageName.isEmpty || self.euPackageName.contains("/") || self.euPackageName == self.originCountry {
             settings.report("EU_PACKAGE_NAME", "must be a folder name other than the origin country")
         }
@@ -71,7 +84,10 @@ struct KeyDistributionPolicy: Sendable, Equatable {
             help: "Comma-separated ISO 3166 codes that have a key bucket (default: the EU gateway's countries)."
         )
         if let bad = supported.first(where: { !CountryCode.isValid($0) }) {
-            settings.report("SUPPORTED_COUNTRIES", "holds '\(bad)', which is not an ISO 3166 alpha-2 code in upper case")
+            settings.report(
+                "SUPPORTED_COUNTRIES",
+                "holds '\(bad)', which is not an ISO 3166 alpha-2 code in upper case"
+            )
         }
         self.supportedCountries = Set((supported.isEmpty ? CountryCode.euGateway : supported) + [self.originCountry])
         self.applyPoliciesForAllCountries = settings.bool(
@@ -79,7 +95,11 @@ struct KeyDistributionPolicy: Sendable, Equatable {
             default: false,
             help: "Apply the expiry and shifting policies to other countries' keys too."
         )
-        self.includeIncompleteDays = settings.bool("INCLUDE_INCOMPLETE_DAYS", default: false, help: "Publish today's day file (demo only).")
+        self.includeIncompleteDays = settings.bool(
+            "INCLUDE_INCOMPLETE_DAYS",
+            default: false,
+            help: "Publish today's day file (demo only)."
+        )
         self.includeIncompleteHours = settings.bool(
             "INCLUDE_INCOMPLETE_HOURS",
             default: false,

@@ -31,7 +31,11 @@ struct SigningKey: Sendable, CustomStringConvertible, CustomDebugStringConvertib
             throw SigningKeyError(path: path, problem: "cannot be read (\(error.localizedDescription))")
         }
         do {
-            return SigningKey(privateKey: try P256.Signing.PrivateKey(pemRepresentation: pem), keyID: keyID, keyVersion: version)
+            return SigningKey(
+                privateKey: try P256.Signing.PrivateKey(pemRepresentation: pem),
+                keyID: keyID,
+                keyVersion: version
+            )
         } catch {
             // The error text of a PEM parser could quote key material; say only what kind of file was expected.
             throw SigningKeyError(path: path, problem: "is not a PEM EC P-256 private key")

@@ -9,7 +9,13 @@ import SwiftProtobuf
 /// whole message (a test holds the two to each other).
 enum KeyExportEncoder {
     /// `export.bin` for the keys of the window `[start, end)` (epoch seconds), keys sorted by `key_data`.
-    static func exportBin(keys: [DistributionKey], region: String, start: UInt64, end: UInt64, signatureInfos: [SignatureInfo]) -> [UInt8] {
+    static func exportBin(
+        keys: [DistributionKey],
+        region: String,
+        start: UInt64,
+        end: UInt64,
+        signatureInfos: [SignatureInfo]
+    ) -> [UInt8] {
         var message = TemporaryExposureKeyExport()
         message.startTimestamp = start
         message.endTimestamp = end

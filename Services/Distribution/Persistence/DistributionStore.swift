@@ -26,7 +26,9 @@ struct DistributionStore: Sendable {
     /// them (foreign key with `ON DELETE CASCADE`).
     func deleteSubmitted(before hour: Int64) async throws -> RetentionOutcome {
         RetentionOutcome(
-            keys: try await self.count("WITH d AS (DELETE FROM diagnosis_key WHERE submission_timestamp < \(hour) RETURNING 1) SELECT count(*) FROM d"),
+            keys: try await self.count(
+                "WITH d AS (DELETE FROM diagnosis_key WHERE submission_timestamp < \(hour) RETURNING 1) SELECT count(*) FROM d"
+            ),
             checkInReports: try await self.count(
                 "WITH d AS (DELETE FROM check_in_protected_reports WHERE submission_timestamp < \(hour) RETURNING 1) SELECT count(*) FROM d"
             ),
@@ -100,7 +102,9 @@ struct DistributionStore: Sendable {
             logger: self.logger
         )
         var reports: [StoredCheckInReport] = []
-        for try await (hash, iv, record, mac, hour) in rows.decode((ByteBuffer, ByteBuffer, ByteBuffer, ByteBuffer, Int64).self) {
+        for try await (hash, iv, record, mac, hour) in rows.decode(
+            (ByteBuffer, ByteBuffer, ByteBuffer, ByteBuffer, Int64).self
+        ) {
             reports.append(
                 StoredCheckInReport(
                     locationIDHash: Array(hash.readableBytesView),

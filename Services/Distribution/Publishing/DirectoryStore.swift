@@ -25,7 +25,9 @@ struct DirectoryStore: ObjectStore {
             let name = (relative as NSString).lastPathComponent
             guard !name.hasPrefix(Self.temporaryPrefix) else { continue }
             var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: rootPath + relative, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
+            guard FileManager.default.fileExists(atPath: rootPath + relative, isDirectory: &isDirectory),
+                !isDirectory.boolValue
+            else { continue }
             let key = name == "index" ? String(relative.dropLast("/index".count)) : relative
             if key.hasPrefix(prefix) { keys.insert(key) }
         }
@@ -33,7 +35,9 @@ struct DirectoryStore: ObjectStore {
     }
 
     func checksum(of key: String) async throws -> String? {
-        guard let path = self.existingFile(for: key), let data = FileManager.default.contents(atPath: path) else { return nil }
+        guard let path = self.existingFile(for: key), let data = FileManager.default.contents(atPath: path) else {
+            return nil
+        }
         let bytes = [UInt8](data)
         if bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]), let first = try? ZipArchive.entries(of: bytes).first {
             return CWAHash.of(first.data)
@@ -46,7 +50,13 @@ struct DirectoryStore: ObjectStore {
         let folder = target.deletingLastPathComponent()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let temporary = folder.appendingPathComponent(Self.temporaryPrefix + UUID().uuidString)
-        guard FileManager.default.createFile(atPath: temporary.path, contents: Data(object.body), attributes: [.posixPermissions: 0o644]) else {
+        guard
+            FileManager.default.createFile(
+                atPath: temporary.path,
+                contents: Data(object.body),
+                attributes: [.posixPermissions: 0o644]
+            )
+        else {
             throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: temporary.path])
         }
         // rename(2) replaces the target atomically.
@@ -63,7 +73,8 @@ struct DirectoryStore: ObjectStore {
         // Prune folders left empty, up to the root.
         var folder = URL(fileURLWithPath: path).deletingLastPathComponent().standardizedFileURL
         while folder.path.count > self.root.path.count, folder.path.hasPrefix(self.root.path) {
-            guard let contents = try? FileManager.default.contentsOfDirectory(atPath: folder.path), contents.isEmpty else { break }
+            guard let contents = try? FileManager.default.contentsOfDirectory(atPath: folder.path), contents.isEmpty
+            else { break }
             try? FileManager.default.removeItem(at: folder)
             folder = folder.deletingLastPathComponent()
         }

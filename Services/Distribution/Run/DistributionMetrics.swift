@@ -11,7 +11,8 @@ struct DistributionMetrics: Sendable {
     }
 
     func runFinished(_ outcome: String, seconds: Double) {
-        Counter(label: "en_distribution_runs_total", dimensions: [("outcome", outcome)], factory: self.factory).increment()
+        Counter(label: "en_distribution_runs_total", dimensions: [("outcome", outcome)], factory: self.factory)
+            .increment()
         Gauge(label: "en_distribution_last_run_seconds", factory: self.factory).record(seconds)
     }
 
@@ -19,8 +20,12 @@ struct DistributionMetrics: Sendable {
         Gauge(label: "en_distribution_keys_read", factory: self.factory).record(report.keysRead)
         Gauge(label: "en_distribution_archives_built", factory: self.factory).record(report.archivesBuilt)
         Gauge(label: "en_distribution_last_success_timestamp_seconds", factory: self.factory).record(report.finishedAt)
-        for (action, count) in [("uploaded", report.publish.uploaded), ("unchanged", report.publish.unchanged), ("deleted", report.objectsDeleted)] {
-            Counter(label: "en_distribution_objects_total", dimensions: [("action", action)], factory: self.factory).increment(by: count)
+        for (action, count) in [
+            ("uploaded", report.publish.uploaded), ("unchanged", report.publish.unchanged),
+            ("deleted", report.objectsDeleted),
+        ] {
+            Counter(label: "en_distribution_objects_total", dimensions: [("action", action)], factory: self.factory)
+                .increment(by: count)
         }
         Counter(label: "en_distribution_retention_rows_total", factory: self.factory)
             .increment(by: report.retention.keys + report.retention.checkInReports + report.retention.traceWarnings)

@@ -40,7 +40,8 @@ struct DistributionRun: Sendable {
         let started = ContinuousClock.now
         do {
             let report = try await rethrowingTransactionCause {
-                try await Self.lock.withTryLock(client: self.client, logger: self.logger.cappedForDatabase) { connection in
+                try await Self.lock.withTryLock(client: self.client, logger: self.logger.cappedForDatabase) {
+                    connection in
                     try await self.work(DistributionStore(connection: connection, logger: self.logger))
                 }
             }
@@ -92,7 +93,10 @@ struct DistributionRun: Sendable {
 
         // 2. Keys: read, bundle, plan the tree.
         let readStart = ContinuousClock.now
-        let keys = try await database.keys(minimumTRL: policy.minimumTRL, fromHour: currentHour - Int64(policy.daysToPublish) * 24)
+        let keys = try await database.keys(
+            minimumTRL: policy.minimumTRL,
+            fromHour: currentHour - Int64(policy.daysToPublish) * 24
+        )
         report.keysRead = keys.count
         let bundleStart = ContinuousClock.now
         let bundles = KeyBundler(policy: policy).bundle(keys, currentHour: currentHour)
@@ -153,7 +157,8 @@ struct DistributionRun: Sendable {
         self.logger.info(
             "Archives signed and published",
             metadata: [
-                "archives": "\(archives.count)", "sign.seconds": "\(Self.seconds(since: signStart, until: publishStart))",
+                "archives": "\(archives.count)",
+                "sign.seconds": "\(Self.seconds(since: signStart, until: publishStart))",
                 "publish.seconds": "\(Self.seconds(since: publishStart))",
             ]
         )
@@ -187,7 +192,9 @@ struct ObjectRetention: Sendable {
             if key.hasPrefix(keyFolder) {
                 // <country>/date/<YYYY-MM-DD>[/hour[/<H>]]
                 let parts = key.dropFirst(keyFolder.count).split(separator: "/")
-                guard parts.count >= 3, parts[1] == "date", let day = DistributionTime.day(isoDate: parts[2]) else { continue }
+                guard parts.count >= 3, parts[1] == "date", let day = DistributionTime.day(isoDate: parts[2]) else {
+                    continue
+                }
                 if day < oldestDay || (parts.count >= 4 && parts[3] == "hour" && day < oldestHourFolderDay) {
                     expired.append(key)
                 }

@@ -58,7 +58,11 @@ struct PortalEngine: Sendable {
         try await self.newSession(officerID: nil, stage: .anonymous, createdAt: self.clock.now)
     }
 
-    private func newSession(officerID: Int64?, stage: PortalSession.Stage, createdAt: Date) async throws -> IssuedSession {
+    private func newSession(
+        officerID: Int64?,
+        stage: PortalSession.Stage,
+        createdAt: Date
+    ) async throws -> IssuedSession {
         let session = IssuedSession(token: Self.randomToken(), csrf: Self.randomToken())
         try await self.store.createSession(
             tokenHash: Self.hash(session.token),
@@ -73,14 +77,17 @@ struct PortalEngine: Sendable {
 
     /// The live session of a cookie, touched; `nil` when unknown or past its limits (then it is deleted).
     func session(token: String?) async throws -> PortalSession? {
-        guard let token, !token.isEmpty, let session = try await self.store.session(tokenHash: Self.hash(token)) else { return nil }
+        guard let token, !token.isEmpty, let session = try await self.store.session(tokenHash: Self.hash(token)) else {
+            return nil
+        }
         let now = self.clock.now
         let idle = now.timeIntervalSince(session.lastSeenAt)
         let age = now.timeIntervalSince(session.createdAt)
         let expired =
             switch session.stage {
             case .anonymous, .password: age > self.policy.secondFactorTimeout.timeInterval
-            case .authenticated: age > self.policy.sessionLifetime.timeInterval || idle > self.policy.sessionIdleTimeout.timeInterval
+            case .authenticated:
+                age > self.policy.sessionLifetime.timeInterval || idle > self.policy.sessionIdleTimeout.timeInterval
             }
         if expired {
             try await self.store.deleteSession(tokenHash: session.tokenHash)
@@ -133,10 +140,15 @@ struct PortalEngine: Sendable {
     /// The second factor: a code of the officer's secret, within ±1 step, not used before. Success gives an
     /// authenticated session with a new id.
     func secondFactor(code: String, session: PortalSession) async throws -> LoginOutcome {
-        guard session.stage == .password, let id = session.officerID, let officer = try await self.store.officer(id: id) else { return .refused }
+        guard session.stage == .password, let id = session.officerID, let officer = try await self.store.officer(id: id)
+        else { return .refused }
         let now = self.clock.now
         if officer.disabled || (officer.lockedUntil.map { $0 > now } ?? false) { return .refused }
-        guard let step = TOTP(secret: officer.totpSecret).matchingStep(code.trimmingCharacters(in: .whitespaces), at: now),
+        guard
+            let step = TOTP(secret: officer.totpSecret).matchingStep(
+                code.trimmingCharacters(in: .whitespaces),
+                at: now
+            ),
             try await self.store.useTOTPStep(officerID: officer.id, step: step)
         else {
             try await self.fail(officer, "totp_failed", "wrong or used code")
@@ -156,12 +168,20 @@ struct PortalEngine: Sendable {
             lockedUntil: self.clock.now.addingTimeInterval(self.policy.lockDuration.timeInterval)
         )
         try await self.audit(officer.username, action, details)
-        if locked { try await self.audit(officer.username, "account_locked", "for \(Int(self.policy.lockDuration.timeInterval)) s") }
+        if locked {
+            try await self.audit(
+                officer.username,
+                "account_locked",
+                "for \(Int(self.policy.lockDuration.timeInterval)) s"
+            )
+        }
     }
 
     /// The officer of an authenticated session.
     func officer(of session: PortalSession) async throws -> Officer? {
-        guard session.stage == .authenticated, let id = session.officerID, let officer = try await self.store.officer(id: id), !officer.disabled else {
+        guard session.stage == .authenticated, let id = session.officerID,
+            let officer = try await self.store.officer(id: id), !officer.disabled
+        else {
             return nil
         }
         return officer
@@ -171,11 +191,15 @@ struct PortalEngine: Sendable {
 
     enum PasswordChange: Sendable, Equatable { case changed, wrongPassword, tooWeak, mismatch }
 
-    func changePassword(officer: Officer, current: String, new: String, repeated: String) async throws -> PasswordChange {
+    func changePassword(officer: Officer, current: String, new: String, repeated: String) async throws -> PasswordChange
+    {
         guard try await PasswordHasher.verify(current, hash: officer.passwordHash) else { return .wrongPassword }
         guard new == repeated else { return .mismatch }
         guard PasswordRules.acceptable(new, username: officer.username) else { return .tooWeak }
-        try await self.store.setPassword(officerID: officer.id, passwordHash: try await PasswordHasher.hash(new, cost: self.policy.bcryptCost))
+        try await self.store.setPassword(
+            officerID: officer.id,
+            passwordHash: try await PasswordHasher.hash(new, cost: self.policy.bcryptCost)
+        )
         try await self.audit(officer.username, "password_changed")
         return .changed
     }
@@ -215,14 +239,19 @@ struct PortalEngine: Sendable {
             try await self.store.releaseTeleTANSlot(officerID: officer.id, claimedAt: now)
             return .serverRateLimited
         case .refused(let status):
-            self.logger.error("verification-service refused the portal's teleTAN request", metadata: ["status": "\(status)"])
+            self.logger.error(
+                "verification-service refused the portal's teleTAN request",
+                metadata: ["status": "\(status)"]
+            )
             try await self.store.releaseTeleTANSlot(officerID: officer.id, claimedAt: now)
             return .unavailable
         }
     }
 
     func audit(_ username: some StringProtocol, _ action: String, _ details: String = "") async throws {
-        try await self.store.audit(AuditEvent(at: self.clock.now, username: String(username), action: action, details: details))
+        try await self.store.audit(
+            AuditEvent(at: self.clock.now, username: String(username), action: action, details: details)
+        )
     }
 }
 

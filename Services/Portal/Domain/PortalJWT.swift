@@ -23,7 +23,8 @@ struct PortalJWTSigner: Sendable {
         )
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
-        let signingInput = Base64URL.encode(try encoder.encode(header)) + "." + Base64URL.encode(try encoder.encode(claims))
+        let signingInput =
+            Base64URL.encode(try encoder.encode(header)) + "." + Base64URL.encode(try encoder.encode(claims))
         let signature = try self.key.signature(for: Data(signingInput.utf8))
         return signingInput + "." + Base64URL.encode(signature.rawRepresentation)
     }

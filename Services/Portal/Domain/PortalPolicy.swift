@@ -23,15 +23,37 @@ struct PortalPolicy: Sendable, Equatable {
 
     init(settings: SettingsReader) {
         let defaults = PortalPolicy()
-        self.maxFailedLogins = settings.int("LOGIN_MAX_FAILURES", default: defaults.maxFailedLogins, range: 1...100, help: "Failed logins that lock an account.")
-        self.lockDuration = settings.duration("LOGIN_LOCK_DURATION", default: defaults.lockDuration, help: "How long a locked account stays locked.")
-        self.sessionLifetime = settings.duration("SESSION_LIFETIME", default: defaults.sessionLifetime, help: "Absolute session limit after login.")
-        self.sessionIdleTimeout = settings.duration("SESSION_IDLE_TIMEOUT", default: defaults.sessionIdleTimeout, help: "Idle session limit.")
+        self.maxFailedLogins = settings.int(
+            "LOGIN_MAX_FAILURES",
+            default: defaults.maxFailedLogins,
+            range: 1...100,
+            help: "Failed logins that lock an account."
+        )
+        self.lockDuration = settings.duration(
+            "LOGIN_LOCK_DURATION",
+            default: defaults.lockDuration,
+            help: "How long a locked account stays locked."
+        )
+        self.sessionLifetime = settings.duration(
+            "SESSION_LIFETIME",
+            default: defaults.sessionLifetime,
+            help: "Absolute session limit after login."
+        )
+        self.sessionIdleTimeout = settings.duration(
+            "SESSION_IDLE_TIMEOUT",
+            default: defaults.sessionIdleTimeout,
+            help: "Idle session limit."
+        )
         self.teleTANInterval = settings.duration(
             "TELETAN_USER_INTERVAL",
             default: defaults.teleTANInterval,
             help: "Least time between two teleTANs of one officer."
         )
-        self.bcryptCost = settings.int("BCRYPT_COST", default: defaults.bcryptCost, range: 4...16, help: "bcrypt cost of new password hashes.")
+        self.bcryptCost = settings.int(
+            "BCRYPT_COST",
+            default: defaults.bcryptCost,
+            range: 4...16,
+            help: "bcrypt cost of new password hashes."
+        )
     }
 }

@@ -53,7 +53,13 @@ struct PortalStore: Sendable {
     // MARK: - Officers
 
     /// Adds an officer; `false` when the name is taken.
-    func addOfficer(username: String, passwordHash: String, roles: [String], totpSecret: [UInt8], now: Date) async throws -> Bool {
+    func addOfficer(
+        username: String,
+        passwordHash: String,
+        roles: [String],
+        totpSecret: [UInt8],
+        now: Date
+    ) async throws -> Bool {
         try await self.count(
             """
             WITH added AS (
@@ -121,7 +127,10 @@ struct PortalStore: Sendable {
     }
 
     func setPassword(officerID: Int64, passwordHash: String) async throws {
-        try await self.client.query("UPDATE officer SET password_hash = \(passwordHash) WHERE id = \(officerID)", logger: self.logger)
+        try await self.client.query(
+            "UPDATE officer SET password_hash = \(passwordHash) WHERE id = \(officerID)",
+            logger: self.logger
+        )
     }
 
     /// Disables an officer and ends their sessions; `false` for an unknown name.
@@ -159,7 +168,10 @@ struct PortalStore: Sendable {
             """
         )
         guard claimed == 0 else { return nil }
-        let rows = try await self.client.query("SELECT last_teletan_at FROM officer WHERE id = \(officerID)", logger: self.logger)
+        let rows = try await self.client.query(
+            "SELECT last_teletan_at FROM officer WHERE id = \(officerID)",
+            logger: self.logger
+        )
         for try await last in rows.decode(Date?.self) { return last ?? now }
         return now
     }
@@ -174,7 +186,14 @@ struct PortalStore: Sendable {
 
     // MARK: - Sessions
 
-    func createSession(tokenHash: String, csrfHash: String, officerID: Int64?, stage: PortalSession.Stage, createdAt: Date, now: Date) async throws {
+    func createSession(
+        tokenHash: String,
+        csrfHash: String,
+        officerID: Int64?,
+        stage: PortalSession.Stage,
+        createdAt: Date,
+        now: Date
+    ) async throws {
         try await self.client.query(
             """
             INSERT INTO portal_session (token_hash, csrf_hash, officer_id, stage, created_at, last_seen_at)
@@ -189,15 +208,27 @@ struct PortalStore: Sendable {
             "SELECT token_hash, csrf_hash, officer_id, stage, created_at, last_seen_at FROM portal_session WHERE token_hash = \(tokenHash)",
             logger: self.logger
         )
-        for try await (token, csrf, officer, stage, created, seen) in rows.decode((String, String, Int64?, String, Date, Date).self) {
+        for try await (token, csrf, officer, stage, created, seen) in rows.decode(
+            (String, String, Int64?, String, Date, Date).self
+        ) {
             guard let stage = PortalSession.Stage(rawValue: stage) else { return nil }
-            return PortalSession(tokenHash: token, csrfHash: csrf, officerID: officer, stage: stage, createdAt: created, lastSeenAt: seen)
+            return PortalSession(
+                tokenHash: token,
+                csrfHash: csrf,
+                officerID: officer,
+                stage: stage,
+                createdAt: created,
+                lastSeenAt: seen
+            )
         }
         return nil
     }
 
     func touchSession(tokenHash: String, now: Date) async throws {
-        try await self.client.query("UPDATE portal_session SET last_seen_at = \(now) WHERE token_hash = \(tokenHash)", logger: self.logger)
+        try await self.client.query(
+            "UPDATE portal_session SET last_seen_at = \(now) WHERE token_hash = \(tokenHash)",
+            logger: self.logger
+        )
     }
 
     func deleteSession(tokenHash: String) async throws {
@@ -259,7 +290,9 @@ struct PortalStore: Sendable {
 
     private func count(_ query: PostgresQuery) async throws -> Int {
         var total = 0
-        for try await value in try await self.client.query(query, logger: self.logger).decode(Int64.self) { total = Int(value) }
+        for try await value in try await self.client.query(query, logger: self.logger).decode(Int64.self) {
+            total = Int(value)
+        }
         return total
     }
 }

@@ -9,7 +9,11 @@ struct HostAllowlistMiddleware<Context: RequestContext>: RouterMiddleware {
     let allowed: Set<String>
     static var forwardedHost: HTTPField.Name { HTTPField.Name("X-Forwarded-Host")! }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         let path = request.uri.path
         if path.hasPrefix("/health/") || path == "/metrics" { return try await next(request, context) }
         let host = (request.head.authority ?? "").lowercased()

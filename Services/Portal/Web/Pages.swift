@@ -11,7 +11,8 @@ struct Pages: Sendable {
     let library: MustacheLibrary
 
     static func load() async throws -> Pages {
-        guard let folder = Bundle.module.url(forResource: "templates", withExtension: nil, subdirectory: "Resources") else {
+        guard let folder = Bundle.module.url(forResource: "templates", withExtension: nil, subdirectory: "Resources")
+        else {
             throw CocoaError(.fileNoSuchFile)
         }
         return Pages(library: try await MustacheLibrary(directory: folder.path))
@@ -26,7 +27,12 @@ struct Pages: Sendable {
         return first.hasPrefix("de") ? .de : .en
     }
 
-    func render(_ template: String, status: HTTPResponse.Status = .ok, language: Language, values: [String: Any] = [:]) -> Response {
+    func render(
+        _ template: String,
+        status: HTTPResponse.Status = .ok,
+        language: Language,
+        values: [String: Any] = [:]
+    ) -> Response {
         var context = values
         context["t"] = Texts.table(language)
         context["lang"] = language.rawValue
@@ -36,7 +42,12 @@ struct Pages: Sendable {
     }
 
     /// A friendly error page.
-    func error(_ status: HTTPResponse.Status, _ key: String, language: Language, values: [String: Any] = [:]) -> Response {
+    func error(
+        _ status: HTTPResponse.Status,
+        _ key: String,
+        language: Language,
+        values: [String: Any] = [:]
+    ) -> Response {
         var context = values
         context["message"] = Texts.table(language)[key] ?? key
         context["status"] = status.code
@@ -66,8 +77,10 @@ enum Texts {
         "no_roles": "Your account has no role that allows issuing teleTANs.",
         "issue_test": "Issue a TEST teleTAN", "issue_event": "Issue an EVENT teleTAN", "authority": "Health authority",
         "choose": "Choose…", "teletan": "teleTAN", "valid_until": "Valid until",
-        "teletan_hint": "Tell the caller this teleTAN; it is shown only now and is not stored.", "back": "Back to the start page",
-        "change_password": "Change password", "current_password": "Current password", "new_password": "New password (at least 12 characters)",
+        "teletan_hint": "Tell the caller this teleTAN; it is shown only now and is not stored.",
+        "back": "Back to the start page",
+        "change_password": "Change password", "current_password": "Current password",
+        "new_password": "New password (at least 12 characters)",
         "repeat_password": "Repeat the new password", "save": "Save", "password_changed": "Your password was changed.",
         "password_wrong": "The current password is wrong.", "password_mismatch": "The new passwords differ.",
         "password_weak": "The new password must have 12 to 128 characters and differ from the user name.",
@@ -85,26 +98,33 @@ enum Texts {
         "title": "Corona-Warn-App teleTAN-Portal",
         "login": "Anmelden", "username": "Benutzername", "password": "Passwort",
         "login_failed": "Anmeldung fehlgeschlagen. Nach 5 Fehlversuchen wird ein Konto für 15 Minuten gesperrt.",
-        "second_factor": "Zweiter Faktor", "code": "6-stelliger Code aus Ihrer Authenticator-App", "confirm": "Bestätigen",
+        "second_factor": "Zweiter Faktor", "code": "6-stelliger Code aus Ihrer Authenticator-App",
+        "confirm": "Bestätigen",
         "code_failed": "Der Code wurde nicht akzeptiert. Geben Sie den aktuellen Code ein; jeder Code gilt nur einmal.",
         "signed_in_as": "Angemeldet als", "roles": "Ihre Rollen erlauben",
         "can_test": "TEST-teleTANs (positiver PCR-Test)",
         "can_event": "EVENT-teleTANs (Warnung der Gäste einer Veranstaltung) für ein Gesundheitsamt",
         "no_roles": "Ihr Konto hat keine Rolle, die teleTANs erlaubt.",
-        "issue_test": "Eine TEST-teleTAN erzeugen", "issue_event": "Eine EVENT-teleTAN erzeugen", "authority": "Gesundheitsamt",
+        "issue_test": "Eine TEST-teleTAN erzeugen", "issue_event": "Eine EVENT-teleTAN erzeugen",
+        "authority": "Gesundheitsamt",
         "choose": "Bitte wählen…", "teletan": "teleTAN", "valid_until": "Gültig bis",
-        "teletan_hint": "Nennen Sie der anrufenden Person diese teleTAN; sie wird nur jetzt angezeigt und nicht gespeichert.",
+        "teletan_hint":
+            "Nennen Sie der anrufenden Person diese teleTAN; sie wird nur jetzt angezeigt und nicht gespeichert.",
         "back": "Zurück zur Startseite",
-        "change_password": "Passwort ändern", "current_password": "Aktuelles Passwort", "new_password": "Neues Passwort (mindestens 12 Zeichen)",
-        "repeat_password": "Neues Passwort wiederholen", "save": "Speichern", "password_changed": "Ihr Passwort wurde geändert.",
-        "password_wrong": "Das aktuelle Passwort ist falsch.", "password_mismatch": "Die neuen Passwörter stimmen nicht überein.",
+        "change_password": "Passwort ändern", "current_password": "Aktuelles Passwort",
+        "new_password": "Neues Passwort (mindestens 12 Zeichen)",
+        "repeat_password": "Neues Passwort wiederholen", "save": "Speichern",
+        "password_changed": "Ihr Passwort wurde geändert.",
+        "password_wrong": "Das aktuelle Passwort ist falsch.",
+        "password_mismatch": "Die neuen Passwörter stimmen nicht überein.",
         "password_weak": "Das neue Passwort muss 12 bis 128 Zeichen haben und sich vom Benutzernamen unterscheiden.",
         "logout": "Abmelden",
         "rate_limited": "Die Zeitlimitierung für teleTAN-Anfragen ist aktiv, bitte warten Sie", "seconds": "Sekunden",
         "server_rate_limited": "Das systemweite teleTAN-Limit ist erreicht. Bitte warten Sie einen Moment.",
         "forbidden": "Dazu sind Sie nicht berechtigt.", "not_found": "Diese Seite gibt es nicht.",
         "unavailable": "Der Verifikationsdienst ist nicht erreichbar. Bitte versuchen Sie es gleich noch einmal.",
-        "bad_request": "Die Anfrage konnte nicht verarbeitet werden. Bitte gehen Sie zurück und versuchen Sie es erneut.",
+        "bad_request":
+            "Die Anfrage konnte nicht verarbeitet werden. Bitte gehen Sie zurück und versuchen Sie es erneut.",
         "unknown_authority": "Bitte wählen Sie ein Gesundheitsamt aus der Liste.",
         "session_expired": "Ihre Sitzung ist beendet. Bitte melden Sie sich erneut an.",
     ]

@@ -26,23 +26,47 @@ struct PortalController: Sendable {
         router.post("/password", use: self.changePassword)
         router.post("/logout", use: self.logout)
         router.get("/.well-known/jwks.json") { _, _ in
-            Response(status: .ok, headers: [.contentType: "application/json"], body: .init(byteBuffer: .init(string: self.engine.signer.jwks)))
+            Response(
+                status: .ok,
+                headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: .init(string: self.engine.signer.jwks))
+            )
         }
         router.get("/static/portal.css") { _, _ in
-            Response(status: .ok, headers: [.contentType: "text/css; charset=utf-8", .cacheControl: "public, max-age=3600"],
-                     body: .init(byteBuffer: .init(string: self.stylesheet)))
+            Response(
+                status: .ok,
+                headers: [.contentType: "text/css; charset=utf-8", .cacheControl: "public, max-age=3600"],
+                body: .init(byteBuffer: .init(string: self.stylesheet))
+            )
         }
-        router.get("**") { request, _ in self.pages.error(.notFound, "not_found", language: Pages.language(of: request)) }
+        router.get("**") { request, _ in
+            self.pages.error(.notFound, "not_found", language: Pages.language(of: request))
+        }
     }
 
     // MARK: - Session plumbing
 
     private func cookie(_ token: String) -> Cookie {
-        Cookie(name: Self.cookieName, value: token, path: "/", secure: self.secureCookies, httpOnly: true, sameSite: .strict)
+        Cookie(
+            name: Self.cookieName,
+            value: token,
+            path: "/",
+            secure: self.secureCookies,
+            httpOnly: true,
+            sameSite: .strict
+        )
     }
 
     private func expiredCookie() -> Cookie {
-        Cookie(name: Self.cookieName, value: "", maxAge: 0, path: "/", secure: self.secureCookies, httpOnly: true, sameSite: .strict)
+        Cookie(
+            name: Self.cookieName,
+            value: "",
+            maxAge: 0,
+            path: "/",
+            secure: self.secureCookies,
+            httpOnly: true,
+            sameSite: .strict
+        )
     }
 
     private func session(_ request: Request) async throws -> PortalSession? {
@@ -51,7 +75,8 @@ struct PortalController: Sendable {
 
     /// An authenticated session and its officer, or the answer to give instead (a redirect to the login).
     private func authenticated(_ request: Request) async throws -> (PortalSession, Officer)? {
-        guard let session = try await self.session(request), let officer = try await self.engine.officer(of: session) else { return nil }
+        guard let session = try await self.session(request), let officer = try await self.engine.officer(of: session)
+        else { return nil }
         return (session, officer)
     }
 
@@ -77,7 +102,9 @@ struct PortalController: Sendable {
     func login(_ request: Request, context: ServiceRequestContext) async throws -> Response {
         let language = Pages.language(of: request)
         let form = try await FormFields.read(request, context: context)
-        guard let session = try await self.session(request), session.stage == .anonymous, self.engine.checkCSRF(form["csrf"], session: session) else {
+        guard let session = try await self.session(request), session.stage == .anonymous,
+            self.engine.checkCSRF(form["csrf"], session: session)
+        else {
             return self.pages.error(.forbidden, "session_expired", language: language, values: ["link": "/login"])
         }
         let username = form["username"] ?? ""
@@ -97,7 +124,9 @@ struct PortalController: Sendable {
     }
 
     func totpPage(_ request: Request, context: ServiceRequestContext) async throws -> Response {
-        guard let session = try await self.session(request), session.stage == .password else { return Pages.redirect("/login") }
+        guard let session = try await self.session(request), session.stage == .password else {
+            return Pages.redirect("/login")
+        }
         // The form needs the CSRF token in clear; only its hash is stored, so the session is renewed with a new one.
         let issued = try await self.renew(session)
         var response = self.pages.render(
@@ -112,7 +141,9 @@ struct PortalController: Sendable {
     func totp(_ request: Request, context: ServiceRequestContext) async throws -> Response {
         let language = Pages.language(of: request)
         let form = try await FormFields.read(request, context: context)
-        guard let session = try await self.session(request), session.stage == .password, self.engine.checkCSRF(form["csrf"], session: session) else {
+        guard let session = try await self.session(request), session.stage == .password,
+            self.engine.checkCSRF(form["csrf"], session: session)
+        else {
             return self.pages.error(.forbidden, "session_expired", language: language, values: ["link": "/login"])
         }
         switch try await self.engine.secondFactor(code: form["code"] ?? "", session: session) {
@@ -159,7 +190,12 @@ struct PortalController: Sendable {
         context["canEvent"] = officer.has(.hotlineEvent)
         context["noRoles"] = !officer.has(.hotline) && !officer.has(.hotlineEvent)
         context["authorities"] = self.engine.authorities.map { ["id": $0.id, "name": $0.name] }
-        var response = self.pages.render(template, status: status, language: Pages.language(of: request), values: context)
+        var response = self.pages.render(
+            template,
+            status: status,
+            language: Pages.language(of: request),
+            values: context
+        )
         response.setCookie(self.cookie(issued.token))
         return response
     }
@@ -176,7 +212,9 @@ struct PortalController: Sendable {
         guard self.engine.checkCSRF(form["csrf"], session: session) else {
             return self.pages.error(.forbidden, "session_expired", language: language, values: ["link": "/login"])
         }
-        guard let kind = TeleTANKind(rawValue: form["type"] ?? "") else { return self.pages.error(.badRequest, "bad_request", language: language) }
+        guard let kind = TeleTANKind(rawValue: form["type"] ?? "") else {
+            return self.pages.error(.badRequest, "bad_request", language: language)
+        }
         switch try await self.engine.issueTeleTAN(officer: officer, kind: kind, authority: form["authority"]) {
         case .issued(let teleTAN, let validUntil):
             let formatter = ISO8601DateFormatter()
@@ -188,7 +226,14 @@ struct PortalController: Sendable {
                 values: ["teletan": teleTAN, "validUntil": formatter.string(from: validUntil), "event": kind == .event]
             )
         case .tooSoon(let seconds):
-            return try await self.officerPage("ratelimit", status: .tooManyRequests, request: request, session: session, officer: officer, values: ["seconds": seconds])
+            return try await self.officerPage(
+                "ratelimit",
+                status: .tooManyRequests,
+                request: request,
+                session: session,
+                officer: officer,
+                values: ["seconds": seconds]
+            )
         case .serverRateLimited:
             return self.pages.error(.tooManyRequests, "server_rate_limited", language: language)
         case .forbidden:

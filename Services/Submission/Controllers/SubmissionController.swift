@@ -31,15 +31,25 @@ struct SubmissionController: Sendable {
     }
 
     func addRoutes(to group: RouterGroup<ServiceRequestContext>) {
-        group.post("diagnosis-keys") { request, context in try await self.submit(.diagnosisKeys, request, context: context) }
-        group.post("submission-on-behalf") { request, context in try await self.submit(.onBehalf, request, context: context) }
+        group.post("diagnosis-keys") { request, context in
+            try await self.submit(.diagnosisKeys, request, context: context)
+        }
+        group.post("submission-on-behalf") { request, context in
+            try await self.submit(.onBehalf, request, context: context)
+        }
     }
 
-    func submit(_ endpoint: SubmissionEndpoint, _ request: Request, context: ServiceRequestContext) async throws -> Response {
+    func submit(
+        _ endpoint: SubmissionEndpoint,
+        _ request: Request,
+        context: ServiceRequestContext
+    ) async throws -> Response {
         let started = ContinuousClock.now
         guard let fakeHeader = request.headers[Self.fakeHeader] else { throw SubmissionFailure.missingFakeHeader }
         // The reference reads the header as an integer: 0 is real, any other number a dummy.
-        guard let fake = Int(fakeHeader.trimmingCharacters(in: .whitespaces)) else { throw SubmissionFailure.fakeHeaderNotInteger }
+        guard let fake = Int(fakeHeader.trimmingCharacters(in: .whitespaces)) else {
+            throw SubmissionFailure.fakeHeaderNotInteger
+        }
         guard request.mediaType == "application/x-protobuf" else { throw SubmissionFailure.unsupportedContentType }
         let body = try await request.body.collect(upTo: context.maxUploadSize)
 
@@ -61,7 +71,9 @@ struct SubmissionController: Sendable {
         } catch {
             // The reference folds 403s into the estimate too (§1.4): refusals by verification-service cost its round
             // trip like a success. A TAN that is no UUID never reaches it, so it does not pull the estimate down.
-            if [.tanRejected, .eventTANNotAllowed, .eventTANRequired].contains(error) { self.record(endpoint, since: started) }
+            if [.tanRejected, .eventTANNotAllowed, .eventTANRequired].contains(error) {
+                self.record(endpoint, since: started)
+            }
             throw error
         }
         self.record(endpoint, since: started)

@@ -15,7 +15,11 @@ struct PayloadRule: Sendable {
     let check: @Sendable (SubmissionPayload, SubmissionPolicy) -> String?
 
     /// The first rule of `rules`, in order, that `payload` breaks.
-    static func firstViolation(of rules: [PayloadRule], in payload: SubmissionPayload, policy: SubmissionPolicy) -> RuleViolation? {
+    static func firstViolation(
+        of rules: [PayloadRule],
+        in payload: SubmissionPayload,
+        policy: SubmissionPolicy
+    ) -> RuleViolation? {
         for rule in rules {
             if let message = rule.check(payload, policy) { return RuleViolation(rule: rule.name, message: message) }
         }
@@ -43,23 +47,27 @@ extension PayloadRule {
     /// Rule 1: keys start at midnight UTC, a multiple of the longest rolling period.
     static let rollingStartAtMidnight = PayloadRule(name: "rolling_start_at_midnight") { payload, policy in
         payload.keys.allSatisfy { Int($0.rollingStartIntervalNumber) % policy.maxRollingPeriod == 0 }
-            ? nil : "every key's rollingStartIntervalNumber must be a multiple of \(policy.maxRollingPeriod) (midnight UTC)"
+            ? nil
+            : "every key's rollingStartIntervalNumber must be a multiple of \(policy.maxRollingPeriod) (midnight UTC)"
     }
 
     /// Rule 2: at least one key, at most `maxKeys`.
     static let keyCount = PayloadRule(name: "key_count") { payload, policy in
-        (1...policy.maxKeys).contains(payload.keys.count) ? nil : "a submission holds 1 to \(policy.maxKeys) keys, not \(payload.keys.count)"
+        (1...policy.maxKeys).contains(payload.keys.count)
+            ? nil : "a submission holds 1 to \(policy.maxKeys) keys, not \(payload.keys.count)"
     }
 
     /// Rule 3: the origin, when given, is this country.
     static let origin = PayloadRule(name: "origin") { payload, policy in
-        payload.origin.isEmpty || payload.origin == policy.originCountry ? nil : "origin must be empty or \(policy.originCountry)"
+        payload.origin.isEmpty || payload.origin == policy.originCountry
+            ? nil : "origin must be empty or \(policy.originCountry)"
     }
 
     /// Rule 4: every visited country is supported (the list may be empty).
     static let visitedCountries = PayloadRule(name: "visited_countries") { payload, policy in
         payload.visitedCountries.allSatisfy(policy.supportedCountries.contains)
-            ? nil : "visitedCountries may name only supported countries (\(policy.supportedCountries.sorted().joined(separator: ",")))"
+            ? nil
+            : "visitedCountries may name only supported countries (\(policy.supportedCountries.sorted().joined(separator: ",")))"
     }
 
     /// Rule 5: a key carries a transmission risk level, days since onset of symptoms, or both.
@@ -76,7 +84,9 @@ extension PayloadRule {
 
     /// Rule 7: a given DSOS is −15…4000.
     static let daysSinceOnset = PayloadRule(name: "days_since_onset") { payload, _ in
-        payload.keys.allSatisfy { !$0.hasDaysSinceOnsetOfSymptoms || (-15...4000).contains($0.daysSinceOnsetOfSymptoms) }
+        payload.keys.allSatisfy {
+            !$0.hasDaysSinceOnsetOfSymptoms || (-15...4000).contains($0.daysSinceOnsetOfSymptoms)
+        }
             ? nil : "daysSinceOnsetOfSymptoms must be between -15 and 4000"
     }
 
@@ -89,7 +99,8 @@ extension PayloadRule {
     /// Rule 11 with the entity rule that excludes host warnings: a key submission is a PCR or a rapid test.
     /// (Self-report types 3…9 arrive with `cwa-otp`, which is refused before the payload is read.)
     static let keySubmissionType = PayloadRule(name: "submission_type") { payload, _ in
-        [.pcrTest, .rapidTest].contains(payload.submissionType) ? nil : "submissionType must be PCR_TEST or RAPID_TEST with a TAN"
+        [.pcrTest, .rapidTest].contains(payload.submissionType)
+            ? nil : "submissionType must be PCR_TEST or RAPID_TEST with a TAN"
     }
 
     /// Entity rule: key data is exactly 16 bytes.
@@ -99,7 +110,8 @@ extension PayloadRule {
 
     /// Entity rule: the rolling start interval is after the epoch.
     static let positiveRollingStart = PayloadRule(name: "positive_rolling_start") { payload, _ in
-        payload.keys.allSatisfy { $0.rollingStartIntervalNumber > 0 } ? nil : "rollingStartIntervalNumber must be positive"
+        payload.keys.allSatisfy { $0.rollingStartIntervalNumber > 0 }
+            ? nil : "rollingStartIntervalNumber must be positive"
     }
 
     /// A report type this version knows (the enum is open, so a newer client could send another): it must
@@ -115,15 +127,20 @@ extension PayloadRule {
         payload.checkIns.allSatisfy {
             (1...8).contains($0.transmissionRiskLevel) && $0.locationID.count == 32 && $0.startIntervalNumber > 0
                 && $0.endIntervalNumber >= $0.startIntervalNumber
-        } ? nil : "checkIns need transmissionRiskLevel 1-8, a 32-byte locationId, startIntervalNumber > 0 and end >= start"
+        }
+            ? nil
+            : "checkIns need transmissionRiskLevel 1-8, a 32-byte locationId, startIntervalNumber > 0 and end >= start"
     }
 
     /// Rule 9: an encrypted check-in's parts have their exact lengths. The reference's message says 32 bytes for
     /// the iv but its check, which we follow, is 16 (cwa-server §8.4).
     static let protectedReports = PayloadRule(name: "check_in_protected_reports") { payload, _ in
         payload.checkInProtectedReports.allSatisfy {
-            $0.locationIDHash.count == 32 && $0.iv.count == 16 && $0.mac.count == 32 && $0.encryptedCheckInRecord.count == 16
-        } ? nil : "checkInProtectedReports need a 32-byte locationIdHash, a 16-byte iv, a 32-byte mac and a 16-byte encryptedCheckInRecord"
+            $0.locationIDHash.count == 32 && $0.iv.count == 16 && $0.mac.count == 32
+                && $0.encryptedCheckInRecord.count == 16
+        }
+            ? nil
+            : "checkInProtectedReports need a 32-byte locationIdHash, a 16-byte iv, a 32-byte mac and a 16-byte encryptedCheckInRecord"
     }
 
     // MARK: Submission on behalf
@@ -137,7 +154,8 @@ extension PayloadRule {
     }
 
     static let noConsent = PayloadRule(name: "on_behalf_no_consent") { payload, _ in
-        payload.consentToFederation ? "a submission on behalf is never federated: consentToFederation must be false" : nil
+        payload.consentToFederation
+            ? "a submission on behalf is never federated: consentToFederation must be false" : nil
     }
 
     static let hostWarningType = PayloadRule(name: "on_behalf_submission_type") { payload, _ in
@@ -145,7 +163,8 @@ extension PayloadRule {
     }
 
     static let oneLocation = PayloadRule(name: "on_behalf_one_location") { payload, _ in
-        Set(payload.checkIns.map(\.locationID)).count <= 1 ? nil : "all checkIns of a submission on behalf share one locationId"
+        Set(payload.checkIns.map(\.locationID)).count <= 1
+            ? nil : "all checkIns of a submission on behalf share one locationId"
     }
 
     static let protectedReportsPresent = PayloadRule(name: "on_behalf_reports_present") { payload, _ in

@@ -75,7 +75,12 @@ enum ENTime {
 extension PreparedSubmission {
     /// The rows for a validated `payload` submitted at `now`. `random` draws padding key data, fake check-in
     /// jitter and the shuffles; production passes the system's CSPRNG.
-    init(payload: SubmissionPayload, policy: SubmissionPolicy, now: Date, using random: inout some RandomNumberGenerator) {
+    init(
+        payload: SubmissionPayload,
+        policy: SubmissionPolicy,
+        now: Date,
+        using random: inout some RandomNumberGenerator
+    ) {
         let origin = payload.origin.isEmpty ? policy.originCountry : payload.origin
         self.init(
             submissionType: payload.submissionType.storageName,
@@ -90,7 +95,12 @@ extension PreparedSubmission {
         let real = kept.map { Self.row($0, policy: policy) }
         self.keys = Self.padded(real, multiplier: policy.keyPaddingMultiplier, using: &random)
         self.protectedReports = payload.checkInProtectedReports.map {
-            ProtectedReportRow(locationIDHash: Array($0.locationIDHash), iv: Array($0.iv), encryptedCheckInRecord: Array($0.encryptedCheckInRecord), mac: Array($0.mac))
+            ProtectedReportRow(
+                locationIDHash: Array($0.locationIDHash),
+                iv: Array($0.iv),
+                encryptedCheckInRecord: Array($0.encryptedCheckInRecord),
+                mac: Array($0.mac)
+            )
         }
         if policy.checkIns.unencryptedEnabled {
             let accepted = CheckInFilter.accepted(payload.checkIns, policy: policy.checkIns, now: now)
@@ -102,7 +112,11 @@ extension PreparedSubmission {
 
     /// §1.4: keys whose interval starts in the future, or before today's midnight minus the retention days, are
     /// dropped without failing the request.
-    static func keysInWindow(_ keys: [TemporaryExposureKey], policy: SubmissionPolicy, now: Date) -> [TemporaryExposureKey] {
+    static func keysInWindow(
+        _ keys: [TemporaryExposureKey],
+        policy: SubmissionPolicy,
+        now: Date
+    ) -> [TemporaryExposureKey] {
         let current = ENTime.interval(now)
         let oldest = ENTime.midnightInterval(now) - policy.retentionDays * ENTime.intervalsPerDay
         return keys.filter { (oldest...current).contains(Int($0.rollingStartIntervalNumber)) }
@@ -111,10 +125,12 @@ extension PreparedSubmission {
     /// §1.6: the missing one of TRL and DSOS derived from the other. The payload rules guarantee one is present
     /// and a present TRL is 1…8, which the DSOS map covers entirely.
     static func row(_ key: TemporaryExposureKey, policy: SubmissionPolicy) -> DiagnosisKeyRow {
-        let trl = key.hasTransmissionRiskLevel
+        let trl =
+            key.hasTransmissionRiskLevel
             ? Int(key.transmissionRiskLevel)
             : policy.derivations.trl(forDSOS: Int(key.daysSinceOnsetOfSymptoms), defaultTRL: policy.defaultTRL)
-        let dsos = key.hasDaysSinceOnsetOfSymptoms
+        let dsos =
+            key.hasDaysSinceOnsetOfSymptoms
             ? Int(key.daysSinceOnsetOfSymptoms)
             : policy.derivations.dsos(forTRL: trl) ?? policy.derivations.dsos(forTRL: policy.defaultTRL) ?? 0
         return DiagnosisKeyRow(
@@ -129,7 +145,11 @@ extension PreparedSubmission {
 
     /// §1.9: `multiplier − 1` copies of every key with fresh random key data, all shuffled so the stored order
     /// does not tell real from padding.
-    static func padded(_ keys: [DiagnosisKeyRow], multiplier: Int, using random: inout some RandomNumberGenerator) -> [DiagnosisKeyRow] {
+    static func padded(
+        _ keys: [DiagnosisKeyRow],
+        multiplier: Int,
+        using random: inout some RandomNumberGenerator
+    ) -> [DiagnosisKeyRow] {
         var rows = keys
         for key in keys {
             for _ in 1..<max(1, multiplier) {
@@ -159,7 +179,8 @@ enum CheckInFilter {
         let oldestEnd = current - policy.acceptedEventDateThresholdDays * ENTime.intervalsPerDay
         let latestEnd = current + ENTime.intervalsPerDay
         return checkIns.filter {
-            !self.zeroRiskTRLs.contains($0.transmissionRiskLevel) && (oldestEnd...latestEnd).contains(Int($0.endIntervalNumber))
+            !self.zeroRiskTRLs.contains($0.transmissionRiskLevel)
+                && (oldestEnd...latestEnd).contains(Int($0.endIntervalNumber))
                 && Int($0.startIntervalNumber) <= current
         }
     }
@@ -167,19 +188,38 @@ enum CheckInFilter {
     /// Trace warnings for the accepted check-ins plus `paddingMultiplier` fakes each, shuffled. A fake's location
     /// id is `locationId ‖ pepper ‖ counter`; its start moves by up to ±5 intervals but not before its day's
     /// midnight, and its period by up to ±2 but not below 2 (a whole-day period stays whole).
-    static func warnings(_ checkIns: [CheckIn], policy: CheckInPolicy, using random: inout some RandomNumberGenerator) -> [TraceWarningRow] {
+    static func warnings(
+        _ checkIns: [CheckIn],
+        policy: CheckInPolicy,
+        using random: inout some RandomNumberGenerator
+    ) -> [TraceWarningRow] {
         var rows: [TraceWarningRow] = []
         for checkIn in checkIns {
             let start = Int(checkIn.startIntervalNumber)
             let period = Int(checkIn.endIntervalNumber) - start
             let trl = Int32(checkIn.transmissionRiskLevel)
-            rows.append(TraceWarningRow(traceLocationID: self.hash(checkIn.locationID), startIntervalNumber: Int32(start), period: Int32(period), transmissionRiskLevel: trl))
+            rows.append(
+                TraceWarningRow(
+                    traceLocationID: self.hash(checkIn.locationID),
+                    startIntervalNumber: Int32(start),
+                    period: Int32(period),
+                    transmissionRiskLevel: trl
+                )
+            )
             for counter in 0..<policy.paddingMultiplier {
                 let midnight = start / ENTime.intervalsPerDay * ENTime.intervalsPerDay
                 let fakeStart = max(midnight, start + Int.random(in: -5...5, using: &random))
-                let fakePeriod = period == ENTime.intervalsPerDay ? period : max(2, period + Int.random(in: -2...2, using: &random))
+                let fakePeriod =
+                    period == ENTime.intervalsPerDay ? period : max(2, period + Int.random(in: -2...2, using: &random))
                 let location = Array(checkIn.locationID) + policy.paddingPepper + Array(String(counter).utf8)
-                rows.append(TraceWarningRow(traceLocationID: self.hash(location), startIntervalNumber: Int32(fakeStart), period: Int32(fakePeriod), transmissionRiskLevel: trl))
+                rows.append(
+                    TraceWarningRow(
+                        traceLocationID: self.hash(location),
+                        startIntervalNumber: Int32(fakeStart),
+                        period: Int32(fakePeriod),
+                        transmissionRiskLevel: trl
+                    )
+                )
             }
         }
         rows.shuffle(using: &random)

@@ -10,7 +10,10 @@ import SwiftProtobuf
 protocol SubmissionStoring: Sendable {
     /// Opens a transaction, runs `authorize` (the TAN check) in it, then writes `submission` and commits; nothing
     /// is written when `authorize` throws.
-    func store(_ submission: PreparedSubmission, authorize: () async throws(SubmissionFailure) -> Void) async throws(StoreFailure) -> StoreOutcome
+    func store(
+        _ submission: PreparedSubmission,
+        authorize: () async throws(SubmissionFailure) -> Void
+    ) async throws(StoreFailure) -> StoreOutcome
 }
 
 extension KeyStore: SubmissionStoring {}
@@ -32,7 +35,11 @@ struct SubmissionEngine: Sendable {
     /// Validates `body` for `endpoint`, and only when it is valid, verifies (and so uses up) `tan`, then stores
     /// everything in one transaction. A bad payload never burns a TAN; a TAN that fails verification stores
     /// nothing.
-    func submit(_ endpoint: SubmissionEndpoint, body: some DataProtocol, tan: String) async throws(SubmissionFailure) -> SubmissionReceipt {
+    func submit(
+        _ endpoint: SubmissionEndpoint,
+        body: some DataProtocol,
+        tan: String
+    ) async throws(SubmissionFailure) -> SubmissionReceipt {
         let payload: SubmissionPayload
         do {
             payload = try SubmissionPayload(serializedBytes: Array(body))
@@ -45,7 +52,9 @@ struct SubmissionEngine: Sendable {
             self.metrics.recordRejected(endpoint, rule: violation.rule)
             self.logger.debug(
                 "Submission payload rejected",
-                metadata: ["submission.rule": "\(violation.rule)", "submission.payload": "\(PrintablePayload(payload))"]
+                metadata: [
+                    "submission.rule": "\(violation.rule)", "submission.payload": "\(PrintablePayload(payload))",
+                ]
             )
             throw .invalidPayload(violation)
         }
@@ -66,7 +75,10 @@ struct SubmissionEngine: Sendable {
             case .refused(let failure):
                 throw failure
             case .database(let cause, let afterAuthorization):
-                self.metrics.recordUnavailable(endpoint, dependency: afterAuthorization ? "database_after_tan" : "database")
+                self.metrics.recordUnavailable(
+                    endpoint,
+                    dependency: afterAuthorization ? "database_after_tan" : "database"
+                )
                 self.logger.error("Submission not stored", metadata: ErrorMetadata.of(cause))
                 throw afterAuthorization ? .storageFailedAfterVerification : .storageUnavailable
             }
@@ -129,7 +141,8 @@ struct PrintablePayload: CustomStringConvertible {
         let keys = self.payload.keys.map { key in
             let trl = key.hasTransmissionRiskLevel ? "\(key.transmissionRiskLevel)" : "-"
             let dsos = key.hasDaysSinceOnsetOfSymptoms ? "\(key.daysSinceOnsetOfSymptoms)" : "-"
-            return "{data: HIDDEN, trl: \(trl), rsin: \(key.rollingStartIntervalNumber), period: \(key.rollingPeriod), type: \(key.reportType.storageName ?? "?"), dsos: \(dsos)}"
+            return
+                "{data: HIDDEN, trl: \(trl), rsin: \(key.rollingStartIntervalNumber), period: \(key.rollingPeriod), type: \(key.reportType.storageName ?? "?"), dsos: \(dsos)}"
         }
         return "type: \(self.payload.submissionType.storageName), origin: \(self.origin), "
             + "visited: \(self.payload.visitedCountries.count), consent: \(self.payload.consentToFederation), "

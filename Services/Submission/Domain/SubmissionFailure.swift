@@ -45,11 +45,21 @@ enum SubmissionFailure: Error, Equatable, APIErrorConvertible {
         case .eventTANNotAllowed: APIError(.forbidden, "the TAN of an event teleTAN cannot submit keys")
         case .eventTANRequired: APIError(.forbidden, "a submission on behalf needs the TAN of an event teleTAN")
         case .verificationUnavailable:
-            APIError(.serviceUnavailable, "TAN verification is unavailable; nothing was stored, try again later", headers: [.retryAfter: "30"])
+            APIError(
+                .serviceUnavailable,
+                "TAN verification is unavailable; nothing was stored, try again later",
+                headers: [.retryAfter: "30"]
+            )
         case .storageUnavailable:
-            APIError(.serviceUnavailable, "storage is unavailable; nothing was stored, try again later", headers: [.retryAfter: "30"])
-        case .storageFailedAfterVerification: APIError(.serviceUnavailable, "storing failed after the TAN was used; nothing was stored")
-        case .fakeHeaderNotInteger: APIError(.badRequest, "the cwa-fake header must be an integer (0 for a real submission)")
+            APIError(
+                .serviceUnavailable,
+                "storage is unavailable; nothing was stored, try again later",
+                headers: [.retryAfter: "30"]
+            )
+        case .storageFailedAfterVerification:
+            APIError(.serviceUnavailable, "storing failed after the TAN was used; nothing was stored")
+        case .fakeHeaderNotInteger:
+            APIError(.badRequest, "the cwa-fake header must be an integer (0 for a real submission)")
         }
     }
 }

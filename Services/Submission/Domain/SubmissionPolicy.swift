@@ -27,7 +27,12 @@ struct SubmissionPolicy: Sendable, Equatable {
 
     init(settings: SettingsReader) {
         let defaults = SubmissionPolicy()
-        self.maxKeys = settings.int("MAX_NUMBER_OF_KEYS", default: defaults.maxKeys, range: 7...100, help: "Most keys in one submission.")
+        self.maxKeys = settings.int(
+            "MAX_NUMBER_OF_KEYS",
+            default: defaults.maxKeys,
+            range: 7...100,
+            help: "Most keys in one submission."
+        )
         self.originCountry = settings.string(
             "ORIGIN_COUNTRY",
             default: defaults.originCountry,
@@ -38,13 +43,22 @@ struct SubmissionPolicy: Sendable, Equatable {
         }
         let supported = settings.list(
             "SUPPORTED_COUNTRIES",
-            help: "Comma-separated ISO 3166 alpha-2 codes keys may have been visited in (default: the EU gateway's countries)."
+            help:
+                "Comma-separated ISO 3166 alpha-2 codes keys may have been visited in (default: the EU gateway's countries)."
         )
         if let bad = supported.first(where: { !CountryCode.isValid($0) }) {
-            settings.report("SUPPORTED_COUNTRIES", "holds '\(bad)', which is not an ISO 3166 alpha-2 code in upper case")
+            settings.report(
+                "SUPPORTED_COUNTRIES",
+                "holds '\(bad)', which is not an ISO 3166 alpha-2 code in upper case"
+            )
         }
         self.supportedCountries = Set(supported.isEmpty ? CountryCode.euGateway : supported + [self.originCountry])
-        self.minRollingPeriod = settings.int("MIN_ROLLING_PERIOD", default: defaults.minRollingPeriod, range: 1...144, help: "Shortest rolling period of a key.")
+        self.minRollingPeriod = settings.int(
+            "MIN_ROLLING_PERIOD",
+            default: defaults.minRollingPeriod,
+            range: 1...144,
+            help: "Shortest rolling period of a key."
+        )
         self.maxRollingPeriod = settings.int(
             "MAX_ROLLING_PERIOD",
             default: defaults.maxRollingPeriod,
@@ -60,7 +74,12 @@ struct SubmissionPolicy: Sendable, Equatable {
             range: 1...90,
             help: "Keys older than this many days (from today's midnight UTC) are dropped."
         )
-        self.defaultTRL = settings.int("DEFAULT_TRL", default: defaults.defaultTRL, range: 1...8, help: "TRL of a key whose DSOS the derivation map lacks.")
+        self.defaultTRL = settings.int(
+            "DEFAULT_TRL",
+            default: defaults.defaultTRL,
+            range: 1...8,
+            help: "TRL of a key whose DSOS the derivation map lacks."
+        )
         self.keyPaddingMultiplier = settings.int(
             "RANDOM_KEY_PADDING_MULTIPLIER",
             default: defaults.keyPaddingMultiplier,

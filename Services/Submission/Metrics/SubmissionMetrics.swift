@@ -44,19 +44,35 @@ struct SubmissionMetrics: Sendable {
     func recordStored(_ outcome: StoreOutcome, dropped: Int, filtered: Int) {
         Counter(label: "en_submission_keys_stored_total", factory: self.factory).increment(by: outcome.keys)
         Counter(label: "en_submission_keys_dropped_total", factory: self.factory).increment(by: dropped)
-        Counter(label: "en_submission_checkins_stored_total", dimensions: [("kind", "protected")], factory: self.factory)
-            .increment(by: outcome.protectedReports)
-        Counter(label: "en_submission_checkins_stored_total", dimensions: [("kind", "trace_warning")], factory: self.factory)
-            .increment(by: outcome.traceWarnings)
+        Counter(
+            label: "en_submission_checkins_stored_total",
+            dimensions: [("kind", "protected")],
+            factory: self.factory
+        )
+        .increment(by: outcome.protectedReports)
+        Counter(
+            label: "en_submission_checkins_stored_total",
+            dimensions: [("kind", "trace_warning")],
+            factory: self.factory
+        )
+        .increment(by: outcome.traceWarnings)
         Counter(label: "en_submission_checkins_filtered_total", factory: self.factory).increment(by: filtered)
     }
 
     /// The duration of a real request, and the fake-delay estimate it moved.
     func recordDuration(_ endpoint: SubmissionEndpoint, _ duration: Duration, fakeDelay: Duration) {
-        Timer(label: "en_submission_duration_seconds", dimensions: [("endpoint", endpoint.rawValue)], factory: self.factory)
-            .recordNanoseconds(Int64(duration / .nanoseconds(1)))
-        Gauge(label: "en_submission_fake_delay_seconds", dimensions: [("endpoint", endpoint.rawValue)], factory: self.factory)
-            .record(fakeDelay / .seconds(1))
+        Timer(
+            label: "en_submission_duration_seconds",
+            dimensions: [("endpoint", endpoint.rawValue)],
+            factory: self.factory
+        )
+        .recordNanoseconds(Int64(duration / .nanoseconds(1)))
+        Gauge(
+            label: "en_submission_fake_delay_seconds",
+            dimensions: [("endpoint", endpoint.rawValue)],
+            factory: self.factory
+        )
+        .record(fakeDelay / .seconds(1))
     }
 
     private func count(_ label: String, _ dimensions: [(String, String)]) {

@@ -45,7 +45,10 @@ struct KeyStore: Sendable {
         self.logger = logger.cappedForDatabase
     }
 
-    func store(_ submission: PreparedSubmission, authorize: () async throws(SubmissionFailure) -> Void) async throws(StoreFailure) -> StoreOutcome {
+    func store(
+        _ submission: PreparedSubmission,
+        authorize: () async throws(SubmissionFailure) -> Void
+    ) async throws(StoreFailure) -> StoreOutcome {
         var authorized = false
         do {
             return try await rethrowingTransactionCause {
@@ -63,7 +66,8 @@ struct KeyStore: Sendable {
         }
     }
 
-    private func write(_ submission: PreparedSubmission, _ connection: PostgresConnection) async throws -> StoreOutcome {
+    private func write(_ submission: PreparedSubmission, _ connection: PostgresConnection) async throws -> StoreOutcome
+    {
         var outcome = StoreOutcome()
         outcome.keys = try await self.insertKeys(submission, connection)
         guard !submission.keys.isEmpty else {
@@ -122,7 +126,10 @@ struct KeyStore: Sendable {
     }
 
     /// Encrypted check-ins as sent; a report stored before (a retried upload) is not stored twice.
-    private func insertProtectedReports(_ submission: PreparedSubmission, _ connection: PostgresConnection) async throws -> Int {
+    private func insertProtectedReports(
+        _ submission: PreparedSubmission,
+        _ connection: PostgresConnection
+    ) async throws -> Int {
         guard !submission.protectedReports.isEmpty else { return 0 }
         let reports = submission.protectedReports
         let query: PostgresQuery = """
@@ -140,7 +147,10 @@ struct KeyStore: Sendable {
         return try await self.count(query, connection)
     }
 
-    private func insertTraceWarnings(_ submission: PreparedSubmission, _ connection: PostgresConnection) async throws -> Int {
+    private func insertTraceWarnings(
+        _ submission: PreparedSubmission,
+        _ connection: PostgresConnection
+    ) async throws -> Int {
         guard !submission.traceWarnings.isEmpty else { return 0 }
         let rows = submission.traceWarnings
         let query: PostgresQuery = """

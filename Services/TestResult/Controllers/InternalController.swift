@@ -1,8 +1,8 @@
 // The internal API verification-service polls results with.
 
 import ENModels
-import Foundation
 import ENServiceKit
+import Foundation
 import Hummingbird
 
 /// Routes of the internal port; never routed by the gateway.
@@ -20,7 +20,11 @@ struct InternalController: Sendable {
     func result(_ request: Request, context: ServiceRequestContext) async throws -> VerificationResultResponse {
         let body = try await request.decodeJSON(as: ResultLookupRequest.self, context: context)
         let id = try LabUploadValidator.validateLookup(body)
-        let stored = try await self.repository.findOrCreatePending(key: id.storageKey(for: .pcr), kind: .pcr, now: self.clock.now)
+        let stored = try await self.repository.findOrCreatePending(
+            key: id.storageKey(for: .pcr),
+            kind: .pcr,
+            now: self.clock.now
+        )
         self.metrics.recordLookup(caller: "verification")
         return VerificationResultResponse(
             testResult: stored.result.codeForVerification,

@@ -41,7 +41,13 @@ struct LabUploadValidator: Sendable {
         return id
     }
 
-    private static func validate(_ entry: LabResultEntry, index: Int, kind: TestKind, labID: String?, now: Date) throws(LabUploadError) -> ResultUpload {
+    private static func validate(
+        _ entry: LabResultEntry,
+        index: Int,
+        kind: TestKind,
+        labID: String?,
+        now: Date
+    ) throws(LabUploadError) -> ResultUpload {
         let path = "testResults[\(index)]"
         guard let idText = entry.id else { throw .missing("\(path).id") }
         guard let id = TestID(idText) else { throw .invalidID(path: "\(path).id") }

@@ -10,7 +10,11 @@ struct RetentionPolicy: Sendable, Equatable {
     var deleteAfter: Duration
     var interval: Duration
 
-    init(maskAfter: Duration = .seconds(21 * 86400), deleteAfter: Duration = .seconds(60 * 86400), interval: Duration = .seconds(3600)) {
+    init(
+        maskAfter: Duration = .seconds(21 * 86400),
+        deleteAfter: Duration = .seconds(60 * 86400),
+        interval: Duration = .seconds(3600)
+    ) {
         self.maskAfter = maskAfter
         self.deleteAfter = deleteAfter
         self.interval = interval
@@ -19,8 +23,16 @@ struct RetentionPolicy: Sendable, Equatable {
     init(settings: SettingsReader) {
         let defaults = RetentionPolicy()
         // The reference configures 60 days for deletion; its docs say 90 (cwa-satellites §2.4, §7). We keep 60.
-        self.maskAfter = settings.duration("RESULT_MASK_AFTER", default: defaults.maskAfter, help: "Age after which a result reads as redeemed.")
-        self.deleteAfter = settings.duration("RESULT_DELETE_AFTER", default: defaults.deleteAfter, help: "Age after which a result is deleted.")
+        self.maskAfter = settings.duration(
+            "RESULT_MASK_AFTER",
+            default: defaults.maskAfter,
+            help: "Age after which a result reads as redeemed."
+        )
+        self.deleteAfter = settings.duration(
+            "RESULT_DELETE_AFTER",
+            default: defaults.deleteAfter,
+            help: "Age after which a result is deleted."
+        )
         self.interval = settings.duration(
             "RETENTION_INTERVAL",
             default: defaults.interval,

@@ -16,7 +16,8 @@ enum LabUploadError: Error, Equatable {
         case .noResults: "testResults must not be empty"
         case .tooManyResults(let max): "testResults has more than \(max) entries"
         case .invalidID(let path): "\(path) must be 64 hex characters (a SHA-256 hash; the first may be x)"
-        case .resultNotAllowed(let path, let allowed): "\(path) must be between \(allowed.lowerBound) and \(allowed.upperBound) for this test type"
+        case .resultNotAllowed(let path, let allowed):
+            "\(path) must be between \(allowed.lowerBound) and \(allowed.upperBound) for this test type"
         case .sampleTimeOutOfRange(let path):
             "\(path) must be Unix epoch seconds between 2020-01-01 and one hour from now"
         case .invalidLabID: "labId must be 1 to 64 printable characters"

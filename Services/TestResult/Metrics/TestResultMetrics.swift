@@ -14,15 +14,22 @@ struct TestResultMetrics: Sendable {
     /// Results received in batch uploads, by kind and whether they were inserted, updated or left (redeemed).
     func recordStore(_ outcome: StoreOutcome, kind: TestKind) {
         let kindLabel = Self.label(kind)
-        for (name, count) in [("inserted", outcome.inserted), ("updated", outcome.updated), ("unchanged", outcome.unchanged)] where count > 0 {
-            Counter(label: "en_testresult_results_stored_total", dimensions: [("kind", kindLabel), ("outcome", name)], factory: self.factory)
-                .increment(by: count)
+        for (name, count) in [
+            ("inserted", outcome.inserted), ("updated", outcome.updated), ("unchanged", outcome.unchanged),
+        ] where count > 0 {
+            Counter(
+                label: "en_testresult_results_stored_total",
+                dimensions: [("kind", kindLabel), ("outcome", name)],
+                factory: self.factory
+            )
+            .increment(by: count)
         }
     }
 
     /// A lookup by verification or a portal.
     func recordLookup(caller: String) {
-        Counter(label: "en_testresult_lookups_total", dimensions: [("caller", caller)], factory: self.factory).increment()
+        Counter(label: "en_testresult_lookups_total", dimensions: [("caller", caller)], factory: self.factory)
+            .increment()
     }
 
     /// Rows masked and deleted by retention.

@@ -24,10 +24,20 @@ actor InMemoryTestResultRepository: TestResultRepository {
                     outcome.unchanged += 1
                     continue
                 }
-                self.rows[upload.key] = Row(result: upload.result, sampleCollectedAt: upload.sampleCollectedAt, labID: upload.labID, createdAt: existing.createdAt)
+                self.rows[upload.key] = Row(
+                    result: upload.result,
+                    sampleCollectedAt: upload.sampleCollectedAt,
+                    labID: upload.labID,
+                    createdAt: existing.createdAt
+                )
                 outcome.updated += 1
             } else {
-                self.rows[upload.key] = Row(result: upload.result, sampleCollectedAt: upload.sampleCollectedAt, labID: upload.labID, createdAt: now)
+                self.rows[upload.key] = Row(
+                    result: upload.result,
+                    sampleCollectedAt: upload.sampleCollectedAt,
+                    labID: upload.labID,
+                    createdAt: now
+                )
                 outcome.inserted += 1
             }
         }

@@ -87,7 +87,10 @@ struct PostgresTestResultRepository: TestResultRepository {
 
     private func read(key: String, connection: PostgresConnection) async throws -> StoredResult? {
         try await Self.storedResult(
-            try await connection.query("SELECT result, result_date, lab_id FROM test_result WHERE result_id = \(key)", logger: self.logger)
+            try await connection.query(
+                "SELECT result, result_date, lab_id FROM test_result WHERE result_id = \(key)",
+                logger: self.logger
+            )
         )
     }
 

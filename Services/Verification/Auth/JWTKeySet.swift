@@ -110,17 +110,22 @@ struct JWTKeySet: Sendable {
     private static func key(of jwk: JWKS.JWK, index: Int) throws(JWTKeyError) -> Key? {
         switch jwk.kty {
         case "EC":
-            guard jwk.crv == "P-256", let x = jwk.x.flatMap(Base64URL.decode), let y = jwk.y.flatMap(Base64URL.decode), x.count == 32, y.count == 32,
+            guard jwk.crv == "P-256", let x = jwk.x.flatMap(Base64URL.decode), let y = jwk.y.flatMap(Base64URL.decode),
+                x.count == 32, y.count == 32,
                 let key = try? P256.Signing.PublicKey(rawRepresentation: x + y)
             else { throw JWTKeyError("key \(index) is not a valid P-256 key") }
             return .es256(key)
         case "RSA":
             if let n = jwk.n.flatMap(Base64URL.decode), let e = jwk.e.flatMap(Base64URL.decode) {
-                guard let key = try? _RSA.Signing.PublicKey(n: n, e: e) else { throw JWTKeyError("key \(index) is not a valid RSA key (2048 bits or more)") }
+                guard let key = try? _RSA.Signing.PublicKey(n: n, e: e) else {
+                    throw JWTKeyError("key \(index) is not a valid RSA key (2048 bits or more)")
+                }
                 return .rs256(key)
             }
             // Keycloak also publishes the certificate; the reference reads the key from `x5c[0]` (§1.4).
-            guard let first = jwk.x5c?.first, let der = Data(base64Encoded: first), let certificate = try? Certificate(derEncoded: Array(der)) else {
+            guard let first = jwk.x5c?.first, let der = Data(base64Encoded: first),
+                let certificate = try? Certificate(derEncoded: Array(der))
+            else {
                 throw JWTKeyError("key \(index) has neither n/e nor a readable x5c certificate")
             }
             return try Self.key(of: certificate)

@@ -42,7 +42,8 @@ struct JWTVerifier: Sendable {
 
     func verify(_ token: String, now: Date) throws(JWTError) -> Claims {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]), let payloadBytes = Base64URL.decode(parts[1]),
+        guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]),
+            let payloadBytes = Base64URL.decode(parts[1]),
             let signature = Base64URL.decode(parts[2])
         else { throw .malformed }
         guard let header = try? JSONDecoder().decode(Header.self, from: Data(headerBytes)) else { throw .malformed }
@@ -56,7 +57,9 @@ struct JWTVerifier: Sendable {
             entry.key.algorithm == header.alg && (header.kid == nil || entry.keyID == nil || entry.keyID == header.kid)
         }
         guard !candidates.isEmpty else { throw .noMatchingKey }
-        guard candidates.contains(where: { Self.isValid(signature, of: signingInput, with: $0.key) }) else { throw .badSignature }
+        guard candidates.contains(where: { Self.isValid(signature, of: signingInput, with: $0.key) }) else {
+            throw .badSignature
+        }
 
         guard let payload = try? JSONDecoder().decode(Payload.self, from: Data(payloadBytes)) else { throw .malformed }
         guard let exp = payload.exp else { throw .missingExpiry }
@@ -70,10 +73,15 @@ struct JWTVerifier: Sendable {
         switch key {
         case .es256(let key):
             // JWS carries ECDSA signatures as the 64-byte concatenation r ‖ s (RFC 7518 §3.4), not DER.
-            guard signature.count == 64, let parsed = try? P256.Signing.ECDSASignature(rawRepresentation: signature) else { return false }
+            guard signature.count == 64, let parsed = try? P256.Signing.ECDSASignature(rawRepresentation: signature)
+            else { return false }
             return key.isValidSignature(parsed, for: input)
         case .rs256(let key):
-            return key.isValidSignature(_RSA.Signing.RSASignature(rawRepresentation: signature), for: input, padding: .insecurePKCS1v1_5)
+            return key.isValidSignature(
+                _RSA.Signing.RSASignature(rawRepresentation: signature),
+                for: input,
+                padding: .insecurePKCS1v1_5
+            )
         }
     }
 }

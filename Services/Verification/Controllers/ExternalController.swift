@@ -17,7 +17,9 @@ struct ExternalController: Sendable {
     var sleep: @Sendable (Duration) async throws -> Void = FakeDelay.eventLoopSleep
 
     func addRoutes(to group: RouterGroup<ServiceRequestContext>) {
-        group.post("registrationToken") { request, context in try await self.registrationToken(request, context: context) }
+        group.post("registrationToken") { request, context in
+            try await self.registrationToken(request, context: context)
+        }
         group.post("testresult") { request, context in try await self.testResult(request, context: context) }
         group.post("tan") { request, context in try await self.tan(request, context: context) }
     }
@@ -32,7 +34,10 @@ struct ExternalController: Sendable {
             fake: { RandomUUID.generate() },
             render: { token, mode in
                 let padding = Self.padding(PaddedJSON.registrationTokenPadding, .registrationToken, mode)
-                return try PaddedJSON.response(.created, encoding: RegistrationTokenResponse(registrationToken: token, responsePadding: padding))
+                return try PaddedJSON.response(
+                    .created,
+                    encoding: RegistrationTokenResponse(registrationToken: token, responsePadding: padding)
+                )
             }
         )
     }
@@ -44,9 +49,19 @@ struct ExternalController: Sendable {
             request,
             input: { try await $0.decodeJSON(as: RegistrationTokenBody.self, context: context).validated() },
             real: { try await self.engine.result(token: $0) },
-            fake: { ResultView(testResult: VerificationEngine.positive, sc: Int64(self.engine.clock.now.timeIntervalSince1970.rounded(.down))) },
+            fake: {
+                ResultView(
+                    testResult: VerificationEngine.positive,
+                    sc: Int64(self.engine.clock.now.timeIntervalSince1970.rounded(.down))
+                )
+            },
             render: { result, _ in
-                PaddedJSON.response(.ok, try PaddedJSON.padded(TestResultResponse(testResult: result.testResult, sc: result.sc, labId: result.labId)))
+                PaddedJSON.response(
+                    .ok,
+                    try PaddedJSON.padded(
+                        TestResultResponse(testResult: result.testResult, sc: result.sc, labId: result.labId)
+                    )
+                )
             }
         )
     }
@@ -60,7 +75,10 @@ struct ExternalController: Sendable {
             real: { try await self.engine.issueTAN(token: $0) },
             fake: { RandomUUID.generate() },
             render: { tan, mode in
-                try PaddedJSON.response(.created, encoding: TANResponse(tan: tan, responsePadding: Self.padding(PaddedJSON.tanPadding, .tan, mode)))
+                try PaddedJSON.response(
+                    .created,
+                    encoding: TANResponse(tan: tan, responsePadding: Self.padding(PaddedJSON.tanPadding, .tan, mode))
+                )
             }
         )
     }
@@ -82,7 +100,12 @@ struct ExternalController: Sendable {
         guard mode != .fake else {
             self.metrics.recordFake(endpoint)
             var generator = SystemRandomNumberGenerator()
-            try await self.delays.wait(endpoint, for: self.delays.delay(endpoint, using: &generator), since: started, sleep: self.sleep)
+            try await self.delays.wait(
+                endpoint,
+                for: self.delays.delay(endpoint, using: &generator),
+                since: started,
+                sleep: self.sleep
+            )
             return try render(fake(), mode)
         }
         let value = try await real(validated)

@@ -36,7 +36,9 @@ struct InternalController: Sendable {
         switch request.headers[Self.teleTANTypeHeader] {
         case nil: type = .test
         case let value?:
-            guard let parsed = TeleTANType(rawValue: value) else { throw VerificationFailure.invalidRequest("X-CWA-TELETAN-TYPE: expected TEST or EVENT") }
+            guard let parsed = TeleTANType(rawValue: value) else {
+                throw VerificationFailure.invalidRequest("X-CWA-TELETAN-TYPE: expected TEST or EVENT")
+            }
             type = parsed
         }
         do {
@@ -79,7 +81,12 @@ struct InternalController: Sendable {
         let (result, guid) = try await self.engine.internalResult(token: token)
         return try PaddedJSON.response(
             .ok,
-            encoding: InternalTestResultResponse(testResult: result.testResult, sc: result.sc, labId: result.labId, testId: guid.value)
+            encoding: InternalTestResultResponse(
+                testResult: result.testResult,
+                sc: result.sc,
+                labId: result.labId,
+                testId: guid.value
+            )
         )
     }
 }

@@ -14,10 +14,14 @@ struct RegistrationTokenRequest: Decodable, Sendable {
     func validated() throws(VerificationFailure) -> RegistrationKey {
         switch self.keyType {
         case "GUID":
-            guard let guid = HashedGUID(self.key) else { throw .invalidRequest("key: expected 64 hex characters (SHA-256 of the GUID)") }
+            guard let guid = HashedGUID(self.key) else {
+                throw .invalidRequest("key: expected 64 hex characters (SHA-256 of the GUID)")
+            }
             var dob: DOBHash?
             if let keyDob = self.keyDob {
-                guard let parsed = DOBHash(keyDob) else { throw .invalidRequest("keyDob: expected 64 characters (x or hex, then hex)") }
+                guard let parsed = DOBHash(keyDob) else {
+                    throw .invalidRequest("keyDob: expected 64 characters (x or hex, then hex)")
+                }
                 dob = parsed
             }
             return .guid(guid, dob: dob)
@@ -35,7 +39,9 @@ struct RegistrationTokenBody: Decodable, Sendable {
     var registrationToken: String
 
     func validated() throws(VerificationFailure) -> String {
-        guard RandomUUID.isValid(self.registrationToken) else { throw .invalidRequest("registrationToken: expected a UUID v4 in lower case") }
+        guard RandomUUID.isValid(self.registrationToken) else {
+            throw .invalidRequest("registrationToken: expected a UUID v4 in lower case")
+        }
         return self.registrationToken
     }
 }
@@ -89,7 +95,12 @@ enum PaddedJSON {
     /// padding fills up to the longest possible body: 64 code points of `labId` escaped to 6 bytes each, a
     /// 20-character `sc`, a two-digit result, and at least one padding character.
     static let testResultSize: Int = {
-        let longest = TestResultResponse(testResult: 14, sc: .min, labId: String(repeating: "\u{1}", count: 64), responsePadding: "")
+        let longest = TestResultResponse(
+            testResult: 14,
+            sc: .min,
+            labId: String(repeating: "\u{1}", count: 64),
+            responsePadding: ""
+        )
         return (try? Self.encode(longest).count).map { $0 + 1 } ?? 512
     }()
 
@@ -114,7 +125,11 @@ enum PaddedJSON {
     }
 
     static func response(_ status: HTTPResponse.Status, _ body: Data) -> Response {
-        Response(status: status, headers: [.contentType: "application/json"], body: .init(byteBuffer: ByteBuffer(bytes: body)))
+        Response(
+            status: status,
+            headers: [.contentType: "application/json"],
+            body: .init(byteBuffer: ByteBuffer(bytes: body))
+        )
     }
 
     static func response(_ status: HTTPResponse.Status, encoding value: some Encodable) throws -> Response {

@@ -46,7 +46,9 @@ struct FakeDelayEstimator: Sendable {
     ///   - initial: the estimate before any real request was measured (the reference: 10 ms).
     ///   - samples: weight of the past in the moving average (the reference: 5).
     init(initial: Duration = .milliseconds(10), samples: Int = 5) {
-        self.delays = Dictionary(uniqueKeysWithValues: AppEndpoint.allCases.map { ($0, FakeDelay(initial: initial, samples: samples)) })
+        self.delays = Dictionary(
+            uniqueKeysWithValues: AppEndpoint.allCases.map { ($0, FakeDelay(initial: initial, samples: samples)) }
+        )
     }
 
     init(_ settings: FakeDelay.Settings) {
@@ -64,7 +66,12 @@ struct FakeDelayEstimator: Sendable {
     }
 
     /// Waits until a dummy of `endpoint` that started at `started` has taken `delay` (see `FakeDelay.wait`).
-    func wait(_ endpoint: AppEndpoint, for delay: Duration, since started: ContinuousClock.Instant, sleep: (Duration) async throws -> Void) async throws {
+    func wait(
+        _ endpoint: AppEndpoint,
+        for delay: Duration,
+        since started: ContinuousClock.Instant,
+        sleep: (Duration) async throws -> Void
+    ) async throws {
         try await self.delays[endpoint]?.wait(for: delay, since: started, sleep: sleep)
     }
 

@@ -30,7 +30,6 @@ struct VerificationEngine: Sendable {
     let metrics: VerificationMetrics
     let logger: Logger
 
-
     /// The code of a positive PCR test: what teleTAN sessions (and fake polls) report.
     static let positive = LabTestResult(kind: .pcr, outcome: .positive).code
 
@@ -43,8 +42,14 @@ struct VerificationEngine: Sendable {
             let now = self.clock.now
             let outcome: RegistrationOutcome =
                 switch key {
-                case .guid(let guid, let dob): try await self.store.registerGUID(tokenHash: tokenHash, guid: guid, dob: dob, now: now)
-                case .teleTAN(let teleTAN): try await self.store.registerTeleTAN(tokenHash: tokenHash, teleTANHash: SecretHash.sha256Hex(teleTAN.value), now: now)
+                case .guid(let guid, let dob):
+                    try await self.store.registerGUID(tokenHash: tokenHash, guid: guid, dob: dob, now: now)
+                case .teleTAN(let teleTAN):
+                    try await self.store.registerTeleTAN(
+                        tokenHash: tokenHash,
+                        teleTANHash: SecretHash.sha256Hex(teleTAN.value),
+                        now: now
+                    )
                 }
             switch outcome {
             case .registered:
@@ -66,7 +71,11 @@ struct VerificationEngine: Sendable {
         let session = try await self.session(token, unknown: .unknownToken)
         switch session.source {
         case .teleTAN:
-            return ResultView(testResult: Self.positive, sc: Int64(session.createdAt.timeIntervalSince1970.rounded(.down)), labId: nil)
+            return ResultView(
+                testResult: Self.positive,
+                sc: Int64(session.createdAt.timeIntervalSince1970.rounded(.down)),
+                labId: nil
+            )
         case .guid(let guid, let dob):
             return try await self.lookup(guid, dob: self.policy.checkDOBOnExternalResult ? dob : nil)
         }
@@ -91,7 +100,9 @@ struct VerificationEngine: Sendable {
         case .guid(let guid, let dob):
             let result = try await self.lookup(guid, dob: dob)
             // POSITIVE (PCR; PoC-NAT arrives mapped to it) or QUICK_POSITIVE.
-            guard LabTestResult(code: result.testResult)?.outcome == .positive else { throw VerificationFailure.resultNotPositive }
+            guard LabTestResult(code: result.testResult)?.outcome == .positive else {
+                throw VerificationFailure.resultNotPositive
+            }
         case .teleTAN(let type):
             teleTANType = type
         }
@@ -146,7 +157,9 @@ struct VerificationEngine: Sendable {
                 if inWindow * 5 >= self.policy.teleTANRateLimit * 4 {
                     self.logger.warning(
                         "teleTAN creation is at 80 % of its rate limit or more",
-                        metadata: ["teletan.in_window": "\(inWindow)", "teletan.limit": "\(self.policy.teleTANRateLimit)"]
+                        metadata: [
+                            "teletan.in_window": "\(inWindow)", "teletan.limit": "\(self.policy.teleTANRateLimit)",
+                        ]
                     )
                 }
                 return teleTAN

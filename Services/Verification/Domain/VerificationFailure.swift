@@ -41,7 +41,8 @@ enum VerificationFailure: Error, Equatable, APIErrorConvertible {
         case .unauthorized(let message): APIError(.unauthorized, message)
         case .rateLimited: APIError(.tooManyRequests, "the teleTAN rate limit is reached; try again later")
         case .busy: APIError(.serviceUnavailable, "teleTAN creation is busy; try again", headers: [.retryAfter: "5"])
-        case .testResultsUnavailable: APIError(.serviceUnavailable, "test results are unavailable; try again later", headers: [.retryAfter: "30"])
+        case .testResultsUnavailable:
+            APIError(.serviceUnavailable, "test results are unavailable; try again later", headers: [.retryAfter: "30"])
         }
     }
 }

@@ -31,7 +31,12 @@ struct VerificationPolicy: Sendable, Equatable {
             range: 1...10,
             help: "TANs one registration token may obtain."
         )
-        self.tanValidity = settings.duration("TAN_VALIDITY", default: defaults.tanValidity, minimum: .seconds(60), help: "How long a TAN stays valid.")
+        self.tanValidity = settings.duration(
+            "TAN_VALIDITY",
+            default: defaults.tanValidity,
+            minimum: .seconds(60),
+            help: "How long a TAN stays valid."
+        )
         self.teleTANTestValidity = settings.duration(
             "TELETAN_TEST_VALIDITY",
             default: defaults.teleTANTestValidity,
@@ -92,6 +97,11 @@ struct VerificationRetention: Sendable, Equatable {
             minimum: .seconds(3600),
             help: "Age after which registration sessions and TANs are deleted."
         )
-        self.interval = settings.duration("RETENTION_INTERVAL", default: defaults.interval, minimum: .seconds(1), help: "How often the clean-up runs.")
+        self.interval = settings.duration(
+            "RETENTION_INTERVAL",
+            default: defaults.interval,
+            minimum: .seconds(1),
+            help: "How often the clean-up runs."
+        )
     }
 }

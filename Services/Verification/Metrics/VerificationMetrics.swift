@@ -41,7 +41,11 @@ struct VerificationMetrics: Sendable {
 
     func recordRetention(_ outcome: VerificationRetentionOutcome) {
         for (entity, count) in [("session", outcome.sessions), ("tan", outcome.tans), ("teletan", outcome.teleTANs)] {
-            Counter(label: "en_verification_retention_deleted_total", dimensions: [("entity", entity)], factory: self.factory).increment(by: count)
+            Counter(
+                label: "en_verification_retention_deleted_total",
+                dimensions: [("entity", entity)],
+                factory: self.factory
+            ).increment(by: count)
         }
     }
 

@@ -73,7 +73,8 @@ struct VerificationStore: Sendable {
 
     /// A session for a hashed GUID (and DOB hash). Both hashes go into `registered_key`, whose primary key makes
     /// a value registrable once, whichever of the two columns it was first used in (§1.4).
-    func registerGUID(tokenHash: String, guid: HashedGUID, dob: DOBHash?, now: Date) async throws -> RegistrationOutcome {
+    func registerGUID(tokenHash: String, guid: HashedGUID, dob: DOBHash?, now: Date) async throws -> RegistrationOutcome
+    {
         let keys = [guid.value] + (dob.map { [$0.value] } ?? [])
         return try await self.transaction { connection in
             let id = try await self.insertSession(
@@ -130,10 +131,17 @@ struct VerificationStore: Sendable {
     /// Runs an `INSERT … ON CONFLICT DO NOTHING RETURNING id`. Conflicts are never raised as errors, because
     /// PostgreSQL would write the conflicting value (a hash) into its log; when nothing was inserted, the token's
     /// hash tells a token collision from a key in use.
-    private func insertSession(_ connection: PostgresConnection, tokenHash: String, _ query: PostgresQuery) async throws -> Int64 {
+    private func insertSession(
+        _ connection: PostgresConnection,
+        tokenHash: String,
+        _ query: PostgresQuery
+    ) async throws -> Int64 {
         let rows = try await connection.query(query, logger: self.logger)
         for try await id in rows.decode(Int64.self) { return id }
-        let tokens = try await self.count(connection, "SELECT count(*) FROM app_session WHERE registration_token_hash = \(tokenHash)")
+        let tokens = try await self.count(
+            connection,
+            "SELECT count(*) FROM app_session WHERE registration_token_hash = \(tokenHash)"
+        )
         throw Rollback(outcome: tokens > 0 ? RegistrationOutcome.tokenCollision : .keyUnavailable)
     }
 
@@ -147,14 +155,18 @@ struct VerificationStore: Sendable {
             """,
             logger: self.logger
         )
-        for try await (id, source, guid, dob, type, counter, createdAt) in rows.decode((Int64, String, String?, String?, String?, Int32, Date).self) {
+        for try await (id, source, guid, dob, type, counter, createdAt) in rows.decode(
+            (Int64, String, String?, String?, String?, Int32, Date).self
+        ) {
             let parsed: AppSession.Source
             switch source {
             case "HASHED_GUID":
                 guard let guid = guid.flatMap(HashedGUID.init) else { throw VerificationStoreError.invalidRow }
                 parsed = .guid(guid, dob: dob.flatMap(DOBHash.init))
             default:
-                guard let type = type.flatMap(TeleTANType.init(rawValue:)) else { throw VerificationStoreError.invalidRow }
+                guard let type = type.flatMap(TeleTANType.init(rawValue:)) else {
+                    throw VerificationStoreError.invalidRow
+                }
                 parsed = .teleTAN(type)
             }
             return AppSession(id: id, source: parsed, tanCounter: Int(counter), createdAt: createdAt)
@@ -171,7 +183,7 @@ struct VerificationStore: Sendable {
         now: Date,
         validUntil: Date
     ) async throws -> TANIssueOutcome {
-        return try await self.transaction { connection in
+        try await self.transaction { connection in
             let counted = try await self.count(
                 connection,
                 """
@@ -182,7 +194,10 @@ struct VerificationStore: Sendable {
                 """
             )
             guard counted == 1 else {
-                let exists = try await self.count(connection, "SELECT count(*) FROM app_session WHERE id = \(sessionID)")
+                let exists = try await self.count(
+                    connection,
+                    "SELECT count(*) FROM app_session WHERE id = \(sessionID)"
+                )
                 throw Rollback(outcome: exists == 0 ? TANIssueOutcome.sessionGone : .quotaUsed)
             }
             let source = teleTANType == nil ? "CONNECTED_LAB" : "TELETAN"
@@ -259,9 +274,15 @@ struct VerificationStore: Sendable {
         // SET takes no bind parameters; the value is an integer this code computed.
         let milliseconds = max(1, lockTimeout / .milliseconds(1))
         return try await self.transaction { connection in
-            try await connection.query(PostgresQuery(unsafeSQL: "SET LOCAL lock_timeout = '\(Int(milliseconds))ms'"), logger: self.logger)
+            try await connection.query(
+                PostgresQuery(unsafeSQL: "SET LOCAL lock_timeout = '\(Int(milliseconds))ms'"),
+                logger: self.logger
+            )
             try await Self.teleTANIssueLock.lock(connection: connection, logger: self.logger)
-            let recent = try await self.count(connection, "SELECT count(*) FROM tele_tan WHERE created_at > \(windowStart)")
+            let recent = try await self.count(
+                connection,
+                "SELECT count(*) FROM tele_tan WHERE created_at > \(windowStart)"
+            )
             guard recent < limit else { return .rateLimited }
             let inserted = try await self.count(
                 connection,
@@ -318,9 +339,13 @@ struct VerificationStore: Sendable {
 
     /// `withTransaction` with the closure's own error rethrown as it was thrown, and a `Rollback` returned as the
     /// outcome it carries (after the rollback).
-    private func transaction<Outcome: Sendable>(_ body: (PostgresConnection) async throws -> sending Outcome) async throws -> Outcome {
+    private func transaction<Outcome: Sendable>(
+        _ body: (PostgresConnection) async throws -> sending Outcome
+    ) async throws -> Outcome {
         do {
-            return try await rethrowingTransactionCause { try await self.client.withTransaction(logger: self.logger, body) }
+            return try await rethrowingTransactionCause {
+                try await self.client.withTransaction(logger: self.logger, body)
+            }
         } catch let rollback as Rollback<Outcome> {
             return rollback.outcome
         }

@@ -39,7 +39,11 @@ struct TestResultClient: Service {
         guard response.status == 200 else {
             throw UpstreamUnavailable("test-result-service answered \(response.status)")
         }
-        guard let result = try? JSONDecoder().decode(UpstreamTestResult.self, from: Data(response.body.readableBytesView)),
+        guard
+            let result = try? JSONDecoder().decode(
+                UpstreamTestResult.self,
+                from: Data(response.body.readableBytesView)
+            ),
             (0...9).contains(result.testResult), (result.labId?.unicodeScalars.count ?? 0) <= 64
         else {
             throw UpstreamUnavailable("test-result-service sent an unreadable result")

@@ -29,7 +29,8 @@ package enum ZipArchive {
             switch self {
             case .truncated: "the archive is truncated"
             case .notAZip: "not a ZIP archive (no end-of-central-directory record)"
-            case .unsupportedMethod(let method): "entry compression method \(method) is not supported (only stored entries)"
+            case .unsupportedMethod(let method):
+                "entry compression method \(method) is not supported (only stored entries)"
             case .checksumMismatch(let name): "the CRC-32 of entry \(name) does not match its content"
             }
         }
@@ -108,7 +109,9 @@ package enum ZipArchive {
         var cursor = Int(archive.readLE32(at: end + 16))
         var entries: [Entry] = []
         for _ in 0..<count {
-            guard cursor + 46 <= archive.count, archive.readLE32(at: cursor) == self.centralHeaderSignature else { throw .truncated }
+            guard cursor + 46 <= archive.count, archive.readLE32(at: cursor) == self.centralHeaderSignature else {
+                throw .truncated
+            }
             let method = archive.readLE16(at: cursor + 10)
             let crc = archive.readLE32(at: cursor + 16)
             let size = Int(archive.readLE32(at: cursor + 20))
@@ -119,10 +122,13 @@ package enum ZipArchive {
             guard cursor + 46 + nameLength <= archive.count else { throw .truncated }
             let name = String(decoding: archive[(cursor + 46)..<(cursor + 46 + nameLength)], as: UTF8.self)
             guard method == 0 else { throw .unsupportedMethod(method) }
-            guard localOffset + 30 <= archive.count, archive.readLE32(at: localOffset) == self.localHeaderSignature else {
+            guard localOffset + 30 <= archive.count, archive.readLE32(at: localOffset) == self.localHeaderSignature
+            else {
                 throw .truncated
             }
-            let dataStart = localOffset + 30 + Int(archive.readLE16(at: localOffset + 26)) + Int(archive.readLE16(at: localOffset + 28))
+            let dataStart =
+                localOffset + 30 + Int(archive.readLE16(at: localOffset + 26))
+                + Int(archive.readLE16(at: localOffset + 28))
             guard dataStart + size <= archive.count else { throw .truncated }
             let data = Array(archive[dataStart..<(dataStart + size)])
             guard CRC32.checksum(data) == crc else { throw .checksumMismatch(name) }
@@ -159,9 +165,12 @@ package enum CRC32 {
                 var index = 0
                 let count = buffer.count
                 while index + 8 <= count {
-                    let low = crc ^ (UInt32(buffer[index]) | UInt32(buffer[index + 1]) << 8
-                        | UInt32(buffer[index + 2]) << 16 | UInt32(buffer[index + 3]) << 24)
-                    crc = t[7 * 256 + Int(low & 0xFF)] ^ t[6 * 256 + Int((low >> 8) & 0xFF)]
+                    let low =
+                        crc
+                        ^ (UInt32(buffer[index]) | UInt32(buffer[index + 1]) << 8
+                            | UInt32(buffer[index + 2]) << 16 | UInt32(buffer[index + 3]) << 24)
+                    crc =
+                        t[7 * 256 + Int(low & 0xFF)] ^ t[6 * 256 + Int((low >> 8) & 0xFF)]
                         ^ t[5 * 256 + Int((low >> 16) & 0xFF)] ^ t[4 * 256 + Int(low >> 24)]
                         ^ t[3 * 256 + Int(buffer[index + 4])] ^ t[2 * 256 + Int(buffer[index + 5])]
                         ^ t[1 * 256 + Int(buffer[index + 6])] ^ t[Int(buffer[index + 7])]
@@ -194,6 +203,8 @@ extension [UInt8] {
 
     fileprivate func readLE32(at offset: Int) -> UInt32 {
         guard offset + 4 <= self.count else { return 0 }
-        return UInt32(self[offset]) | UInt32(self[offset + 1]) << 8 | UInt32(self[offset + 2]) << 16 | UInt32(self[offset + 3]) << 24
+        return UInt32(self[offset]) | UInt32(self[offset + 1]) << 8 | UInt32(self[offset + 2]) << 16 | UInt32(
+            self[offset + 3]
+        ) << 24
     }
 }

@@ -11,7 +11,12 @@ extension DatabaseConfiguration {
             secret: true,
             help: "postgres://user:password@host:port/database[?sslmode=disable|prefer|require|verify-full]"
         )
-        let poolSize = settings.int("DATABASE_POOL_SIZE", default: 10, range: 1...200, help: "Maximum open connections.")
+        let poolSize = settings.int(
+            "DATABASE_POOL_SIZE",
+            default: 10,
+            range: 1...200,
+            help: "Maximum open connections."
+        )
         let autoMigrate = settings.bool(
             "DATABASE_AUTO_MIGRATE",
             default: true,
@@ -29,7 +34,14 @@ extension DatabaseConfiguration {
             if !url.isEmpty {
                 settings.report("DATABASE_URL", error.reason)
             }
-            self.init(host: "", username: "", password: nil, database: "", maxConnections: poolSize, autoMigrate: autoMigrate)
+            self.init(
+                host: "",
+                username: "",
+                password: nil,
+                database: "",
+                maxConnections: poolSize,
+                autoMigrate: autoMigrate
+            )
         }
         self.statementTimeout = statementTimeout
     }

@@ -12,9 +12,20 @@ package struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// Reads `<PREFIX>_HOST` and `<PREFIX>_PORT` (port 0 picks a free port, for tests).
-    package init(settings: SettingsReader, prefix: String, defaultHost: String = "127.0.0.1", defaultPort: Int, purpose: String) {
+    package init(
+        settings: SettingsReader,
+        prefix: String,
+        defaultHost: String = "127.0.0.1",
+        defaultPort: Int,
+        purpose: String
+    ) {
         self.host = settings.string("\(prefix)_HOST", default: defaultHost, help: "Address the \(purpose) listens on.")
-        self.port = settings.int("\(prefix)_PORT", default: defaultPort, range: 0...65535, help: "Port of the \(purpose).")
+        self.port = settings.int(
+            "\(prefix)_PORT",
+            default: defaultPort,
+            range: 0...65535,
+            help: "Port of the \(purpose)."
+        )
     }
 
     /// Whether only this machine can connect: an IPv4 address in 127.0.0.0/8, `::1`, or `localhost`.
@@ -32,5 +43,7 @@ package struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    package var description: String { self.host.contains(":") ? "[\(self.host)]:\(self.port)" : "\(self.host):\(self.port)" }
+    package var description: String {
+        self.host.contains(":") ? "[\(self.host)]:\(self.port)" : "\(self.host):\(self.port)"
+    }
 }

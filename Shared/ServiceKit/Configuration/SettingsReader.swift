@@ -73,7 +73,9 @@ package final class SettingsReader {
     /// An http(s) base URL without a query, such as a peer's `http://127.0.0.1:8012`.
     package func httpURL(_ name: String, default defaultValue: String, help: String) -> String {
         let value = self.string(name, default: defaultValue, help: help)
-        guard let url = URL(string: value), ["http", "https"].contains(url.scheme ?? ""), url.host != nil, url.query == nil else {
+        guard let url = URL(string: value), ["http", "https"].contains(url.scheme ?? ""), url.host != nil,
+            url.query == nil
+        else {
             self.report(name, "must be an http(s) URL such as \(defaultValue)")
             return value
         }
@@ -112,7 +114,12 @@ package final class SettingsReader {
 
     /// A duration written as a number with a unit (`500ms`, `30s`, `15m`, `1h`, `2d`) or as plain seconds, at least
     /// `minimum` and at most ten years.
-    package func duration(_ name: String, default defaultValue: Duration, minimum: Duration = .milliseconds(1), help: String) -> Duration {
+    package func duration(
+        _ name: String,
+        default defaultValue: Duration,
+        minimum: Duration = .milliseconds(1),
+        help: String
+    ) -> Duration {
         self.document(name, Self.format(defaultValue), help)
         guard let text = self.raw(name) else { return defaultValue }
         guard let value = Self.parseDuration(text), value > .zero else {
@@ -130,7 +137,9 @@ package final class SettingsReader {
     package func list(_ name: String, help: String) -> [String] {
         self.document(name, nil, help)
         // raw() joins the values of a repeated or comma-split flag with commas, so one split serves both sources.
-        return (self.raw(name) ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        return (self.raw(name) ?? "").split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter {
+            !$0.isEmpty
+        }
     }
 
     /// A value of a closed set of choices.
@@ -196,7 +205,9 @@ package final class SettingsReader {
         // The flag parser splits values at commas; join them back so `--x a,b` reads as the text "a,b".
         // A bare flag (`--migrate-only`) has no values: no text, so `bool` reads it as a flag.
         return self.reader.string(forKey: key, isSecret: secret)
-            ?? self.reader.stringArray(forKey: key, isSecret: secret).flatMap { $0.isEmpty ? nil : $0.joined(separator: ",") }
+            ?? self.reader.stringArray(forKey: key, isSecret: secret).flatMap {
+                $0.isEmpty ? nil : $0.joined(separator: ",")
+            }
     }
 
     /// `--http-port` for `HTTP_PORT`.
@@ -211,7 +222,9 @@ package final class SettingsReader {
 
     static func parseDuration(_ text: String) -> Duration? {
         let trimmed = text.trimmingCharacters(in: .whitespaces).lowercased()
-        let units: [(suffix: String, seconds: Double)] = [("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
+        let units: [(suffix: String, seconds: Double)] = [
+            ("ms", 0.001), ("s", 1), ("m", 60), ("h", 3600), ("d", 86400),
+        ]
         // At most ten years, so the conversion to whole milliseconds cannot overflow.
         let limit = 10.0 * 365 * 86400
         for unit in units where trimmed.hasSuffix(unit.suffix) {

@@ -18,8 +18,14 @@ package struct DocumentController<Context: RequestContext>: Sendable {
 
     /// The service's OpenAPI resource `name` (`openapi.yaml` unless a port has its own), served at `/openapi.yaml`.
     package static func openAPI(resource name: String = "openapi", in bundle: Bundle) throws -> DocumentController {
-        guard let url = bundle.url(forResource: name, withExtension: "yaml") else { throw DocumentError.missing("\(name).yaml") }
-        return DocumentController(path: "/openapi.yaml", contentType: "application/yaml; charset=utf-8", bytes: Array(try Data(contentsOf: url)))
+        guard let url = bundle.url(forResource: name, withExtension: "yaml") else {
+            throw DocumentError.missing("\(name).yaml")
+        }
+        return DocumentController(
+            path: "/openapi.yaml",
+            contentType: "application/yaml; charset=utf-8",
+            bytes: Array(try Data(contentsOf: url))
+        )
     }
 
     package func addRoutes(to router: Router<Context>) {

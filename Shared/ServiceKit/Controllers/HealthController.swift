@@ -45,7 +45,10 @@ package struct HealthController<Context: RequestContext>: Sendable {
                     try await check.check(logger: logger)
                     verdict.answer(true, continuation)
                 } catch {
-                    logger.warning("Readiness check failed", metadata: ["check": "\(check.name)", "error.type": "\(type(of: error))"])
+                    logger.warning(
+                        "Readiness check failed",
+                        metadata: ["check": "\(check.name)", "error.type": "\(type(of: error))"]
+                    )
                     verdict.answer(false, continuation)
                 }
             }

@@ -31,7 +31,11 @@ package struct APIError: HTTPResponseError, Equatable, CustomStringConvertible {
         guard !self.isBodyless else { return Response(status: self.status, headers: self.headers) }
         var headers = self.headers
         headers[.contentType] = "application/json; charset=utf-8"
-        return Response(status: self.status, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: Self.body(self.message))))
+        return Response(
+            status: self.status,
+            headers: headers,
+            body: .init(byteBuffer: ByteBuffer(bytes: Self.body(self.message)))
+        )
     }
 
     package var description: String { "\(self.status.code) \(self.message)" }

@@ -1,7 +1,7 @@
 // What may be logged about an unexpected error.
 
-package import Logging
 import ENPersistence
+package import Logging
 import PostgresNIO
 
 /// Log metadata for an error that is not a client mistake: its type and, for PostgreSQL, the error code,

@@ -1,7 +1,7 @@
 // The shared `main` of every HTTP service binary.
 
-import Foundation
 package import ENPersistence
+import Foundation
 package import Hummingbird
 import Logging
 import Metrics
@@ -55,7 +55,10 @@ extension HTTPServiceEntrypoint {
             // Together below the 10 s that ARCHITECTURE §5 allows: 7 s to drain, then 2 s for cancelled work to end.
             groupConfiguration.maximumGracefulShutdownDuration = .seconds(7)
             groupConfiguration.maximumCancellationDuration = .seconds(2)
-            logger.info("Starting", metadata: ["service": "\(self.serviceName)", "database": "\(configuration.database)"])
+            logger.info(
+                "Starting",
+                metadata: ["service": "\(self.serviceName)", "database": "\(configuration.database)"]
+            )
             try await ServiceGroup(configuration: groupConfiguration).run()
             logger.info("Stopped")
             return 0
@@ -69,7 +72,11 @@ extension HTTPServiceEntrypoint {
     /// logging and metrics. Also the start of binaries that run jobs besides serving (distribution's `run` mode).
     package static func start(arguments: [String], environment: [String: String]) -> Startup<Configuration> {
         let settings = SettingsReader(arguments: arguments, environment: environment)
-        let migrateOnly = settings.bool("MIGRATE_ONLY", default: false, help: "Apply pending database migrations, then exit.")
+        let migrateOnly = settings.bool(
+            "MIGRATE_ONLY",
+            default: false,
+            help: "Apply pending database migrations, then exit."
+        )
         let configuration = Configuration(settings: settings)
         if settings.helpRequested {
             print("\(self.serviceName)\n\n\(settings.helpText)")
@@ -96,7 +103,11 @@ extension HTTPServiceEntrypoint {
     /// touch the schema before it exists.
     private static func migrate(configuration: Configuration, logger: Logger) async -> Int32 {
         do {
-            let applied = try await MigrationRunner.run(groups: self.migrationGroups, database: configuration.database, logger: logger)
+            let applied = try await MigrationRunner.run(
+                groups: self.migrationGroups,
+                database: configuration.database,
+                logger: logger
+            )
             logger.info("Migrations complete", metadata: ["migration.applied": "\(applied.count)"])
             return 0
         } catch {

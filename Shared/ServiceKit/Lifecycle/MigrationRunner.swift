@@ -7,7 +7,11 @@ import PostgresNIO
 /// Runs the migrations of some groups over one short-lived connection (no pool to start and stop).
 package enum MigrationRunner {
     /// Applies pending migrations of every group in order; returns the names applied.
-    package static func run(groups: [MigrationGroup], database: DatabaseConfiguration, logger: Logger) async throws -> [String] {
+    package static func run(
+        groups: [MigrationGroup],
+        database: DatabaseConfiguration,
+        logger: Logger
+    ) async throws -> [String] {
         let connection = try await database.connect(logger: logger)
         do {
             var applied: [String] = []

@@ -26,7 +26,10 @@ package struct PeriodicTask: Service {
                 } catch {
                     // Shutdown cancels the running work; whatever it throws then is not a failure.
                     if Task.isCancelled { return }
-                    self.logger.error("Periodic task failed", metadata: ErrorMetadata.of(error).merging(["task": "\(self.name)"]) { _, new in new })
+                    self.logger.error(
+                        "Periodic task failed",
+                        metadata: ErrorMetadata.of(error).merging(["task": "\(self.name)"]) { _, new in new }
+                    )
                 }
                 try? await Task.sleep(for: self.interval)
             }

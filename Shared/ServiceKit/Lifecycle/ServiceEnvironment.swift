@@ -17,8 +17,14 @@ package struct ServiceEnvironment: Sendable {
     }
 
     /// A private registry and factory, and the given logger (default: a logger that discards everything).
-    package static func testing(logger: Logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })) -> ServiceEnvironment {
+    package static func testing(
+        logger: Logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) -> ServiceEnvironment {
         let registry = PrometheusCollectorRegistry()
-        return ServiceEnvironment(logger: logger, metricsRegistry: registry, metricsFactory: PrometheusMetricsFactory(registry: registry))
+        return ServiceEnvironment(
+            logger: logger,
+            metricsRegistry: registry,
+            metricsFactory: PrometheusMetricsFactory(registry: registry)
+        )
     }
 }

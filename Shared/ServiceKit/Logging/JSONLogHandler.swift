@@ -13,7 +13,12 @@ package struct JSONLogHandler: LogHandler {
     private let label: String
     private let write: @Sendable (String) -> Void
 
-    package init(label: String, level: Logger.Level, metadataProvider: Logger.MetadataProvider? = nil, write: @escaping @Sendable (String) -> Void = JSONLogHandler.standardOutput) {
+    package init(
+        label: String,
+        level: Logger.Level,
+        metadataProvider: Logger.MetadataProvider? = nil,
+        write: @escaping @Sendable (String) -> Void = JSONLogHandler.standardOutput
+    ) {
         self.label = label
         self.logLevel = level
         self.metadataProvider = metadataProvider
@@ -42,7 +47,12 @@ package struct JSONLogHandler: LogHandler {
         object["label"] = self.label
         object["message"] = event.message.description
         object["source"] = event.source
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
+        guard
+            let data = try? JSONSerialization.data(
+                withJSONObject: object,
+                options: [.sortedKeys, .withoutEscapingSlashes]
+            )
+        else {
             return
         }
         self.write(String(decoding: data, as: UTF8.self))

@@ -21,7 +21,11 @@ package struct LoggingConfiguration: Sendable, Equatable {
     }
 
     package init(settings: SettingsReader) {
-        self.level = settings.choice("LOG_LEVEL", default: Logger.Level.info, help: "trace, debug, info, notice, warning, error or critical.")
+        self.level = settings.choice(
+            "LOG_LEVEL",
+            default: Logger.Level.info,
+            help: "trace, debug, info, notice, warning, error or critical."
+        )
         self.format = settings.choice("LOG_FORMAT", default: Format.text, help: "text or json.")
     }
 }

@@ -13,7 +13,11 @@ package struct BodySizeLimitMiddleware<Context: RequestContext>: RouterMiddlewar
         self.maxBytes = maxBytes
     }
 
-    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    package func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         if let declared = request.headers[.contentLength] {
             guard let length = Int(declared), length >= 0 else {
                 throw APIError(.badRequest, "invalid Content-Length")
@@ -21,12 +25,18 @@ package struct BodySizeLimitMiddleware<Context: RequestContext>: RouterMiddlewar
             guard length <= self.maxBytes else { throw self.tooLarge }
         }
         var request = request
-        request.body = RequestBody(asyncSequence: LimitedBody(base: request.body, limit: self.maxBytes, error: self.tooLarge))
+        request.body = RequestBody(
+            asyncSequence: LimitedBody(base: request.body, limit: self.maxBytes, error: self.tooLarge)
+        )
         return try await next(request, context)
     }
 
     private var tooLarge: APIError {
-        APIError(.contentTooLarge, "request body is larger than \(self.maxBytes) bytes", headers: [.connection: "close"])
+        APIError(
+            .contentTooLarge,
+            "request body is larger than \(self.maxBytes) bytes",
+            headers: [.connection: "close"]
+        )
     }
 }
 

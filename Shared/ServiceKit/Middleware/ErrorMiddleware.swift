@@ -1,8 +1,8 @@
 // Turns every error into a response: client errors as `{"error": …}`, anything else as a bare, logged 500.
 
 package import Hummingbird
-import Logging
 package import HummingbirdCore
+import Logging
 
 /// Outermost error boundary of a router.
 ///
@@ -14,7 +14,11 @@ package import HummingbirdCore
 package struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     package init() {}
 
-    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    package func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let error as APIError {
@@ -23,7 +27,11 @@ package struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return try self.clientError(error.apiError, request: request, context: context)
         } catch let error as HTTPError {
             let message = error.body ?? error.status.reasonPhrase
-            return try self.clientError(APIError(error.status, message, headers: error.headers), request: request, context: context)
+            return try self.clientError(
+                APIError(error.status, message, headers: error.headers),
+                request: request,
+                context: context
+            )
         } catch let error as any HTTPResponseError where error.status.code < 500 {
             context.logger.debug("Client error", metadata: ["http.response.status_code": "\(error.status.code)"])
             return try error.response(from: request, context: context)
@@ -35,9 +43,15 @@ package struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
 
     private func clientError(_ error: APIError, request: Request, context: Context) throws -> Response {
         if error.status.code >= 500 {
-            context.logger.error("Request failed", metadata: ["http.response.status_code": "\(error.status.code)", "error.message": "\(error.message)"])
+            context.logger.error(
+                "Request failed",
+                metadata: ["http.response.status_code": "\(error.status.code)", "error.message": "\(error.message)"]
+            )
         } else {
-            context.logger.debug("Client error", metadata: ["http.response.status_code": "\(error.status.code)", "error.message": "\(error.message)"])
+            context.logger.debug(
+                "Client error",
+                metadata: ["http.response.status_code": "\(error.status.code)", "error.message": "\(error.message)"]
+            )
         }
         return try error.response(from: request, context: context)
     }

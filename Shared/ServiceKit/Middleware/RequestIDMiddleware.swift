@@ -12,7 +12,11 @@ package struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
 
     package init() {}
 
-    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    package func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         var context = context
         let id = request.headers[Self.headerName].flatMap { Self.isAcceptable($0) ? $0 : nil } ?? Self.newID()
         context.logger[metadataKey: "hb.request.id"] = nil
@@ -33,7 +37,8 @@ package struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
         (1...64).contains(id.utf8.count)
             && id.utf8.allSatisfy { byte in
                 switch byte {
-                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
+                case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                    UInt8(ascii: "0")...UInt8(ascii: "9"),
                     UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."):
                     true
                 default: false

@@ -2,8 +2,8 @@
 
 package import Hummingbird
 import Logging
-import NIOCore
 package import Metrics
+import NIOCore
 
 /// Logs `method`, the matched route template (never the raw path), status and duration, and records
 /// `http_server_requests_total` and `http_server_request_duration_seconds` with the injected metrics factory,
@@ -17,16 +17,30 @@ package struct RequestObservabilityMiddleware<Context: RequestContext>: RouterMi
         self.factory = factory
     }
 
-    package func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    package func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         let start = ContinuousClock.now
         var status = 500
-        let active = Meter(label: "http_server_active_requests", dimensions: [("method", request.method.rawValue)], factory: self.factory)
+        let active = Meter(
+            label: "http_server_active_requests",
+            dimensions: [("method", request.method.rawValue)],
+            factory: self.factory
+        )
         active.increment()
         defer {
             active.decrement()
             let elapsed = ContinuousClock.now - start
             let route = context.endpointPath ?? "unmatched"
-            self.record(method: request.method.rawValue, route: route, status: status, elapsed: elapsed, logger: context.logger)
+            self.record(
+                method: request.method.rawValue,
+                route: route,
+                status: status,
+                elapsed: elapsed,
+                logger: context.logger
+            )
         }
         let response = try await next(request, context)
         status = response.status.code

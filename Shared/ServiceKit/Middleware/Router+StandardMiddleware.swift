@@ -10,7 +10,11 @@ extension Router {
     /// error boundary, the body-size limit. The order matters: the log and metrics see the final status of every
     /// request, including errors; the fixed headers are set on error answers too; and the error boundary also
     /// catches the 413 of the size limit.
-    package func addStandardMiddleware(maxBodyBytes: Int, metricsFactory: any MetricsFactory, responseHeaders: HTTPFields = [:]) {
+    package func addStandardMiddleware(
+        maxBodyBytes: Int,
+        metricsFactory: any MetricsFactory,
+        responseHeaders: HTTPFields = [:]
+    ) {
         self.add(middleware: RequestIDMiddleware())
         self.add(middleware: RequestObservabilityMiddleware(factory: metricsFactory))
         if !responseHeaders.isEmpty {
@@ -31,7 +35,11 @@ extension Router where Context == ServiceRequestContext {
         responseHeaders: HTTPFields = [:]
     ) -> Router {
         let router = Router(context: ServiceRequestContext.self)
-        router.addStandardMiddleware(maxBodyBytes: maxBodyBytes, metricsFactory: environment.metricsFactory, responseHeaders: responseHeaders)
+        router.addStandardMiddleware(
+            maxBodyBytes: maxBodyBytes,
+            metricsFactory: environment.metricsFactory,
+            responseHeaders: responseHeaders
+        )
         HealthController(checks: checks).addRoutes(to: router)
         MetricsController(registry: environment.metricsRegistry).addRoutes(to: router)
         return router
@@ -51,7 +59,11 @@ extension Logger {
 struct ResponseHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
     let headers: HTTPFields
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         var response = try await next(request, context)
         for field in self.headers {
             response.headers[field.name] = field.value

@@ -96,7 +96,9 @@ package final class FakeDelay: Sendable {
     package func delay(using generator: inout some RandomNumberGenerator) -> Duration {
         let available = min(self.recorded.load(ordering: .relaxed), Self.recentCount)
         if available >= Self.replayThreshold {
-            let replayed = self.recent[Int.random(in: 0..<available, using: &generator)].microseconds.load(ordering: .relaxed)
+            let replayed = self.recent[Int.random(in: 0..<available, using: &generator)].microseconds.load(
+                ordering: .relaxed
+            )
             // A slot claimed by a recording that has not stored yet still holds -1: fall back to the average.
             if replayed >= 0 { return min(.microseconds(replayed), Self.maximum) }
         }
@@ -124,7 +126,11 @@ package final class FakeDelay: Sendable {
     private static func step(_ average: borrowing Atomic<Int>, towards sample: Int, weight: Int) {
         var current = average.load(ordering: .relaxed)
         while true {
-            let (exchanged, found) = average.compareExchange(expected: current, desired: current + (sample - current) / weight, ordering: .relaxed)
+            let (exchanged, found) = average.compareExchange(
+                expected: current,
+                desired: current + (sample - current) / weight,
+                ordering: .relaxed
+            )
             if exchanged { return }
             current = found
         }
@@ -133,7 +139,8 @@ package final class FakeDelay: Sendable {
     /// How dummies sleep in production: a timer of SwiftNIO's event loops (timerfd, nanosecond resolution), which
     /// wakes up closer to the asked time than `Task.sleep`'s dispatch timer, so fewer corrections are needed.
     @Sendable package static func eventLoopSleep(_ duration: Duration) async throws {
-        try await MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: TimeAmount(duration)) {}.futureResult.get()
+        try await MultiThreadedEventLoopGroup.singleton.any().scheduleTask(in: TimeAmount(duration)) {}.futureResult
+            .get()
     }
 
     /// The current correction for late wake-ups.

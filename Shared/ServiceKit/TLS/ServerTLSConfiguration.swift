@@ -9,7 +9,11 @@ package struct ServerTLSConfiguration: Sendable {
     package let privateKey: NIOSSLPrivateKey
     package let clientCertificateAuthorities: [NIOSSLCertificate]
 
-    package init(certificateChain: [NIOSSLCertificate], privateKey: NIOSSLPrivateKey, clientCertificateAuthorities: [NIOSSLCertificate]) {
+    package init(
+        certificateChain: [NIOSSLCertificate],
+        privateKey: NIOSSLPrivateKey,
+        clientCertificateAuthorities: [NIOSSLCertificate]
+    ) {
         self.certificateChain = certificateChain
         self.privateKey = privateKey
         self.clientCertificateAuthorities = clientCertificateAuthorities
@@ -18,9 +22,15 @@ package struct ServerTLSConfiguration: Sendable {
     /// Reads the three file settings. Returns `nil` when none is set (plain HTTP); records a problem when only
     /// some are set or a file cannot be read. `requireClientCA` makes the CA file mandatory.
     package static func read(settings: SettingsReader, requireClientCA: Bool) -> ServerTLSConfiguration? {
-        let certFile = settings.optionalString("TLS_CERT_FILE", help: "PEM certificate chain; enables TLS on the main port.")
+        let certFile = settings.optionalString(
+            "TLS_CERT_FILE",
+            help: "PEM certificate chain; enables TLS on the main port."
+        )
         let keyFile = settings.optionalString("TLS_KEY_FILE", help: "PEM private key of TLS_CERT_FILE.")
-        let caFile = settings.optionalString("TLS_CLIENT_CA_FILE", help: "PEM CA certificates that sign client certificates.")
+        let caFile = settings.optionalString(
+            "TLS_CLIENT_CA_FILE",
+            help: "PEM CA certificates that sign client certificates."
+        )
         guard certFile != nil || keyFile != nil || caFile != nil else { return nil }
         guard let certFile, let keyFile else {
             settings.report(certFile == nil ? "TLS_CERT_FILE" : "TLS_KEY_FILE", "is required when TLS is configured")
@@ -31,11 +41,17 @@ package struct ServerTLSConfiguration: Sendable {
         }
         let chain = Self.load("TLS_CERT_FILE", certFile, settings) { try NIOSSLCertificate.fromPEMFile($0) }
         let key = Self.load("TLS_KEY_FILE", keyFile, settings) { try NIOSSLPrivateKey(file: $0, format: .pem) }
-        let authorities = caFile.flatMap { file in Self.load("TLS_CLIENT_CA_FILE", file, settings) { try NIOSSLCertificate.fromPEMFile($0) } }
+        let authorities = caFile.flatMap { file in
+            Self.load("TLS_CLIENT_CA_FILE", file, settings) { try NIOSSLCertificate.fromPEMFile($0) }
+        }
         guard let chain, let key else { return nil }
         if chain.isEmpty { settings.report("TLS_CERT_FILE", "contains no certificate") }
         if authorities?.isEmpty == true { settings.report("TLS_CLIENT_CA_FILE", "contains no certificate") }
-        return ServerTLSConfiguration(certificateChain: chain, privateKey: key, clientCertificateAuthorities: authorities ?? [])
+        return ServerTLSConfiguration(
+            certificateChain: chain,
+            privateKey: key,
+            clientCertificateAuthorities: authorities ?? []
+        )
     }
 
     /// TLS 1.2+ server settings. Client certificates are requested and, when presented, must chain to one of the

@@ -2,9 +2,9 @@
 
 import AsyncHTTPClient
 import Foundation
-import NIOHTTP1
 package import Logging
 package import NIOCore
+import NIOHTTP1
 import ServiceLifecycle
 
 /// How hard a client tries to reach a peer.
@@ -21,10 +21,27 @@ package struct UpstreamPolicy: Sendable, Equatable {
     /// Reads `<PREFIX>_CONNECT_TIMEOUT`, `<PREFIX>_READ_TIMEOUT`, `<PREFIX>_RETRIES` and `<PREFIX>_RETRY_BACKOFF`.
     package init(settings: SettingsReader, prefix: String, peer: String) {
         let defaults = UpstreamPolicy()
-        self.connectTimeout = settings.duration("\(prefix)_CONNECT_TIMEOUT", default: defaults.connectTimeout, help: "Connect timeout towards \(peer).")
-        self.readTimeout = settings.duration("\(prefix)_READ_TIMEOUT", default: defaults.readTimeout, help: "Read timeout towards \(peer).")
-        self.retries = settings.int("\(prefix)_RETRIES", default: defaults.retries, range: 0...5, help: "Retries of a failed call to \(peer).")
-        self.backoff = settings.duration("\(prefix)_RETRY_BACKOFF", default: defaults.backoff, help: "First back-off between retries (doubles, jittered).")
+        self.connectTimeout = settings.duration(
+            "\(prefix)_CONNECT_TIMEOUT",
+            default: defaults.connectTimeout,
+            help: "Connect timeout towards \(peer)."
+        )
+        self.readTimeout = settings.duration(
+            "\(prefix)_READ_TIMEOUT",
+            default: defaults.readTimeout,
+            help: "Read timeout towards \(peer)."
+        )
+        self.retries = settings.int(
+            "\(prefix)_RETRIES",
+            default: defaults.retries,
+            range: 0...5,
+            help: "Retries of a failed call to \(peer)."
+        )
+        self.backoff = settings.duration(
+            "\(prefix)_RETRY_BACKOFF",
+            default: defaults.backoff,
+            help: "First back-off between retries (doubles, jittered)."
+        )
     }
 }
 
@@ -107,12 +124,18 @@ package final class UpstreamClient: Service, Sendable {
             case .failed(let reason, let reachedPeer):
                 failure = reason
                 if reachedPeer, retries == .unsentOnly {
-                    self.logger.warning("\(self.peer) failed; not repeated", metadata: ["upstream.failure": "\(failure)"])
+                    self.logger.warning(
+                        "\(self.peer) failed; not repeated",
+                        metadata: ["upstream.failure": "\(failure)"]
+                    )
                     throw UpstreamUnavailable(failure)
                 }
             }
             guard attempt <= self.policy.retries, !Task.isCancelled else {
-                self.logger.warning("\(self.peer) unavailable", metadata: ["upstream.failure": "\(failure)", "upstream.attempts": "\(attempt)"])
+                self.logger.warning(
+                    "\(self.peer) unavailable",
+                    metadata: ["upstream.failure": "\(failure)", "upstream.attempts": "\(attempt)"]
+                )
                 throw UpstreamUnavailable(failure)
             }
             let wait = backoff * Double.random(in: 0...1, using: &generator)
@@ -137,19 +160,31 @@ package final class UpstreamClient: Service, Sendable {
         let response: HTTPClientResponse
         let body: ByteBuffer
         do {
-            response = try await self.http.execute(request, timeout: TimeAmount(self.policy.connectTimeout + self.policy.readTimeout))
+            response = try await self.http.execute(
+                request,
+                timeout: TimeAmount(self.policy.connectTimeout + self.policy.readTimeout)
+            )
             body = try await response.body.collect(upTo: Self.maxBodyBytes)
         } catch let error as HTTPClientError where error == .cancelled {
             return .cancelled
         } catch is CancellationError {
             return .cancelled
         } catch {
-            return .failed("transport: \(String(reflecting: type(of: error)))", reachedPeer: !Self.isConnectFailure(error))
+            return .failed(
+                "transport: \(String(reflecting: type(of: error)))",
+                reachedPeer: !Self.isConnectFailure(error)
+            )
         }
         if (500...599).contains(response.status.code) {
             return .failed("status \(response.status.code)", reachedPeer: true)
         }
-        return .answer(UpstreamResponse(status: Int(response.status.code), headers: response.headers.map { ($0.name, $0.value) }, body: body))
+        return .answer(
+            UpstreamResponse(
+                status: Int(response.status.code),
+                headers: response.headers.map { ($0.name, $0.value) },
+                body: body
+            )
+        )
     }
 }
 

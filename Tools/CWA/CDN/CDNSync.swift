@@ -52,7 +52,9 @@ struct CDNSync {
                     outcome.rejected.append((path, "no signature verifies with the public key"))
                     continue
                 }
-                outcome.archives.append(Archive(path: path, keys: archive.export?.keys ?? [], verifiedSignatures: verified))
+                outcome.archives.append(
+                    Archive(path: path, keys: archive.export?.keys ?? [], verifiedSignatures: verified)
+                )
             } catch {
                 outcome.rejected.append((path, "\(error)"))
             }

@@ -37,13 +37,21 @@ struct ExportArchive {
         } catch {
             throw .notAnArchive("\(error)")
         }
-        guard let content = entries.first(where: { $0.name == ExportFile.contentEntry })?.data else { throw .missingEntry(ExportFile.contentEntry) }
-        guard let signature = entries.first(where: { $0.name == ExportFile.signatureEntry })?.data else { throw .missingEntry(ExportFile.signatureEntry) }
+        guard let content = entries.first(where: { $0.name == ExportFile.contentEntry })?.data else {
+            throw .missingEntry(ExportFile.contentEntry)
+        }
+        guard let signature = entries.first(where: { $0.name == ExportFile.signatureEntry })?.data else {
+            throw .missingEntry(ExportFile.signatureEntry)
+        }
         guard let list = try? TEKSignatureList(serializedBytes: signature) else { throw .badSignatureList }
         self.content = content
         self.signatures = list
         if content.starts(with: ExportFile.header) {
-            guard let export = try? TemporaryExposureKeyExport(serializedBytes: Array(content.dropFirst(ExportFile.header.count))) else {
+            guard
+                let export = try? TemporaryExposureKeyExport(
+                    serializedBytes: Array(content.dropFirst(ExportFile.header.count))
+                )
+            else {
                 throw .badExport
             }
             self.export = export
@@ -55,7 +63,9 @@ struct ExportArchive {
     /// The signatures that `publicKey` verifies over all of `export.bin` (ECDSA P-256 SHA-256, DER).
     func verifiedSignatures(with publicKey: P256.Signing.PublicKey) -> [TEKSignature] {
         self.signatures.signatures.filter { entry in
-            guard let signature = try? P256.Signing.ECDSASignature(derRepresentation: entry.signature) else { return false }
+            guard let signature = try? P256.Signing.ECDSASignature(derRepresentation: entry.signature) else {
+                return false
+            }
             return publicKey.isValidSignature(signature, for: self.content)
         }
     }
@@ -63,7 +73,9 @@ struct ExportArchive {
     /// Keys in unsigned lexicographic order of their data, as the distribution writes them.
     var keysAreSorted: Bool {
         guard let keys = self.export?.keys else { return true }
-        return zip(keys, keys.dropFirst()).allSatisfy { $0.keyData.lexicographicallyPrecedes($1.keyData) || $0.keyData == $1.keyData }
+        return zip(keys, keys.dropFirst()).allSatisfy {
+            $0.keyData.lexicographicallyPrecedes($1.keyData) || $0.keyData == $1.keyData
+        }
     }
 }
 
@@ -73,8 +85,12 @@ struct CDNKeyOptions: ParsableArguments {
     var publicKey: String?
 
     func load() throws -> (path: String, key: P256.Signing.PublicKey) {
-        guard let path = self.publicKey ?? environment("CWA_CDN_PUBLIC_KEY") else { throw ValidationError("--pubkey (or CWA_CDN_PUBLIC_KEY) is required") }
-        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { throw ClientFailure("cannot read the public key \(path)") }
+        guard let path = self.publicKey ?? environment("CWA_CDN_PUBLIC_KEY") else {
+            throw ValidationError("--pubkey (or CWA_CDN_PUBLIC_KEY) is required")
+        }
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw ClientFailure("cannot read the public key \(path)")
+        }
         do {
             return (path, try P256.Signing.PublicKey(pemRepresentation: text))
         } catch {

@@ -17,7 +17,8 @@ struct Reply: Sendable {
 
     /// The size of the answer on the wire inside TLS: status line, headers and body (HTTP/1.1 framing).
     var wireSize: Int {
-        let statusLine = "HTTP/1.1 \(self.status) \(HTTPResponseStatus(statusCode: self.status).reasonPhrase)\r\n".utf8.count
+        let statusLine = "HTTP/1.1 \(self.status) \(HTTPResponseStatus(statusCode: self.status).reasonPhrase)\r\n".utf8
+            .count
         let headerBytes = self.headers.reduce(0) { $0 + $1.name.utf8.count + 2 + $1.value.utf8.count + 2 }
         return statusLine + headerBytes + 2 + self.body.count
     }
@@ -66,7 +67,9 @@ final class GatewayClient: Sendable {
         if let certificateFile, let keyFile {
             let chain = try Self.load("client certificate", certificateFile) { try NIOSSLCertificate.fromPEMFile($0) }
             tls.certificateChain = chain.map { .certificate($0) }
-            tls.privateKey = .privateKey(try Self.load("client key", keyFile) { try NIOSSLPrivateKey(file: $0, format: .pem) })
+            tls.privateKey = .privateKey(
+                try Self.load("client key", keyFile) { try NIOSSLPrivateKey(file: $0, format: .pem) }
+            )
         }
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls, redirectConfiguration: .disallow)
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = connections
@@ -77,12 +80,19 @@ final class GatewayClient: Sendable {
     }
 
     private static func load<T>(_ what: String, _ path: String, _ read: (String) throws -> T) throws -> T {
-        guard FileManager.default.isReadableFile(atPath: path) else { throw ClientFailure("cannot read the \(what) \(path)") }
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw ClientFailure("cannot read the \(what) \(path)")
+        }
         do { return try read(path) } catch { throw ClientFailure("the \(what) \(path) is not valid PEM") }
     }
 
     /// Sends one request and collects the whole answer (up to 64 MB).
-    func send(_ method: HTTPMethod, _ url: String, headers: [(String, String)] = [], body: [UInt8]? = nil) async throws -> Reply {
+    func send(
+        _ method: HTTPMethod,
+        _ url: String,
+        headers: [(String, String)] = [],
+        body: [UInt8]? = nil
+    ) async throws -> Reply {
         var request = HTTPClientRequest(url: url)
         request.method = method
         for (name, value) in headers { request.headers.add(name: name, value: value) }
@@ -105,7 +115,12 @@ final class GatewayClient: Sendable {
     }
 
     func postJSON(_ url: String, _ json: String, headers: [(String, String)] = []) async throws -> Reply {
-        try await self.send(.POST, url, headers: [("Content-Type", "application/json")] + headers, body: Array(json.utf8))
+        try await self.send(
+            .POST,
+            url,
+            headers: [("Content-Type", "application/json")] + headers,
+            body: Array(json.utf8)
+        )
     }
 
     func get(_ url: String) async throws -> Reply {
@@ -124,7 +139,8 @@ final class GatewayClient: Sendable {
 }
 
 /// Runs `body` with a client and shuts the client down afterwards, also when `body` throws.
-func withGateway<Result>(_ client: GatewayClient, _ body: (GatewayClient) async throws -> Result) async throws -> Result {
+func withGateway<Result>(_ client: GatewayClient, _ body: (GatewayClient) async throws -> Result) async throws -> Result
+{
     do {
         let result = try await body(client)
         await client.shutdown()

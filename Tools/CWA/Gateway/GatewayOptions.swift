@@ -17,7 +17,10 @@ struct GatewayOptions: ParsableArguments {
     @Option(name: .customLong("ca-file"), help: "PEM CA to trust instead of the system's (env CWA_CA_FILE).")
     var caFileOption: String?
 
-    @Option(name: .customLong("source-address"), help: "Local address to connect from, e.g. 127.0.0.7 (env CWA_SOURCE_ADDRESS).")
+    @Option(
+        name: .customLong("source-address"),
+        help: "Local address to connect from, e.g. 127.0.0.7 (env CWA_SOURCE_ADDRESS)."
+    )
     var sourceAddressOption: String?
 
     @Option(help: "Seconds to wait for an answer.")

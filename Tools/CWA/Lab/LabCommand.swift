@@ -26,7 +26,9 @@ struct LabOptions: ParsableArguments {
 
     func client(gateway: GatewayOptions) throws -> GatewayClient {
         if self.noCertificate { return try gateway.client() }
-        guard let cert = self.cert, let key = self.key else { throw ValidationError("--cert and --key (or CWA_LAB_CERT, CWA_LAB_KEY) are required") }
+        guard let cert = self.cert, let key = self.key else {
+            throw ValidationError("--cert and --key (or CWA_LAB_CERT, CWA_LAB_KEY) are required")
+        }
         return try gateway.client(certificateFile: cert, keyFile: key)
     }
 }
@@ -53,10 +55,19 @@ enum LabResult: String, ExpressibleByArgument, CaseIterable {
 
 /// A lab's upload of results (`/api/v1/lab/results`, or the quick-test API for rapid tests).
 enum LabUpload {
-    static func post(client: GatewayClient, lab: String, labID: String, results: [(id: String, code: Int)], rapid: Bool = false) async throws -> Reply {
+    static func post(
+        client: GatewayClient,
+        lab: String,
+        labID: String,
+        results: [(id: String, code: Int)],
+        rapid: Bool = false
+    ) async throws -> Reply {
         let path = rapid ? "/api/v1/quicktest/results" : "/api/v1/lab/results"
         let upload: [String: Any] = ["labId": labID, "testResults": results.map { ["id": $0.id, "result": $0.code] }]
-        let body = String(decoding: try JSONSerialization.data(withJSONObject: upload, options: [.sortedKeys]), as: UTF8.self)
+        let body = String(
+            decoding: try JSONSerialization.data(withJSONObject: upload, options: [.sortedKeys]),
+            as: UTF8.self
+        )
         return try await client.postJSON(lab + path, body)
     }
 }
@@ -86,9 +97,17 @@ extension Lab {
         var labID: String = "lab-1"
 
         func run() async throws {
-            guard let code = self.result.code(rapid: self.rapid) else { throw ValidationError("labs post 'pending' only for rapid tests") }
+            guard let code = self.result.code(rapid: self.rapid) else {
+                throw ValidationError("labs post 'pending' only for rapid tests")
+            }
             let reply = try await withGateway(try self.lab.client(gateway: self.gateway)) { client in
-                try await LabUpload.post(client: client, lab: self.lab.lab, labID: self.labID, results: [(LabID.posted(guid: self.guid), code)], rapid: self.rapid)
+                try await LabUpload.post(
+                    client: client,
+                    lab: self.lab.lab,
+                    labID: self.labID,
+                    results: [(LabID.posted(guid: self.guid), code)],
+                    rapid: self.rapid
+                )
             }
             print("lab upload: HTTP \(reply.status)\(reply.status == 204 ? "" : " \(reply.text.prefix(200))")")
             guard reply.status == 204 else { throw ExitCode(3) }

@@ -33,7 +33,10 @@ struct Load: AsyncParsableCommand {
     var rate: Double = 50
     @Option(help: "Seconds to send for.")
     var duration: Double = 10
-    @Option(name: .customLong("max-in-flight"), help: "Most requests outstanding at once; further starts wait (and their latency counts the wait).")
+    @Option(
+        name: .customLong("max-in-flight"),
+        help: "Most requests outstanding at once; further starts wait (and their latency counts the wait)."
+    )
     var maxInFlight: Int = 512
 
     func validate() throws {
@@ -50,7 +53,11 @@ struct Load: AsyncParsableCommand {
             status("sending \(total) \(self.kind.rawValue) at \(self.rate)/s for \(self.duration) s")
             return await OpenLoop(rate: self.rate, total: total, maxInFlight: self.maxInFlight).run(request)
         }
-        print(report.summary(title: "load \(self.kind.rawValue): \(total) requests at \(self.rate)/s through \(self.gateway.app)"))
+        print(
+            report.summary(
+                title: "load \(self.kind.rawValue): \(total) requests at \(self.rate)/s through \(self.gateway.app)"
+            )
+        )
         if report.failures > 0 { throw ExitCode(3) }
     }
 
@@ -61,16 +68,24 @@ struct Load: AsyncParsableCommand {
         case .fake:
             // Dummies store nothing, so a pool of bodies serves any number of them; built before the clock starts.
             let payloads = try (0..<min(total, 256)).map { _ in try SubmissionBuilder.withRandomKeys(now: Date()) }
-            return { index in try await Submission.fake(client: app, app: base, payload: payloads[index % payloads.count]) }
+            return { index in
+                try await Submission.fake(client: app, app: base, payload: payloads[index % payloads.count])
+            }
         case .submissions:
-            let tans = try await Provisioner.with(app: app, gateway: self.gateway, lab: self.lab) { try await $0.tans(total, progress: status) }
+            let tans = try await Provisioner.with(app: app, gateway: self.gateway, lab: self.lab) {
+                try await $0.tans(total, progress: status)
+            }
             let payloads = try (0..<total).map { _ in try SubmissionBuilder.withRandomKeys(now: Date()) }
-            return { index in try await Submission.submit(client: app, app: base, tan: tans[index], payload: payloads[index]) }
+            return { index in
+                try await Submission.submit(client: app, app: base, tan: tans[index], payload: payloads[index])
+            }
         case .polls:
             let tokens = try await Provisioner.with(app: app, gateway: self.gateway, lab: self.lab) {
                 try await $0.registrationTokens(min(total, 1000), progress: status)
             }
-            return { index in try await TestRegistration.poll(client: app, app: base, registrationToken: tokens[index % tokens.count]) }
+            return { index in
+                try await TestRegistration.poll(client: app, app: base, registrationToken: tokens[index % tokens.count])
+            }
         }
     }
 }
@@ -96,7 +111,9 @@ struct OpenLoop {
                 try? await Task.sleep(until: start + .seconds(second), clock: .continuous)
                 if Task.isCancelled { break }
                 let snapshot = recorder.state.withLock { $0 }
-                status("\(second) s: \(snapshot.completed) done, \(snapshot.failures) failed, p50 \(snapshot.millis(50)) ms, p99 \(snapshot.millis(99)) ms")
+                status(
+                    "\(second) s: \(snapshot.completed) done, \(snapshot.failures) failed, p50 \(snapshot.millis(50)) ms, p99 \(snapshot.millis(99)) ms"
+                )
             }
         }
         await withTaskGroup(of: Void.self) { group in
@@ -133,13 +150,19 @@ final class Recorder: Sendable {
 /// Counts, statuses and the latency histogram of a load run.
 struct LoadReport: Sendable {
     /// Microseconds, 1 µs to 10 min, 3 significant digits.
-    var latency = Histogram<UInt64>(lowestDiscernibleValue: 1, highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: .three)
+    var latency = Histogram<UInt64>(
+        lowestDiscernibleValue: 1,
+        highestTrackableValue: 600_000_000,
+        numberOfSignificantValueDigits: .three
+    )
     var statuses: [Int: Int] = [:]
     var errors: [String: Int] = [:]
     var completed = 0
     var elapsed: Duration = .zero
 
-    var failures: Int { self.errors.values.reduce(0, +) + self.statuses.filter { !(200..<300).contains($0.key) }.values.reduce(0, +) }
+    var failures: Int {
+        self.errors.values.reduce(0, +) + self.statuses.filter { !(200..<300).contains($0.key) }.values.reduce(0, +)
+    }
 
     mutating func record(_ outcome: Result<Reply, any Error>, latency: Duration) {
         self.completed += 1
@@ -152,17 +175,26 @@ struct LoadReport: Sendable {
     }
 
     func millis(_ percentile: Double) -> String {
-        self.latency.totalCount == 0 ? "-" : String(format: "%.1f", Double(self.latency.valueAtPercentile(percentile)) / 1000)
+        self.latency.totalCount == 0
+            ? "-" : String(format: "%.1f", Double(self.latency.valueAtPercentile(percentile)) / 1000)
     }
 
     func summary(title: String) -> String {
         let seconds = self.elapsed / .seconds(1)
         var lines = [title]
-        let statuses = self.statuses.sorted { $0.key < $1.key }.map { "HTTP \($0.key): \($0.value)" }.joined(separator: ", ")
-        lines.append("  completed \(self.completed) in \(String(format: "%.1f", seconds)) s: \(statuses.isEmpty ? "no answers" : statuses)")
-        for (error, count) in self.errors.sorted(by: { $0.value > $1.value }) { lines.append("  error ×\(count): \(error)") }
+        let statuses = self.statuses.sorted { $0.key < $1.key }.map { "HTTP \($0.key): \($0.value)" }.joined(
+            separator: ", "
+        )
+        lines.append(
+            "  completed \(self.completed) in \(String(format: "%.1f", seconds)) s: \(statuses.isEmpty ? "no answers" : statuses)"
+        )
+        for (error, count) in self.errors.sorted(by: { $0.value > $1.value }) {
+            lines.append("  error ×\(count): \(error)")
+        }
         lines.append("  throughput \(String(format: "%.1f", Double(self.completed) / max(seconds, 0.001))) requests/s")
-        lines.append("  latency from the scheduled start: p50 \(self.millis(50)) ms, p90 \(self.millis(90)) ms, p99 \(self.millis(99)) ms, p99.9 \(self.millis(99.9)) ms, max \(self.millis(100)) ms")
+        lines.append(
+            "  latency from the scheduled start: p50 \(self.millis(50)) ms, p90 \(self.millis(90)) ms, p99 \(self.millis(99)) ms, p99.9 \(self.millis(99.9)) ms, max \(self.millis(100)) ms"
+        )
         var histogram = ""
         self.latency.outputPercentileDistribution(to: &histogram, outputValueUnitScalingRatio: 1000)
         lines.append("  HDR histogram (values in ms):")

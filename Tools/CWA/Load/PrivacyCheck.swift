@@ -28,15 +28,25 @@ struct PrivacyCheck: AsyncParsableCommand {
     func run() async throws {
         let app = try self.gateway.client()
         let samples = try await withGateway(app) { app in
-            let tans = try await Provisioner.with(app: app, gateway: self.gateway, lab: self.lab) { try await $0.tans(self.requests, progress: status) }
+            let tans = try await Provisioner.with(app: app, gateway: self.gateway, lab: self.lab) {
+                try await $0.tans(self.requests, progress: status)
+            }
             // Real and dummy in a random order, so drift in the server's state affects both alike.
-            let order = (Array(repeating: true, count: self.requests) + Array(repeating: false, count: self.requests)).shuffled()
+            let order = (Array(repeating: true, count: self.requests) + Array(repeating: false, count: self.requests))
+                .shuffled()
             status("sending \(order.count) submissions, \(self.concurrency) at a time")
             return try await self.send(order: order, tans: tans, app: app)
         }
         if let file = self.samples {
-            let lines = ["kind,status,bytes,seconds"] + samples.map { "\($0.real ? "real" : "dummy"),\($0.status),\($0.size),\($0.seconds)" }
-            guard FileManager.default.createFile(atPath: file, contents: Data((lines.joined(separator: "\n") + "\n").utf8)) else {
+            let lines =
+                ["kind,status,bytes,seconds"]
+                + samples.map { "\($0.real ? "real" : "dummy"),\($0.status),\($0.size),\($0.seconds)" }
+            guard
+                FileManager.default.createFile(
+                    atPath: file,
+                    contents: Data((lines.joined(separator: "\n") + "\n").utf8)
+                )
+            else {
                 throw ClientFailure("cannot write \(file)")
             }
         }
@@ -50,11 +60,22 @@ struct PrivacyCheck: AsyncParsableCommand {
 
         print("privacy check: \(self.requests) real and \(self.requests) dummy submissions through \(self.gateway.app)")
         print("  statuses: real \(Self.describe(realStatuses)), dummy \(Self.describe(fakeStatuses))")
-        print("  answer sizes (bytes): real \(realSizes.map(String.init).joined(separator: ", ")); dummy \(fakeSizes.map(String.init).joined(separator: ", ")) → \(realSizes == fakeSizes && realSizes.count == 1 ? "identical" : "DIFFERENT")")
+        print(
+            "  answer sizes (bytes): real \(realSizes.map(String.init).joined(separator: ", ")); dummy \(fakeSizes.map(String.init).joined(separator: ", ")) → \(realSizes == fakeSizes && realSizes.count == 1 ? "identical" : "DIFFERENT")"
+        )
         print("  latency real  (ms): \(Self.percentiles(real.map(\.seconds)))")
         print("  latency dummy (ms): \(Self.percentiles(fake.map(\.seconds)))")
-        print(String(format: "  Kolmogorov–Smirnov: D = %.4f, p = %.4f → %@", test.statistic, test.pValue, test.pValue > 0.05 ? "not distinguishable at the 5 % level" : "DISTINGUISHABLE at the 5 % level"))
-        guard realStatuses.keys.allSatisfy({ $0 == 200 }), fakeStatuses.keys.allSatisfy({ $0 == 200 }), realSizes == fakeSizes else { throw ExitCode(3) }
+        print(
+            String(
+                format: "  Kolmogorov–Smirnov: D = %.4f, p = %.4f → %@",
+                test.statistic,
+                test.pValue,
+                test.pValue > 0.05 ? "not distinguishable at the 5 % level" : "DISTINGUISHABLE at the 5 % level"
+            )
+        )
+        guard realStatuses.keys.allSatisfy({ $0 == 200 }), fakeStatuses.keys.allSatisfy({ $0 == 200 }),
+            realSizes == fakeSizes
+        else { throw ExitCode(3) }
     }
 
     struct Sample: Sendable {

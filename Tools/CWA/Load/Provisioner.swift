@@ -19,13 +19,22 @@ struct Provisioner {
         let guids = (0..<count).map { _ in UUID().uuidString }
         let positive = LabTestResult(kind: .pcr, outcome: .positive).code
         for start in stride(from: 0, to: guids.count, by: 500) {
-            let batch = guids[start..<min(start + 500, guids.count)].map { (id: LabID.posted(guid: $0), code: positive) }
+            let batch = guids[start..<min(start + 500, guids.count)].map {
+                (id: LabID.posted(guid: $0), code: positive)
+            }
             let reply = try await LabUpload.post(client: self.lab, lab: self.labURL, labID: "load-lab", results: batch)
-            guard reply.status == 204 else { throw ClientFailure("lab upload for the load test: HTTP \(reply.status) \(reply.text.prefix(200))") }
+            guard reply.status == 204 else {
+                throw ClientFailure("lab upload for the load test: HTTP \(reply.status) \(reply.text.prefix(200))")
+            }
         }
         progress("uploaded \(count) positive results")
         let tokens = try await self.each(guids) { guid in
-            try await TestRegistration.register(client: self.app, app: self.appURL, key: LabID.posted(guid: guid), keyType: "GUID")
+            try await TestRegistration.register(
+                client: self.app,
+                app: self.appURL,
+                key: LabID.posted(guid: guid),
+                keyType: "GUID"
+            )
         }
         progress("registered \(count) tests")
         return tokens
@@ -42,14 +51,22 @@ struct Provisioner {
     }
 
     /// Runs `body` with a provisioner on `app` and a lab client made from the options, which it shuts down after.
-    static func with<T>(app: GatewayClient, gateway: GatewayOptions, lab: LabOptions, _ body: (Provisioner) async throws -> T) async throws -> T {
+    static func with<T>(
+        app: GatewayClient,
+        gateway: GatewayOptions,
+        lab: LabOptions,
+        _ body: (Provisioner) async throws -> T
+    ) async throws -> T {
         try await withGateway(try lab.client(gateway: gateway)) { labClient in
             try await body(Provisioner(app: app, lab: labClient, appURL: gateway.app, labURL: lab.lab))
         }
     }
 
     /// `transform` over `items` with at most `concurrency` at a time, results in the order of `items`.
-    private func each<T: Sendable, R: Sendable>(_ items: [T], _ transform: @escaping @Sendable (T) async throws -> R) async throws -> [R] {
+    private func each<T: Sendable, R: Sendable>(
+        _ items: [T],
+        _ transform: @escaping @Sendable (T) async throws -> R
+    ) async throws -> [R] {
         try await withThrowingTaskGroup(of: (Int, R).self) { group in
             var results = [R?](repeating: nil, count: items.count)
             var next = 0

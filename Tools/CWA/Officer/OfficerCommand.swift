@@ -6,7 +6,10 @@ import Foundation
 import NIOHTTP1
 
 struct Officer: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "A public-health officer at the portal.", subcommands: [TeleTANCommand.self])
+    static let configuration = CommandConfiguration(
+        abstract: "A public-health officer at the portal.",
+        subcommands: [TeleTANCommand.self]
+    )
 }
 
 enum TeleTANType: String, ExpressibleByArgument, CaseIterable {
@@ -25,9 +28,15 @@ extension Officer {
         var portalURL: String = environment("CWA_PORTAL_URL", "https://127.0.0.1:8445")!
         @Option(name: .customLong("user"), help: "The officer's user name (env CWA_OFFICER_USER).")
         var userOption: String?
-        @Option(name: .customLong("password-file"), help: "A file holding the password (env CWA_OFFICER_PASSWORD_FILE).")
+        @Option(
+            name: .customLong("password-file"),
+            help: "A file holding the password (env CWA_OFFICER_PASSWORD_FILE)."
+        )
         var passwordFileOption: String?
-        @Option(name: .customLong("totp-file"), help: "A file holding the otpauth:// URI of the second factor (env CWA_OFFICER_TOTP_FILE).")
+        @Option(
+            name: .customLong("totp-file"),
+            help: "A file holding the otpauth:// URI of the second factor (env CWA_OFFICER_TOTP_FILE)."
+        )
         var totpFileOption: String?
         @Option(help: "TEST or EVENT.")
         var type: TeleTANType = .TEST
@@ -35,13 +44,20 @@ extension Officer {
         var authority: String?
 
         func run() async throws {
-            guard let user = self.userOption ?? environment("CWA_OFFICER_USER") else { throw ValidationError("--user (or CWA_OFFICER_USER) is required") }
+            guard let user = self.userOption ?? environment("CWA_OFFICER_USER") else {
+                throw ValidationError("--user (or CWA_OFFICER_USER) is required")
+            }
             let password = try Self.firstLine(
                 of: self.passwordFileOption ?? environment("CWA_OFFICER_PASSWORD_FILE"),
                 what: "--password-file (or CWA_OFFICER_PASSWORD_FILE)"
             )
-            let uri = try Self.firstLine(of: self.totpFileOption ?? environment("CWA_OFFICER_TOTP_FILE"), what: "--totp-file (or CWA_OFFICER_TOTP_FILE)")
-            guard let totp = TOTP(uri: uri) else { throw ClientFailure("the second-factor file does not hold an otpauth://totp/ URI with a secret") }
+            let uri = try Self.firstLine(
+                of: self.totpFileOption ?? environment("CWA_OFFICER_TOTP_FILE"),
+                what: "--totp-file (or CWA_OFFICER_TOTP_FILE)"
+            )
+            guard let totp = TOTP(uri: uri) else {
+                throw ClientFailure("the second-factor file does not hold an otpauth://totp/ URI with a secret")
+            }
             let client = try self.gateway.client()
             let started = ContinuousClock.now
             let teleTAN = try await withGateway(client) { client in
@@ -53,7 +69,12 @@ extension Officer {
             }
             let elapsed = ContinuousClock.now - started
             print(teleTAN)
-            FileHandle.standardError.write(Data("issued a \(self.type.rawValue) teleTAN as \(user) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))\n".utf8))
+            FileHandle.standardError.write(
+                Data(
+                    "issued a \(self.type.rawValue) teleTAN as \(user) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))\n"
+                        .utf8
+                )
+            )
         }
 
         static func firstLine(of file: String?, what: String) throws -> String {
@@ -81,7 +102,9 @@ final class PortalSession {
     func logIn(user: String, password: String, totp: TOTP) async throws {
         try await self.page("/login")
         let afterPassword = try await self.post("/login", ["username": user, "password": password])
-        guard afterPassword.header("Location") == "/totp" else { throw ClientFailure("the portal refused the user name or password") }
+        guard afterPassword.header("Location") == "/totp" else {
+            throw ClientFailure("the portal refused the user name or password")
+        }
         // A code works once per 30-second step: a second try waits for the next step.
         for attempt in 0..<2 {
             try await self.page("/totp")
@@ -99,18 +122,28 @@ final class PortalSession {
         let start = try await self.page("/")
         var fields = ["type": type.rawValue]
         if type == .EVENT {
-            guard let chosen = authority ?? Self.firstOption(in: start.text) else { throw ClientFailure("the portal offers no health authority (does the officer have the role c19hotline_event?)") }
+            guard let chosen = authority ?? Self.firstOption(in: start.text) else {
+                throw ClientFailure(
+                    "the portal offers no health authority (does the officer have the role c19hotline_event?)"
+                )
+            }
             fields["authority"] = chosen
         }
         let result = try await self.post("/teletan", fields)
         switch result.status {
         case 200:
-            guard let teleTAN = Self.element("teletan", in: result.text) else { throw ClientFailure("the result page shows no teleTAN") }
+            guard let teleTAN = Self.element("teletan", in: result.text) else {
+                throw ClientFailure("the result page shows no teleTAN")
+            }
             return teleTAN
         case 429:
-            throw ClientFailure("rate limited: \(Self.element("rate-limited", in: result.text) ?? Self.element("error-message", in: result.text) ?? "HTTP 429")")
+            throw ClientFailure(
+                "rate limited: \(Self.element("rate-limited", in: result.text) ?? Self.element("error-message", in: result.text) ?? "HTTP 429")"
+            )
         default:
-            throw ClientFailure("the portal answered HTTP \(result.status): \(Self.element("error-message", in: result.text) ?? "")")
+            throw ClientFailure(
+                "the portal answered HTTP \(result.status): \(Self.element("error-message", in: result.text) ?? "")"
+            )
         }
     }
 
@@ -174,7 +207,13 @@ final class PortalSession {
         var plain = ""
         var inTag = false
         for character in body {
-            if character == "<" { inTag = true } else if character == ">" { inTag = false } else if !inTag { plain.append(character) }
+            if character == "<" {
+                inTag = true
+            } else if character == ">" {
+                inTag = false
+            } else if !inTag {
+                plain.append(character)
+            }
         }
         let content = plain.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         return content.isEmpty ? nil : content
@@ -192,6 +231,10 @@ final class PortalSession {
     }
 
     static func formEncoded(_ text: String) -> String {
-        text.addingPercentEncoding(withAllowedCharacters: CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")) ?? ""
+        text.addingPercentEncoding(
+            withAllowedCharacters: CharacterSet(
+                charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
+            )
+        ) ?? ""
     }
 }

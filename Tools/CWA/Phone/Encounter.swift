@@ -12,7 +12,12 @@ enum BroadcastMetadata {
 enum Encounter {
     /// What `listener` hears when it is near `broadcaster` for `minutes` from `start`: one observation per 10-minute
     /// interval touched, with the RPI and AEM of the broadcaster's key of that interval.
-    static func observe(broadcaster: PhoneState, from start: Date, minutes: Int, attenuation: Int) throws -> [PhoneState.Observation] {
+    static func observe(
+        broadcaster: PhoneState,
+        from start: Date,
+        minutes: Int,
+        attenuation: Int
+    ) throws -> [PhoneState.Observation] {
         guard minutes > 0 else { throw ClientFailure("--minutes must be positive") }
         var observations: [PhoneState.Observation] = []
         var remaining = minutes
@@ -22,13 +27,17 @@ enum Encounter {
             let intervalEnd = ENInterval.date(of: interval + 1)
             let heard = min(remaining, max(1, Int((intervalEnd.timeIntervalSince(moment) / 60).rounded(.up))))
             guard let key = broadcaster.key(at: interval) else {
-                throw ClientFailure("the other phone has no key for \(ENInterval.date(of: interval)) (its keys cover the last \(broadcaster.keys.count) days)")
+                throw ClientFailure(
+                    "the other phone has no key for \(ENInterval.date(of: interval)) (its keys cover the last \(broadcaster.keys.count) days)"
+                )
             }
             let rpik = ExposureCrypto.rollingProximityIdentifierKey(key.keyData)
             let rpi = ExposureCrypto.rollingProximityIdentifier(key: rpik, interval: interval)
             let aemk = ExposureCrypto.associatedEncryptedMetadataKey(key.keyData)
             let aem = ExposureCrypto.associatedEncryptedMetadata(key: aemk, rpi: rpi, metadata: BroadcastMetadata.bytes)
-            observations.append(.init(rpi: Data(rpi), aem: Data(aem), interval: interval, minutes: heard, attenuation: attenuation))
+            observations.append(
+                .init(rpi: Data(rpi), aem: Data(aem), interval: interval, minutes: heard, attenuation: attenuation)
+            )
             remaining -= heard
             moment = intervalEnd
         }
@@ -55,21 +64,27 @@ enum Encounter {
             let matched = heard.filter { observation in
                 let rpi = ExposureCrypto.rollingProximityIdentifier(key: rpik, interval: observation.interval)
                 guard Data(rpi) == observation.rpi else { return false }
-                let metadata = ExposureCrypto.associatedEncryptedMetadata(key: aemk, rpi: rpi, metadata: Array(observation.aem))
+                let metadata = ExposureCrypto.associatedEncryptedMetadata(
+                    key: aemk,
+                    rpi: rpi,
+                    metadata: Array(observation.aem)
+                )
                 // Byte 0 of the metadata: bits 7–6 the major version (01), 5–4 the minor one, 3–0 reserved.
                 return metadata.first.map { $0 & 0xC0 == 0x40 } ?? false
             }
             guard let first = matched.first else { continue }
-            exposures.append((
-                PhoneState.Exposure(
-                    day: utcDay(ENInterval.date(of: first.interval)),
-                    minutes: matched.reduce(0) { $0 + $1.minutes },
-                    lowestAttenuation: matched.map(\.attenuation).min() ?? 0,
-                    transmissionRiskLevel: candidate.transmissionRiskLevel,
-                    archive: candidate.archive
-                ),
-                candidate.key.keyData
-            ))
+            exposures.append(
+                (
+                    PhoneState.Exposure(
+                        day: utcDay(ENInterval.date(of: first.interval)),
+                        minutes: matched.reduce(0) { $0 + $1.minutes },
+                        lowestAttenuation: matched.map(\.attenuation).min() ?? 0,
+                        transmissionRiskLevel: candidate.transmissionRiskLevel,
+                        archive: candidate.archive
+                    ),
+                    candidate.key.keyData
+                )
+            )
         }
         return exposures
     }

@@ -3,8 +3,8 @@
 // Checked against Tests/CWAToolTests/Vectors/rolling-proximity-ids.json.
 
 import Crypto
-import _CryptoExtras
 import Foundation
+import _CryptoExtras
 
 /// 10-minute intervals since the epoch (ENIntervalNumber); a key is valid for 144 of them (a UTC day).
 enum ENInterval {
@@ -37,7 +37,11 @@ struct ExposureKey: Codable, Sendable, Equatable {
 
     /// A random key (from the system CSPRNG) for the UTC day starting at `dayStart`.
     static func random(dayStart: UInt32) -> ExposureKey {
-        ExposureKey(keyData: Data(SymmetricKey(size: .bits128).withUnsafeBytes { Array($0) }), rollingStartIntervalNumber: dayStart, rollingPeriod: ENInterval.perDay)
+        ExposureKey(
+            keyData: Data(SymmetricKey(size: .bits128).withUnsafeBytes { Array($0) }),
+            rollingStartIntervalNumber: dayStart,
+            rollingPeriod: ENInterval.perDay
+        )
     }
 }
 
@@ -45,12 +49,20 @@ struct ExposureKey: Codable, Sendable, Equatable {
 enum ExposureCrypto {
     /// RPIK = HKDF-SHA256(TEK, salt: none, info: "EN-RPIK", 16 bytes).
     static func rollingProximityIdentifierKey(_ tek: Data) -> SymmetricKey {
-        HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: tek), info: Array("EN-RPIK".utf8), outputByteCount: 16)
+        HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: SymmetricKey(data: tek),
+            info: Array("EN-RPIK".utf8),
+            outputByteCount: 16
+        )
     }
 
     /// AEMK = HKDF-SHA256(TEK, salt: none, info: "EN-AEMK", 16 bytes).
     static func associatedEncryptedMetadataKey(_ tek: Data) -> SymmetricKey {
-        HKDF<SHA256>.deriveKey(inputKeyMaterial: SymmetricKey(data: tek), info: Array("EN-AEMK".utf8), outputByteCount: 16)
+        HKDF<SHA256>.deriveKey(
+            inputKeyMaterial: SymmetricKey(data: tek),
+            info: Array("EN-AEMK".utf8),
+            outputByteCount: 16
+        )
     }
 
     /// RPI_j = AES-128(RPIK, "EN-RPI" ‖ 0x000000000000 ‖ ENIN_j as little-endian UInt32): one block, no mode.

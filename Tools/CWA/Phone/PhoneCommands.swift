@@ -23,7 +23,9 @@ struct PhoneFile: ParsableArguments {
 
 extension Phone {
     struct New: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Create a phone with one temporary exposure key per day.")
+        static let configuration = CommandConfiguration(
+            abstract: "Create a phone with one temporary exposure key per day."
+        )
 
         @OptionGroup var phone: PhoneFile
         @Option(help: "Days of keys, today included.")
@@ -38,14 +40,17 @@ extension Phone {
             }
             let state = PhoneState.new(days: self.days, now: Date())
             try self.phone.save(state)
-            print("new phone \(self.phone.path): \(state.keys.count) keys, \(utcDay(ENInterval.date(of: state.keys[0].rollingStartIntervalNumber)))…\(utcDay(Date()))")
+            print(
+                "new phone \(self.phone.path): \(state.keys.count) keys, \(utcDay(ENInterval.date(of: state.keys[0].rollingStartIntervalNumber)))…\(utcDay(Date()))"
+            )
         }
     }
 
     struct Meet: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Record another phone's broadcast as heard by this one.",
-            discussion: "By default the meeting is two days ago at 12:00 UTC, so its key is past the distribution's expiry policy."
+            discussion:
+                "By default the meeting is two days ago at 12:00 UTC, so its key is past the distribution's expiry policy."
         )
 
         @OptionGroup var phone: PhoneFile
@@ -63,7 +68,9 @@ extension Phone {
             guard (0...255).contains(self.attenuation) else { throw ValidationError("--attenuation must be 0…255") }
             let start: Date
             if let at = self.at {
-                guard let parsed = try? Date(at, strategy: .iso8601) else { throw ValidationError("--at must be ISO 8601, e.g. 2026-11-22T12:00:00Z") }
+                guard let parsed = try? Date(at, strategy: .iso8601) else {
+                    throw ValidationError("--at must be ISO 8601, e.g. 2026-11-22T12:00:00Z")
+                }
                 start = parsed
             } else {
                 let day = ENInterval.dayStart(of: ENInterval.number(of: Date())) - 2 * ENInterval.perDay
@@ -71,15 +78,24 @@ extension Phone {
             }
             var state = try self.phone.load()
             let other = try PhoneState.load(self.other)
-            let heard = try Encounter.observe(broadcaster: other, from: start, minutes: self.minutes, attenuation: self.attenuation)
+            let heard = try Encounter.observe(
+                broadcaster: other,
+                from: start,
+                minutes: self.minutes,
+                attenuation: self.attenuation
+            )
             state.observations += heard
             try self.phone.save(state)
-            print("heard \(self.other) for \(self.minutes) min from \(start.formatted(.iso8601)) at \(self.attenuation) dB: \(heard.count) identifiers recorded")
+            print(
+                "heard \(self.other) for \(self.minutes) min from \(start.formatted(.iso8601)) at \(self.attenuation) dB: \(heard.count) identifiers recorded"
+            )
         }
     }
 
     struct Register: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Register a test (QR code GUID) or a teleTAN for a registration token.")
+        static let configuration = CommandConfiguration(
+            abstract: "Register a test (QR code GUID) or a teleTAN for a registration token."
+        )
 
         @OptionGroup var phone: PhoneFile
         @OptionGroup var gateway: GatewayOptions
@@ -115,7 +131,9 @@ extension Phone {
 
         func run() async throws {
             var state = try self.phone.load()
-            guard let token = state.registrationToken else { throw ClientFailure("no registered test (cwa phone register first)") }
+            guard let token = state.registrationToken else {
+                throw ClientFailure("no registered test (cwa phone register first)")
+            }
             struct Answer: Decodable { var testResult: Int }
             let reply = try await withGateway(try self.gateway.client()) { client in
                 try await TestRegistration.poll(client: client, app: self.gateway.app, registrationToken: token)
@@ -131,7 +149,8 @@ extension Phone {
     struct Submit: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Get a TAN for a positive test and upload the phone's keys and check-ins.",
-            discussion: "With --fake, sends a dummy submission (cwa-fake: 1) of the same size instead; nothing is stored."
+            discussion:
+                "With --fake, sends a dummy submission (cwa-fake: 1) of the same size instead; nothing is stored."
         )
 
         @OptionGroup var phone: PhoneFile
@@ -140,7 +159,10 @@ extension Phone {
         var checkins: Int = 0
         @Flag(help: "Send a dummy submission, as phones do to hide real ones.")
         var fake = false
-        @Flag(name: .customLong("reuse-tan"), help: "Submit with the TAN of the last submission again (it must be refused).")
+        @Flag(
+            name: .customLong("reuse-tan"),
+            help: "Submit with the TAN of the last submission again (it must be refused)."
+        )
         var reuseTAN = false
         @Flag(help: "Submit as a rapid-test result.")
         var rapid = false
@@ -154,18 +176,33 @@ extension Phone {
             let now = Date()
             let outcome = try await withGateway(try self.gateway.client()) { client in
                 if self.fake {
-                    return (try await Submission.fake(client: client, app: self.gateway.app, payload: try SubmissionBuilder.withRandomKeys(now: now)), "")
+                    return (
+                        try await Submission.fake(
+                            client: client,
+                            app: self.gateway.app,
+                            payload: try SubmissionBuilder.withRandomKeys(now: now)
+                        ), ""
+                    )
                 }
                 let tan: String
                 if self.reuseTAN {
                     guard let last = state.lastTAN else { throw ClientFailure("this phone has not submitted yet") }
                     tan = last
                 } else {
-                    guard let token = state.registrationToken else { throw ClientFailure("no registered test (cwa phone register first)") }
+                    guard let token = state.registrationToken else {
+                        throw ClientFailure("no registered test (cwa phone register first)")
+                    }
                     tan = try await Submission.tan(client: client, app: self.gateway.app, registrationToken: token)
                 }
-                let payload = try SubmissionBuilder.payload(keys: state.keys, checkIns: self.checkins, now: now, rapidTest: self.rapid)
-                return (try await Submission.submit(client: client, app: self.gateway.app, tan: tan, payload: payload), tan)
+                let payload = try SubmissionBuilder.payload(
+                    keys: state.keys,
+                    checkIns: self.checkins,
+                    now: now,
+                    rapidTest: self.rapid
+                )
+                return (
+                    try await Submission.submit(client: client, app: self.gateway.app, tan: tan, payload: payload), tan
+                )
             }
             let (reply, tan) = outcome
             if !self.fake && !self.reuseTAN {
@@ -173,14 +210,18 @@ extension Phone {
                 try self.phone.save(state)
             }
             let kind = self.fake ? "dummy submission" : "submission"
-            print("\(kind): HTTP \(reply.status), \(reply.wireSize) bytes, \(String(format: "%.0f", reply.seconds * 1000)) ms"
-                + (reply.header("cwa-saved-checkins").map { ", check-ins saved: \($0)" } ?? ""))
+            print(
+                "\(kind): HTTP \(reply.status), \(reply.wireSize) bytes, \(String(format: "%.0f", reply.seconds * 1000)) ms"
+                    + (reply.header("cwa-saved-checkins").map { ", check-ins saved: \($0)" } ?? "")
+            )
             guard reply.status == 200 else { throw ExitCode(3) }
         }
     }
 
     struct Sync: AsyncParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Download new key archives, verify them, and look for exposures.")
+        static let configuration = CommandConfiguration(
+            abstract: "Download new key archives, verify them, and look for exposures."
+        )
 
         @OptionGroup var phone: PhoneFile
         @OptionGroup var gateway: GatewayOptions
@@ -196,7 +237,15 @@ extension Phone {
                     .run(skipping: Set(state.syncedArchives), now: Date())
             }
             let keys = outcome.archives.flatMap { archive in
-                archive.keys.map { (ExposureKey(keyData: $0.keyData, rollingStartIntervalNumber: UInt32($0.rollingStartIntervalNumber), rollingPeriod: UInt32($0.rollingPeriod)), Int($0.transmissionRiskLevel), archive.path) }
+                archive.keys.map {
+                    (
+                        ExposureKey(
+                            keyData: $0.keyData,
+                            rollingStartIntervalNumber: UInt32($0.rollingStartIntervalNumber),
+                            rollingPeriod: UInt32($0.rollingPeriod)
+                        ), Int($0.transmissionRiskLevel), archive.path
+                    )
+                }
             }
             let matches = Encounter.match(keys: keys, observations: state.observations, known: Set(state.matchedKeys))
             let found = matches.map(\.exposure)
@@ -206,13 +255,17 @@ extension Phone {
             try self.phone.save(state)
 
             let signatures = outcome.archives.reduce(0) { $0 + $1.verifiedSignatures }
-            print("synced \(outcome.archives.count) new archives (\(keys.count) keys, \(signatures) signatures verified)")
+            print(
+                "synced \(outcome.archives.count) new archives (\(keys.count) keys, \(signatures) signatures verified)"
+            )
             for rejected in outcome.rejected { print("REJECTED \(rejected.path): \(rejected.reason)") }
             if found.isEmpty {
                 print("no new exposure")
             }
             for exposure in found {
-                print("EXPOSURE on \(exposure.day): \(exposure.minutes) min, lowest attenuation \(exposure.lowestAttenuation) dB, transmission risk level \(exposure.transmissionRiskLevel) (key from \(exposure.archive))")
+                print(
+                    "EXPOSURE on \(exposure.day): \(exposure.minutes) min, lowest attenuation \(exposure.lowestAttenuation) dB, transmission risk level \(exposure.transmissionRiskLevel) (key from \(exposure.archive))"
+                )
             }
             if !outcome.rejected.isEmpty { throw ExitCode(4) }
         }
@@ -223,7 +276,11 @@ extension Phone {
 enum Submission {
     static func tan(client: GatewayClient, app: String, registrationToken: String) async throws -> String {
         struct Answer: Decodable { var tan: String }
-        let reply = try await client.postJSON("\(app)/version/v1/tan", jsonObject(["registrationToken": registrationToken]), headers: [("cwa-fake", "0")])
+        let reply = try await client.postJSON(
+            "\(app)/version/v1/tan",
+            jsonObject(["registrationToken": registrationToken]),
+            headers: [("cwa-fake", "0")]
+        )
         guard reply.status == 201 else { throw ClientFailure("no TAN: HTTP \(reply.status) \(reply.text)") }
         return try decodeJSON(Answer.self, from: reply, what: "TAN").tan
     }
@@ -243,7 +300,10 @@ enum Submission {
         try await client.send(
             .POST,
             "\(app)/version/v1/diagnosis-keys",
-            headers: [("Content-Type", "application/x-protobuf"), ("cwa-fake", "1"), ("cwa-authorization", UUID().uuidString.lowercased())],
+            headers: [
+                ("Content-Type", "application/x-protobuf"), ("cwa-fake", "1"),
+                ("cwa-authorization", UUID().uuidString.lowercased()),
+            ],
             body: payload
         )
     }
@@ -254,13 +314,23 @@ enum TestRegistration {
     /// The registration token for a GUID's hash or a teleTAN (`keyType` GUID or TELETAN).
     static func register(client: GatewayClient, app: String, key: String, keyType: String) async throws -> String {
         struct Answer: Decodable { var registrationToken: String }
-        let reply = try await client.postJSON("\(app)/version/v1/registrationToken", jsonObject(["key": key, "keyType": keyType]), headers: [("cwa-fake", "0")])
-        guard reply.status == 201 else { throw ClientFailure("registration refused: HTTP \(reply.status) \(reply.text)") }
+        let reply = try await client.postJSON(
+            "\(app)/version/v1/registrationToken",
+            jsonObject(["key": key, "keyType": keyType]),
+            headers: [("cwa-fake", "0")]
+        )
+        guard reply.status == 201 else {
+            throw ClientFailure("registration refused: HTTP \(reply.status) \(reply.text)")
+        }
         return try decodeJSON(Answer.self, from: reply, what: "registration").registrationToken
     }
 
     static func poll(client: GatewayClient, app: String, registrationToken: String) async throws -> Reply {
-        try await client.postJSON("\(app)/version/v1/testresult", jsonObject(["registrationToken": registrationToken]), headers: [("cwa-fake", "0")])
+        try await client.postJSON(
+            "\(app)/version/v1/testresult",
+            jsonObject(["registrationToken": registrationToken]),
+            headers: [("cwa-fake", "0")]
+        )
     }
 }
 

@@ -61,7 +61,8 @@ struct PhoneState: Codable, Sendable {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         let data = try encoder.encode(self)
         let temporary = path + ".tmp-\(UUID().uuidString.prefix(8))"
-        guard FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600]) else {
+        guard FileManager.default.createFile(atPath: temporary, contents: data, attributes: [.posixPermissions: 0o600])
+        else {
             throw ClientFailure("cannot write \(path)")
         }
         guard rename(temporary, path) == 0 else {
@@ -75,7 +76,9 @@ struct PhoneState: Codable, Sendable {
     /// A new phone with one random key for each of the last `days` UTC days, today included.
     static func new(days: Int, now: Date) -> PhoneState {
         let today = ENInterval.dayStart(of: ENInterval.number(of: now))
-        let keys = (0..<days).reversed().map { ago in ExposureKey.random(dayStart: today - UInt32(ago) * ENInterval.perDay) }
+        let keys = (0..<days).reversed().map { ago in
+            ExposureKey.random(dayStart: today - UInt32(ago) * ENInterval.perDay)
+        }
         return PhoneState(keys: keys)
     }
 

@@ -65,7 +65,8 @@ enum SubmissionBuilder {
         }
         // Random bytes in one call (a key of that size), not one system call per byte.
         let count = payload.requestPadding.count
-        payload.requestPadding = count == 0 ? Data() : SymmetricKey(size: SymmetricKeySize(bitCount: count * 8)).withUnsafeBytes { Data($0) }
+        payload.requestPadding =
+            count == 0 ? Data() : SymmetricKey(size: SymmetricKeySize(bitCount: count * 8)).withUnsafeBytes { Data($0) }
         return try payload.serializedBytes()
     }
 }
@@ -83,26 +84,47 @@ enum CheckInEncryption {
     }
 
     /// One report: `locationIdHash` (32 bytes), a random `iv` (16), `encryptedCheckInRecord` (one block, 16) and `mac` (32).
-    static func report(locationID: Data, start: UInt32, period: UInt32, transmissionRiskLevel: UInt32) throws -> CheckInProtectedReport {
+    static func report(
+        locationID: Data,
+        start: UInt32,
+        period: UInt32,
+        transmissionRiskLevel: UInt32
+    ) throws -> CheckInProtectedReport {
         var record = CheckInRecord()
         record.startIntervalNumber = start
         record.period = period
         record.transmissionRiskLevel = transmissionRiskLevel
         let iv = AES._CBC.IV()
-        let ciphertext = try AES._CBC.encrypt(try record.serializedBytes() as [UInt8], using: self.encryptionKey(locationID: locationID), iv: iv)
+        let ciphertext = try AES._CBC.encrypt(
+            try record.serializedBytes() as [UInt8],
+            using: self.encryptionKey(locationID: locationID),
+            iv: iv
+        )
         var report = CheckInProtectedReport()
         report.locationIDHash = QRCodePayload.locationIDHash(ofLocationID: locationID)
         report.iv = Data(iv)
         report.encryptedCheckInRecord = ciphertext
-        report.mac = Data(HMAC<SHA256>.authenticationCode(for: Array(iv) + Array(ciphertext), using: self.macKey(locationID: locationID)))
+        report.mac = Data(
+            HMAC<SHA256>.authenticationCode(
+                for: Array(iv) + Array(ciphertext),
+                using: self.macKey(locationID: locationID)
+            )
+        )
         return report
     }
 
     /// The record of a report, if the MAC is right for `locationID`.
     static func decrypt(_ report: CheckInProtectedReport, locationID: Data) throws -> CheckInRecord? {
-        let expected = HMAC<SHA256>.authenticationCode(for: Array(report.iv) + Array(report.encryptedCheckInRecord), using: self.macKey(locationID: locationID))
+        let expected = HMAC<SHA256>.authenticationCode(
+            for: Array(report.iv) + Array(report.encryptedCheckInRecord),
+            using: self.macKey(locationID: locationID)
+        )
         guard Data(expected) == report.mac else { return nil }
-        let plain = try AES._CBC.decrypt(report.encryptedCheckInRecord, using: self.encryptionKey(locationID: locationID), iv: try AES._CBC.IV(ivBytes: report.iv))
+        let plain = try AES._CBC.decrypt(
+            report.encryptedCheckInRecord,
+            using: self.encryptionKey(locationID: locationID),
+            iv: try AES._CBC.IV(ivBytes: report.iv)
+        )
         return try CheckInRecord(serializedBytes: Array(plain))
     }
 }

@@ -72,15 +72,26 @@ final class S3ObjectStore: ObjectStore {
             if let continuation {
                 query.append(("continuation-token", continuation))
             }
-            let answer = try await self.send(.GET, key: nil, query: query, operation: "list", maxBodyBytes: Self.maxListBodyBytes)
+            let answer = try await self.send(
+                .GET,
+                key: nil,
+                query: query,
+                operation: "list",
+                maxBodyBytes: Self.maxListBodyBytes
+            )
             guard (200..<300).contains(answer.status) else {
                 throw self.failure(answer, operation: "list", subject: prefix)
             }
             let xml = String(buffer: answer.body)
             keys.formUnion(S3XML.texts(of: "Key", in: xml))
             guard S3XML.text(of: "IsTruncated", in: xml) == "true" else { break }
-            guard let next = S3XML.text(of: "NextContinuationToken", in: xml), !next.isEmpty, next != continuation else {
-                throw S3Error.invalidResponse(operation: "list", key: prefix, reason: "truncated listing without a new continuation token")
+            guard let next = S3XML.text(of: "NextContinuationToken", in: xml), !next.isEmpty, next != continuation
+            else {
+                throw S3Error.invalidResponse(
+                    operation: "list",
+                    key: prefix,
+                    reason: "truncated listing without a new continuation token"
+                )
             }
             continuation = next
         }
@@ -171,7 +182,9 @@ final class S3ObjectStore: ObjectStore {
             address += "/" + SigV4Signer.uriEncode(key, keepSlash: true)
         }
         if !query.isEmpty {
-            let pairs = query.map { "\(SigV4Signer.uriEncode($0.0, keepSlash: false))=\(SigV4Signer.uriEncode($0.1, keepSlash: false))" }
+            let pairs = query.map {
+                "\(SigV4Signer.uriEncode($0.0, keepSlash: false))=\(SigV4Signer.uriEncode($0.1, keepSlash: false))"
+            }
             address += "?" + pairs.joined(separator: "&")
         }
         guard let url = URL(string: address) else { throw S3Error.invalidURL(address) }
@@ -184,7 +197,13 @@ final class S3ObjectStore: ObjectStore {
         for (name, value) in headers {
             request.headers.add(name: name, value: value)
         }
-        let signed = self.signer.sign(method: method.rawValue, url: url, headers: headers, payloadSHA256: payloadSHA256, date: self.now())
+        let signed = self.signer.sign(
+            method: method.rawValue,
+            url: url,
+            headers: headers,
+            payloadSHA256: payloadSHA256,
+            date: self.now()
+        )
         for (name, value) in signed {
             request.headers.add(name: name, value: value)
         }
@@ -193,7 +212,10 @@ final class S3ObjectStore: ObjectStore {
             request.body = .bytes(ByteBuffer(bytes: body))
         }
 
-        let response = try await self.httpClient.execute(request, timeout: TimeAmount(self.configuration.requestTimeout))
+        let response = try await self.httpClient.execute(
+            request,
+            timeout: TimeAmount(self.configuration.requestTimeout)
+        )
         let status = response.status.code
         let collected: ByteBuffer
         if (200..<300).contains(status) {

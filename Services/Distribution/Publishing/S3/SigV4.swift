@@ -31,7 +31,13 @@ struct SigV4Signer: Sendable, CustomStringConvertible {
     /// `headers` are the request's other headers, all of them signed (names in any case; give `Content-Length` only
     /// if the client will not rewrite it). `host` is `SigV4Signer.host(of: url)` unless `headers` holds one; the
     /// request must then send that very `Host`. `payloadSHA256` is the lowercase hex SHA-256 of the body.
-    func sign(method: String, url: URL, headers: [(String, String)], payloadSHA256: String, date: Date) -> [(String, String)] {
+    func sign(
+        method: String,
+        url: URL,
+        headers: [(String, String)],
+        payloadSHA256: String,
+        date: Date
+    ) -> [(String, String)] {
         let timestamp = Self.timestamp(date)
         let canonical = self.canonicalRequest(
             method: method,
@@ -142,7 +148,8 @@ struct SigV4Signer: Sendable, CustomStringConvertible {
 
     /// The query's parameters, names and values encoded, sorted by name then value; a bare name becomes `name=`.
     static func canonicalQuery(of url: URL) -> String {
-        guard let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery, !query.isEmpty else {
+        guard let query = URLComponents(url: url, resolvingAgainstBaseURL: false)?.percentEncodedQuery, !query.isEmpty
+        else {
             return ""
         }
         let pairs = query.split(separator: "&").map { item -> (name: String, value: String) in
@@ -152,7 +159,8 @@ struct SigV4Signer: Sendable, CustomStringConvertible {
             return (name, value)
         }
         let sorted = pairs.sorted { left, right in
-            left.name == right.name ? self.precedesBytewise(left.value, right.value) : self.precedesBytewise(left.name, right.name)
+            left.name == right.name
+                ? self.precedesBytewise(left.value, right.value) : self.precedesBytewise(left.name, right.name)
         }
         return sorted.map { "\($0.name)=\($0.value)" }.joined(separator: "&")
     }
@@ -178,7 +186,8 @@ struct SigV4Signer: Sendable, CustomStringConvertible {
 
     private static func isUnreserved(_ byte: UInt8) -> Bool {
         switch byte {
-        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+        case UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "a")...UInt8(ascii: "z"),
+            UInt8(ascii: "0")...UInt8(ascii: "9"):
             true
         case UInt8(ascii: "-"), UInt8(ascii: "_"), UInt8(ascii: "."), UInt8(ascii: "~"):
             true
