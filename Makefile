@@ -21,7 +21,7 @@ PRODUCTS := test-result-service verification-service submission-service portal-s
 build_products = $(if $(SKIP_BUILD),:,for product in $(1); do $(SWIFT) build -c $(2) --product $$product; done)
 BUILD_PRODUCTS = $(call build_products,$(PRODUCTS),$(CONFIG))
 
-.PHONY: help build test test-unit test-browser e2e run stop db-start db-stop db-status protos protos-check protoc-tools bench bench-distribution distribute deploy-check clean
+.PHONY: help build lint format test test-unit test-browser e2e run stop db-start db-stop db-status protos protos-check protoc-tools bench bench-distribution distribute deploy-check clean
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -29,7 +29,7 @@ help: ## List the targets
 build: ## Build every product (debug; CONFIG=release for release)
 	$(BUILD_PRODUCTS)
 
-test: db-start ## PostgreSQL if needed, build, the whole suite, the browser test, the end-to-end journey, deploy-check
+test: lint db-start ## The lint gate, PostgreSQL if needed, build, the whole suite, the browser test, the end-to-end journey, deploy-check
 	database_env="$$($(PG) env)"; eval "$$database_env"; \
 	export EN_REQUIRE_DB=1; \
 	$(SWIFT) build --build-tests; \
@@ -37,6 +37,19 @@ test: db-start ## PostgreSQL if needed, build, the whole suite, the browser test
 	$(MAKE) test-browser SKIP_BUILD=1
 	$(MAKE) e2e SKIP_BUILD=1 CONFIG=debug
 	$(MAKE) deploy-check
+
+# Our Swift sources: everything git knows of but the generated protobuf code, which `make protos` owns.
+SWIFT_SOURCES = $$(git ls-files -co --exclude-standard -- '*.swift' | grep -v '^$(PROTO_OUT)/')
+SHELL_SCRIPTS = $$(git ls-files -co --exclude-standard -- 'deploy/*.sh' '.ci/run')
+
+lint: ## Fail on code that `make format` would change (swift format, .swift-format) and on shellcheck findings in deploy/
+	$(SWIFT) format lint --strict --parallel $(SWIFT_SOURCES)
+	deploy/local/lib.sh need_commands shellcheck
+	shellcheck --external-sources $(SHELL_SCRIPTS)
+	@echo "lint: swift format and shellcheck found nothing"
+
+format: ## Rewrite the Swift sources in the committed style (.swift-format)
+	$(SWIFT) format --in-place --parallel $(SWIFT_SOURCES)
 
 test-unit: ## Run the suite without a database (database tests are skipped, visibly)
 	$(SWIFT) test
@@ -69,9 +82,7 @@ db-status: ## Is the local PostgreSQL cluster running?
 	@$(PG) status
 
 protoc-tools:
-	@command -v protoc >/dev/null || { echo "installing protobuf-compiler"; \
-		$$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get update -qq; \
-		$$( [ "$$(id -u)" = 0 ] || echo sudo ) apt-get install -y -qq --no-install-recommends protobuf-compiler; }
+	@deploy/local/lib.sh need_commands protoc:protobuf-compiler
 	$(SWIFT) build -c release --scratch-path .build-protoc --product protoc-gen-swift
 
 protos: protoc-tools ## Regenerate Shared/Models/Generated from protos/

@@ -22,6 +22,8 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
+# shellcheck source=SCRIPTDIR/../local/lib.sh
+. "$root/deploy/local/lib.sh"
 data="${EN_DATA_DIR:-$root/.data}"
 venv="$data/deploy-venv"
 requirements="$root/deploy/check/requirements.txt"
@@ -30,23 +32,13 @@ bin_dir="$(readlink -m "${BIN_DIR:-$root/.build/debug}")"   # absolute: the chec
 k8s_versions="${K8S_VERSIONS:-1.29.0,1.37.0}"
 pg_bin="${EN_PG_BIN:-/usr/lib/postgresql/15/bin}"
 
-say() { printf 'deploy-check: %s\n' "$*" >&2; }
-fail() { say "$*"; exit 1; }
-as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+lib_name=deploy-check
 
 ensure_packages() {
-  local missing=()
-  command -v docker-compose >/dev/null || missing+=(docker-compose)
-  command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
-  command -v openssl >/dev/null || missing+=(openssl)
-  [ -x "$pg_bin/initdb" ] || missing+=(postgresql-15 postgresql-client-15)
+  need_commands docker-compose nginx openssl
+  [ -x "$pg_bin/initdb" ] || install_packages postgresql-15 postgresql-client-15
   # Debian's python3 creates venvs only with python3-venv (it brings ensurepip).
-  if [ ! -x "$venv/bin/python" ] && ! python3 -c 'import venv, ensurepip' 2>/dev/null; then missing+=(python3-venv); fi
-  [ ${#missing[@]} -eq 0 ] && return 0
-  say "installing ${missing[*]}"
-  as_root apt-get update -qq
-  # --no-install-recommends: docker-compose would otherwise bring a whole container engine (BUILD-NOTES pitfall 9).
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if [ ! -x "$venv/bin/python" ] && ! python3 -c 'import venv, ensurepip' 2>/dev/null; then install_packages python3-venv; fi
 }
 
 # The venv, (re)built when requirements.txt changed; quick when it is current.

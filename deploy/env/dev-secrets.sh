@@ -10,6 +10,7 @@
 #   OUT/secrets/ca.pem                         the CA that signed it (clients trust it: curl --cacert)
 #   OUT/secrets/lab-ca.pem                     the CA of lab client certificates
 #   OUT/secrets/lab-1.pem, lab-1.key           a lab client certificate, on the allowlist
+#                                              (these four from deploy/local/pki.sh, with the CAs' keys)
 #   OUT/secrets/portal-jwt.pem, .pub.pem       the portal's token key pair (EC P-256)
 #   OUT/secrets/cdn-signing.pem, .pub.pem      the CDN signing key pair (EC P-256)
 #   OUT/secrets/k8s-secrets.yaml               all of it as the Kubernetes Secrets the manifests reference
@@ -20,10 +21,11 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
+# shellcheck source=SCRIPTDIR/../local/lib.sh
+. "$root/deploy/local/lib.sh"
 out="${1:-$root/deploy}"
 secrets="$out/secrets"
-fail() { printf 'dev-secrets.sh: %s\n' "$*" >&2; exit 1; }
-command -v openssl >/dev/null || fail "openssl is required"
+need_commands openssl
 
 mkdir -p "$secrets"
 work="$(mktemp -d)"
@@ -47,29 +49,11 @@ if [ ! -s "$out/.env" ]; then
   } >"$work/env"
 fi
 
-# ---- PKI: a gateway CA and server certificate, a lab CA and one lab certificate ----
-ca() {  # ca NAME SUBJECT
-  new_key "$secrets/$1.key"
-  openssl req -x509 -new -key "$secrets/$1.key" -sha256 -days 825 -subj "$2" -out "$secrets/$1.pem" \
-    -addext "basicConstraints=critical,CA:TRUE,pathlen:0" -addext "keyUsage=critical,keyCertSign,cRLSign" 2>/dev/null
-}
-leaf() {  # leaf NAME CA SUBJECT EXTENSIONS
-  new_key "$secrets/$1.key"
-  openssl req -new -key "$secrets/$1.key" -subj "$3" -out "$work/$1.csr" 2>/dev/null
-  printf '%b' "$4" >"$work/$1.ext"
-  openssl x509 -req -in "$work/$1.csr" -CA "$secrets/$2.pem" -CAkey "$secrets/$2.key" -CAcreateserial \
-    -CAserial "$work/$2.srl" -days 825 -sha256 -extfile "$work/$1.ext" -out "$secrets/$1.pem" 2>/dev/null
-}
-if [ ! -s "$secrets/gateway.pem" ] || [ ! -s "$secrets/gateway.key" ] || [ ! -s "$secrets/ca.pem" ]; then
-  ca ca "/O=Exposure Notification Dev/CN=Dev Gateway CA"
-  leaf gateway ca "/O=Exposure Notification Dev/CN=localhost" \
-    "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:localhost,IP:127.0.0.1,DNS:gateway,DNS:gateway.en-backend.svc\n"
-fi
-if [ ! -s "$secrets/lab-ca.pem" ] || [ ! -s "$secrets/lab-1.pem" ] || [ ! -s "$secrets/lab-1.key" ]; then
-  ca lab-ca "/O=Exposure Notification Dev/CN=Dev Lab CA"
-  leaf lab-1 lab-ca "/O=Exposure Notification Dev/OU=Labs/CN=lab-1" \
-    "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=clientAuth\n"
-fi
+# ---- PKI: deploy/local/pki.sh's gateway CA and server certificate, lab CA and lab-1, where they are missing ----
+missing() { local file; for file in "$@"; do [ -s "$secrets/$file" ] || return 0; done; return 1; }
+copy_pki() { "$root/deploy/local/pki.sh" "$work"; local file; for file in "$@"; do cp "$work/pki/$file" "$secrets/$file"; done; }
+if missing gateway.pem gateway.key ca.pem; then copy_pki ca.pem ca.key gateway.pem gateway.key; fi
+if missing lab-ca.pem lab-1.pem lab-1.key; then copy_pki lab-ca.pem lab-ca.key lab-1.pem lab-1.key; fi
 lab_thumbprint="$(openssl x509 -in "$secrets/lab-1.pem" -outform DER | sha256sum | cut -d' ' -f1)"
 if [ -s "$work/env" ]; then
   echo "LAB_CERT_SHA256_ALLOWLIST=$lab_thumbprint" >>"$work/env"
@@ -119,8 +103,7 @@ secret() {  # secret NAME TYPE KEY=BASE64...
 mv "$work/k8s-secrets.yaml" "$secrets/k8s-secrets.yaml"
 
 # ---- permissions: readable by the containers' group, nobody else ----
-rm -f "$secrets"/*.srl
-if [ "$(id -u)" = 0 ]; then
+if is_root; then
   chgrp -R 10001 "$secrets" "$out/.env"
   chmod 0750 "$secrets"
   chmod 0640 "$secrets"/* "$out/.env"

@@ -6,13 +6,16 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$root/deploy/local/lib.sh"
 pg="$root/deploy/local/postgres.sh"
 distribution="$root/.build/release/distribution-service"
 submission="$root/.build/release/submission-service"
 sizes="${BENCH_KEYS:-100000 1400000}"
 
-for b in "$distribution" "$submission"; do [ -x "$b" ] || { echo "bench-distribution.sh: $b missing (make bench-distribution builds it)" >&2; exit 1; }; done
-[ -x /usr/bin/time ] || { echo "bench-distribution.sh: /usr/bin/time is needed for the peak RSS (apt-get install time)" >&2; exit 1; }
+for b in "$distribution" "$submission"; do [ -x "$b" ] || fail "$b missing (make bench-distribution builds it)"; done
+# /usr/bin/time measures the peak RSS.
+[ -x /usr/bin/time ] || install_packages time
 
 "$pg" start >/dev/null
 database_env="$("$pg" env)"

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Measures the release builds against a throw-away database on the local cluster:
+# Measures the release builds, started by deploy/local/run.sh without the gateway (a fresh fleet of test-result-,
+# verification- and submission-service in .data/bench, its own PostgreSQL cluster on port 54359, every port moved by
+# 300; BENCH_PG_PORT and BENCH_PORT_OFFSET change them):
 #   1. test-result-service: lab batch uploads of 100 results each (POST /api/v1/lab/results)
 #   2. test-result-service: verification lookups (POST /api/v1/app/result), mostly of existing rows
 #   3. verification-service: registrations, each with a new GUID (POST /version/v1/registrationToken)
@@ -11,105 +13,71 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$root/deploy/local/lib.sh"
+export EN_DATA_DIR="${EN_DATA_DIR:-$root/.data}/bench" EN_PG_PORT="${BENCH_PG_PORT:-54359}" EN_PORT_OFFSET="${BENCH_PORT_OFFSET:-300}"
+# The services inherit LOG_LEVEL and DATABASE_POOL_SIZE from run.sh.
+export EN_SERVICES="test-result verification submission" EN_GATEWAY=off CONFIG=release LOG_LEVEL=warning DATABASE_POOL_SIZE=16
+run="$root/deploy/local/run.sh"
 pg="$root/deploy/local/postgres.sh"
-binary="$root/.build/release/test-result-service"
-verification_binary="$root/.build/release/verification-service"
-submission_binary="$root/.build/release/submission-service"
 duration="${BENCH_DURATION:-15s}"
 connections="${BENCH_CONNECTIONS:-32}"
 threads="${BENCH_THREADS:-2}"
-lab_port=18003
-internal_port=18013
-app_port=18002
-verification_internal_port=18012
-submission_port=18001
 
-for b in "$binary" "$verification_binary" "$submission_binary"; do [ -x "$b" ] || { echo "bench.sh: $b missing (make bench builds it)" >&2; exit 1; }; done
-if ! command -v wrk >/dev/null; then
-  echo "bench.sh: installing wrk"
-  $( [ "$(id -u)" = 0 ] || echo sudo ) apt-get update -qq
-  $( [ "$(id -u)" = 0 ] || echo sudo ) apt-get install -y -qq --no-install-recommends wrk >/dev/null
-fi
+for binary in test-result-service verification-service submission-service; do
+  [ -x "$root/.build/release/$binary" ] || fail "$root/.build/release/$binary missing (make bench builds it)"
+done
+need_commands wrk
 
-"$pg" start >/dev/null
-database_env="$("$pg" env)"
-eval "$database_env"
-# psql reads the password from the environment, so it never appears in a process list.
-export PGHOST="$POSTGRES_HOST" PGPORT="$POSTGRES_PORT" PGUSER="$POSTGRES_USER" PGPASSWORD="$POSTGRES_PASSWORD"
-database="en_bench_$(date +%s)"
-psql -q -d postgres -c "CREATE DATABASE $database"
-log="$(mktemp)"
-cleanup() {
-  [ -n "${submission_pid:-}" ] && kill -TERM "$submission_pid" 2>/dev/null && wait "$submission_pid" 2>/dev/null
-  [ -n "${verification_pid:-}" ] && kill -TERM "$verification_pid" 2>/dev/null && wait "$verification_pid" 2>/dev/null
-  [ -n "${service_pid:-}" ] && kill -TERM "$service_pid" 2>/dev/null && wait "$service_pid" 2>/dev/null
-  psql -q -d postgres -c "DROP DATABASE IF EXISTS $database WITH (FORCE)" || true
-  rm -f "$log" "${tans:-}"
-}
-trap cleanup EXIT
+"$run" stop >/dev/null 2>&1 || true
+rm -rf "$EN_DATA_DIR"
+mkdir -p "$EN_DATA_DIR"
+tans="$(mktemp)"
+trap '"$run" stop >/dev/null 2>&1 || true; rm -f "$tans"' EXIT
+"$run" up >"$EN_DATA_DIR/up.log" 2>&1 || { tail -n 30 "$EN_DATA_DIR/up.log" >&2; fail "the fleet did not start"; }
+eval "$("$run" env)"
 
-# Services get the URL through their environment, never on a command line.
-export DATABASE_URL="postgres://$PGUSER:$PGPASSWORD@$PGHOST:$PGPORT/$database?sslmode=disable" LOG_LEVEL=warning DATABASE_POOL_SIZE=16
-
-# Waits for a service's readiness; a service that never gets ready ends the benchmark.
-wait_ready() {
-  for _ in $(seq 1 100); do curl -fs "http://127.0.0.1:$1/health/ready" >/dev/null && return 0; sleep 0.1; done
-  echo "bench.sh: the service on port $1 did not become ready; its log:" >&2
-  cat "$log" >&2
-  exit 1
-}
+# sql DATABASE QUERY: one value, as the cluster's superuser (the password stays in the environment).
+sql() { "$pg" psql -X -q -t -A -d "$1" -c "$2"; }
+rss() { ps -o rss= -p "$(cat "$EN_DATA_DIR/run/$1.pid")" | awk '{printf "%.0f MB", $1/1024}'; }
 
 # One wrk run with a Lua script of bench/, printing the summary lines.
 measure() {
-  local script="$1" port="$2"
-  wrk -t"$threads" -c"$connections" -d"$duration" --latency -s "$root/deploy/local/bench/$script" "http://127.0.0.1:$port" \
+  local script="$1" url="$2"
+  wrk -t"$threads" -c"$connections" -d"$duration" --latency -s "$root/deploy/local/bench/$script" "$url" \
     | grep -E "Requests/sec|Latency|50%|99%|Non-2xx|requests in"
 }
-
-HTTP_PORT=$lab_port INTERNAL_HTTP_PORT=$internal_port "$binary" >"$log" 2>&1 &
-service_pid=$!
-wait_ready $lab_port
 
 echo "== test-result-service (release), $threads threads, $connections connections, $duration each =="
 echo
 echo "-- lab uploads, 100 results per batch"
-measure lab-upload.lua $lab_port
+measure lab-upload.lua "$EN_TEST_RESULT_URL"
 echo
 echo "-- verification lookups (1000 distinct ids)"
-measure lookup.lua $internal_port
+measure lookup.lua "$EN_TEST_RESULT_INTERNAL_URL"
 echo
-rows="$(psql -tA -d "$database" -c 'SELECT count(*) FROM test_result')"
-echo "rows stored: $rows"
-echo "service RSS: $(ps -o rss= -p "$service_pid" | awk '{printf "%.0f MB", $1/1024}')"
-
-HTTP_PORT=$app_port INTERNAL_HTTP_PORT=$verification_internal_port TEST_RESULT_INTERNAL_URL="http://127.0.0.1:$internal_port" \
-  TELETAN_JWT_PUBLIC_KEYS="$("$root/deploy/local/dev-jwt.sh" keys)" "$verification_binary" >>"$log" 2>&1 &
-verification_pid=$!
-wait_ready $app_port
+echo "rows stored: $(sql testresult 'SELECT count(*) FROM test_result')"
+echo "service RSS: $(rss test-result)"
 
 echo
 echo "== verification-service (release) with test-result-service, same settings =="
 echo
 echo "-- registrations, a new hashed GUID each"
-measure register.lua $app_port
+measure register.lua "$EN_VERIFICATION_URL"
 guid="$(head -c 32 /dev/urandom | sha256sum | cut -d' ' -f1)"
-curl -fsS -o /dev/null -X POST "http://127.0.0.1:$lab_port/api/v1/lab/results" -H 'Content-Type: application/json' \
+curl -fsS -o /dev/null -X POST "$EN_TEST_RESULT_URL/api/v1/lab/results" -H 'Content-Type: application/json' \
   -d '{"labId":"bench","testResults":[{"id":"'"$guid"'","result":2}]}'
-token="$(curl -fsS -X POST "http://127.0.0.1:$app_port/version/v1/registrationToken" -H 'Content-Type: application/json' \
+token="$(curl -fsS -X POST "$EN_VERIFICATION_URL/version/v1/registrationToken" -H 'Content-Type: application/json' \
   -d '{"key":"'"$guid"'","keyType":"GUID"}' | sed 's/.*"registrationToken":"\([^"]*\)".*/\1/')"
 echo
 echo "-- result polls of one token (each reads the session and asks test-result-service)"
-BENCH_TOKEN="$token" measure poll.lua $app_port
+BENCH_TOKEN="$token" measure poll.lua "$EN_VERIFICATION_URL"
 echo
-echo "sessions stored: $(psql -tA -d "$database" -c 'SELECT count(*) FROM app_session')"
-echo "verification-service RSS: $(ps -o rss= -p "$verification_pid" | awk '{printf "%.0f MB", $1/1024}')"
+echo "sessions stored: $(sql verification 'SELECT count(*) FROM app_session')"
+echo "verification-service RSS: $(rss verification)"
 
-HTTP_PORT=$submission_port VERIFICATION_INTERNAL_URL="http://127.0.0.1:$verification_internal_port" "$submission_binary" >>"$log" 2>&1 &
-submission_pid=$!
-wait_ready $submission_port
 # Unused TANs as verification-service stores them (SHA-256 of the text), more than a run can use.
-tans="$(mktemp)"
-psql -tA -d "$database" -c "
+sql verification "
   WITH fresh AS MATERIALIZED (SELECT gen_random_uuid()::text AS tan FROM generate_series(1, 40000)),
        added AS (INSERT INTO tan (tan_hash, source, created_at, valid_from, valid_until)
                  SELECT encode(sha256(convert_to(tan, 'UTF8')), 'hex'), 'CONNECTED_LAB', now(), now(), now() + interval '1 day' FROM fresh)
@@ -119,7 +87,7 @@ echo
 echo "== submission-service (release) with verification-service, same settings =="
 echo
 echo "-- real submissions of 14 keys, a fresh TAN each (TAN verification, validation, one transaction)"
-BENCH_TANS="$tans" BENCH_THREADS="$threads" measure submit.lua $submission_port
+BENCH_TANS="$tans" BENCH_THREADS="$threads" measure submit.lua "$EN_SUBMISSION_URL"
 echo
-echo "keys stored: $(psql -tA -d "$database" -c 'SELECT count(*) FROM diagnosis_key')"
-echo "submission-service RSS: $(ps -o rss= -p "$submission_pid" | awk '{printf "%.0f MB", $1/1024}')"
+echo "keys stored: $(sql keys 'SELECT count(*) FROM diagnosis_key')"
+echo "submission-service RSS: $(rss submission)"

@@ -9,12 +9,13 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$root/deploy/local/lib.sh"
 keys="${EN_DATA_DIR:-$root/.data}/keys"
 private="$keys/teletan-jwt.key"
 public="$keys/teletan-jwt.pub.pem"
 
-fail() { printf 'dev-jwt.sh: %s\n' "$*" >&2; exit 1; }
-command -v openssl >/dev/null || fail "openssl is required"
+need_commands openssl
 
 ensure_keys() {
   [ -s "$private" ] && [ -s "$public" ] && return 0

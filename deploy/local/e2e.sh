@@ -15,8 +15,11 @@
 set -uo pipefail
 
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$root/deploy/local/lib.sh"
 export EN_DATA_DIR="$root/.data/e2e" EN_PG_PORT="${E2E_PG_PORT:-54339}" EN_PORT_OFFSET="${E2E_PORT_OFFSET:-100}"
 export CONFIG="${CONFIG:-debug}"
+unset EN_SERVICES EN_GATEWAY   # the whole fleet, with the gateway
 run="$root/deploy/local/run.sh"
 pg="$root/deploy/local/postgres.sh"
 cwa="$root/.build/$CONFIG/cwa"
@@ -26,9 +29,9 @@ log="$work/steps.log"
 passed=0
 failed=0
 
-say() { printf 'e2e: %s\n' "$*"; }
+lib_name=e2e
 pass() { passed=$((passed + 1)); printf '  ok    %s\n' "$1"; }
-fail() {
+flunk() {
   failed=$((failed + 1)); printf '  FAIL  %s\n' "$1"
   [ -s "$work/out" ] && sed 's/^/          /' "$work/out" | tail -n 8
   return 0
@@ -36,20 +39,20 @@ fail() {
 # check DESCRIPTION COMMAND…: the command's exit status decides; its output is kept in $work/out.
 check() {
   local description="$1"; shift
-  if "$@" >"$work/out" 2>&1; then pass "$description"; else fail "$description"; fi
+  if "$@" >"$work/out" 2>&1; then pass "$description"; else flunk "$description"; fi
   cat "$work/out" >>"$log"
 }
 # expect DESCRIPTION PATTERN COMMAND…: the command's output (stdout and stderr) must match the extended regex.
 expect() {
   local description="$1" pattern="$2"; shift 2
   "$@" >"$work/out" 2>&1
-  if grep -Eq -- "$pattern" "$work/out"; then pass "$description"; else fail "$description"; fi
+  if grep -Eq -- "$pattern" "$work/out"; then pass "$description"; else flunk "$description"; fi
   cat "$work/out" >>"$log"
 }
 sql() { "$pg" psql -X -q -t -A -d "$1" -c "$2" 2>/dev/null; }
 
-[ -x "$cwa" ] || { say "$cwa is missing (make e2e builds it)"; exit 1; }
-[ -x "$root/.build/$CONFIG/submission-service" ] || { say "the services are not built (make e2e builds them)"; exit 1; }
+[ -x "$cwa" ] || fail "$cwa is missing (make e2e builds it)"
+[ -x "$root/.build/$CONFIG/submission-service" ] || fail "the services are not built (make e2e builds them)"
 
 # A fresh fleet every time, so what the checks find in its logs and tables comes from this journey only.
 "$run" stop >/dev/null 2>&1 || true
@@ -73,7 +76,7 @@ eval "$("$run" env)"
 export CWA_SOURCE_ADDRESS="$client_address"
 say "fleet ready in $(( $(date +%s) - started )) s; the journey, through $CWA_APP_URL from $client_address"
 
-cd "$work"
+cd "$work" || exit 1
 guid="e2e-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 meeting_day="$(date -u -d '2 days ago' +%F)"
 
@@ -103,12 +106,12 @@ cp "$work/sync-b" "$work/out"
 if [ $sync_status = 0 ] && grep -Eq 'synced [1-9][0-9]* new archives .* [1-9][0-9]* signatures verified' "$work/sync-b" && ! grep -q REJECTED "$work/sync-b"; then
   pass "B syncs through the gateway: $(grep -Eo 'synced [0-9]+ new archives \([0-9]+ keys, [0-9]+ signatures verified\)' "$work/sync-b")"
 else
-  fail "B syncs and every signature verifies"
+  flunk "B syncs and every signature verifies"
 fi
 if [ "$(grep -c '^EXPOSURE' "$work/sync-b")" = 1 ] && grep -q "^EXPOSURE on $meeting_day: 20 min" "$work/sync-b"; then
   pass "B finds exactly one exposure: $(grep '^EXPOSURE' "$work/sync-b" | cut -c1-60)…"
 else
-  fail "B finds exactly the exposure with A on $meeting_day"
+  flunk "B finds exactly the exposure with A on $meeting_day"
 fi
 expect "C, who met nobody, finds no exposure" "no new exposure" "$cwa" phone sync --state c.json
 archive_path="$(grep -Eo 'key from [^)]+' "$work/sync-b" | head -n 1 | cut -d' ' -f3)"

@@ -10,12 +10,16 @@
 set -euo pipefail
 
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$root/deploy/local/lib.sh"
 keys="${1:-14}"
 type="${2:-SUBMISSION_TYPE_PCR_TEST}"
-[[ $keys =~ ^[0-9]+$ ]] || { echo "example-payload.sh: KEYS must be a number" >&2; exit 2; }
-command -v protoc >/dev/null || { echo "example-payload.sh: protoc is required (make protoc-tools)" >&2; exit 1; }
+[[ $keys =~ ^[0-9]+$ ]] || { say "KEYS must be a number"; exit 2; }
+command -v protoc >/dev/null || fail "protoc is required (make protoc-tools)"
 
-today=$(( $(date -u +%s) / 86400 * 144 ))
+# The first 10-minute interval of today (UTC): whole days since the epoch, 144 intervals each.
+days=$(( $(date -u +%s) / 86400 ))
+today=$(( days * 144 ))
 octal() { head -c "$1" /dev/urandom | od -An -v -to1 | tr -s ' \n' ' ' | sed 's/ *$//; s/^ //; s/ /\\/g; s/^/\\/'; }
 {
   for i in $(seq 1 "$keys"); do

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The development PKI of the gateway, created once under <data>/pki (never committed):
+# The development PKI of the gateway, created once under <data>/pki (never committed); make run's, and the one
+# deploy/env/dev-secrets.sh copies for compose and Kubernetes:
 #
-#   ca.pem                   the CA that signs the gateway's server certificate (clients trust it: cwa --cacert)
-#   gateway.pem, gateway.key the server certificate for 127.0.0.1 and localhost
-#   lab-ca.pem               the CA of lab client certificates (nginx: ssl_client_certificate)
+#   ca.pem, ca.key           the CA that signs the gateway's server certificate (clients trust it: cwa --cacert)
+#   gateway.pem, gateway.key the server certificate for 127.0.0.1 and localhost, and for the gateway's names in
+#                            compose (gateway) and Kubernetes (gateway.en-backend.svc)
+#   lab-ca.pem, lab-ca.key   the CA of lab client certificates (nginx: ssl_client_certificate)
 #   lab-1.pem, lab-1.key     a lab's client certificate, on test-result-service's allowlist
 #   lab-2.pem, lab-2.key     a lab certificate from the same CA that is NOT on the allowlist (for tests)
 #   lab-1.sha256             the SHA-256 thumbprint of lab-1's DER, the allowlist entry
@@ -14,11 +16,11 @@
 # P-256 keys, certificates valid for 825 days. Private keys are mode 600 in a mode 700 folder.
 set -euo pipefail
 
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/lib.sh"
 data="${1:?usage: pki.sh DATA_DIR [check]}"
 pki="$data/pki"
 files=(ca.pem gateway.pem gateway.key lab-ca.pem lab-1.pem lab-1.key lab-2.pem lab-2.key lab-1.sha256)
-
-fail() { printf 'pki.sh: %s\n' "$*" >&2; exit 1; }
 
 complete() {
   local file
@@ -27,7 +29,7 @@ complete() {
 
 if [ "${2:-}" = check ]; then complete; exit $?; fi
 complete && exit 0
-command -v openssl >/dev/null || fail "openssl is required"
+need_commands openssl
 
 rm -rf "$pki.partial"
 mkdir -p "$pki.partial"
@@ -56,7 +58,7 @@ new_leaf() {
 
 new_ca ca "/O=Exposure Notification Dev/CN=Dev Gateway CA"
 new_leaf gateway ca "/O=Exposure Notification Dev/CN=localhost" \
-  "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost\n"
+  "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost,DNS:gateway,DNS:gateway.en-backend.svc\n"
 new_ca lab-ca "/O=Exposure Notification Dev/CN=Dev Lab CA"
 for lab in lab-1 lab-2; do
   new_leaf "$lab" lab-ca "/O=Exposure Notification Dev/OU=Labs/CN=$lab" \

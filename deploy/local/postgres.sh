@@ -50,6 +50,8 @@ EOF
 # Resolve through a symlinked script so the repo root is right from any cwd.
 SCRIPT_PATH=$(readlink -f -- "${BASH_SOURCE[0]}")
 ROOT=$(cd -- "$(dirname -- "$SCRIPT_PATH")/../.." && pwd -P)
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$ROOT/deploy/local/lib.sh"
 
 DATA_AREA=${EN_DATA_DIR:-$ROOT/.data}
 [[ $DATA_AREA == /* ]] || DATA_AREA=$PWD/$DATA_AREA
@@ -78,24 +80,14 @@ TMP_DIR=""      # removed on exit (holds the initdb password file)
 trap 'if [[ -n $TMP_DIR ]]; then rm -rf -- "$TMP_DIR"; fi' EXIT
 
 # ---------------------------------------------------------------- helpers
-
-say() { printf 'postgres.sh: %s\n' "$*" >&2; }
-die() { say "error: $*"; exit 1; }
-
-# Fail with the end of the server log, which is where PostgreSQL explains itself.
-die_with_log() {
-    say "error: $*"
-    if [[ -s $LOG ]]; then
-        say "last lines of $LOG:"
-        tail -n 25 -- "$LOG" | sed 's/^/    /' >&2
-    fi
-    exit 1
-}
+# say, fail, fail_with_log, is_root, install_packages, port_open and wait_for come from deploy/local/lib.sh; say
+# writes to stderr, so that stdout stays the list of URLs.
+# fail_with_log "$LOG" shows the end of the server log, which is where PostgreSQL explains itself.
 
 # Run a command as the cluster's OS user. PostgreSQL refuses to run as root, and
 # cd / keeps the child from tripping over a cwd (e.g. under /root) it cannot read.
 as_pg() {
-    if (( EUID == 0 )); then
+    if is_root; then
         (cd / && runuser -u "$RUN_USER" -- "$@")
     else
         "$@"
@@ -114,45 +106,29 @@ as_superuser() {
 
 validate_port() {
     if ! [[ $PORT =~ ^[0-9]+$ ]] || (( PORT < 1024 || PORT > 65535 )); then
-        die "EN_PG_PORT must be a port number between 1024 and 65535, not '$PORT'"
+        fail "EN_PG_PORT must be a port number between 1024 and 65535, not '$PORT'"
     fi
-    [[ $START_TIMEOUT =~ ^[0-9]+$ ]] || die "EN_PG_START_TIMEOUT must be whole seconds"
+    [[ $START_TIMEOUT =~ ^[0-9]+$ ]] || fail "EN_PG_START_TIMEOUT must be whole seconds"
 }
 
 # Only one start/stop per data area at a time (parallel CI steps, two terminals).
 take_lock() {
     command -v flock >/dev/null || return 0
     exec 9>>"$LOCK"
-    flock -w 120 9 || die "another postgres.sh start/stop holds $LOCK"
+    flock -w 120 9 || fail "another postgres.sh start/stop holds $LOCK"
 }
 
 # ---------------------------------------------------------------- binaries
 
-install_packages() {
-    local pkgs=(postgresql-15 postgresql-client-15) sudo=()
-    command -v apt-get >/dev/null \
-        || die "PostgreSQL 15 is not in $PG_BIN and there is no apt-get: install it and set EN_PG_BIN"
-    if (( EUID != 0 )); then
-        command -v sudo >/dev/null \
-            || die "PostgreSQL 15 is not in $PG_BIN; install ${pkgs[*]} (needs root, no sudo here)"
-        sudo=(sudo)
-    fi
-    say "PostgreSQL 15 not found in $PG_BIN; installing ${pkgs[*]} with apt-get"
-    # apt's chatter goes to stderr so that stdout stays the list of URLs.
-    ${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get update -q >&2
-    ${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive \
-        apt-get install -y -q --no-install-recommends "${pkgs[@]}" >&2
-    say "installed: $(dpkg-query -W -f='${Package} ${Version}  ' "${pkgs[@]}" 2>/dev/null || echo "${pkgs[*]}")"
-}
-
 require_binaries() {
     local b
     if [[ ! -x $PG_BIN/initdb ]]; then
-        [[ $PG_BIN == "$DEFAULT_PG_BIN" ]] || die "no initdb in EN_PG_BIN=$PG_BIN"
-        install_packages
+        [[ $PG_BIN == "$DEFAULT_PG_BIN" ]] || fail "no initdb in EN_PG_BIN=$PG_BIN"
+        say "PostgreSQL 15 is not in $PG_BIN (or set EN_PG_BIN)"
+        install_packages postgresql-15 postgresql-client-15
     fi
     for b in initdb pg_ctl pg_isready psql; do
-        [[ -x $PG_BIN/$b ]] || die "$PG_BIN/$b is missing (packages postgresql-15, postgresql-client-15 provide it)"
+        [[ -x $PG_BIN/$b ]] || fail "$PG_BIN/$b is missing (packages postgresql-15, postgresql-client-15 provide it)"
     done
 }
 
@@ -187,12 +163,12 @@ ensure_secrets() {
 read_secret() {
     local f=$SECRETS/$1 pw
     if [[ -d $SECRETS && ! ( -r $SECRETS && -x $SECRETS ) ]]; then
-        die "cannot read $SECRETS (owner: $(stat -c %U -- "$SECRETS")): run this as that user or root"
+        fail "cannot read $SECRETS (owner: $(stat -c %U -- "$SECRETS")): run this as that user or root"
     fi
-    [[ -e $f ]] || die "no password for role $1 in $SECRETS: run 'deploy/local/postgres.sh start' first"
-    [[ -r $f ]] || die "cannot read $f (owner: $(stat -c %U -- "$f")): run this as that user or root"
+    [[ -e $f ]] || fail "no password for role $1 in $SECRETS: run 'deploy/local/postgres.sh start' first"
+    [[ -r $f ]] || fail "cannot read $f (owner: $(stat -c %U -- "$f")): run this as that user or root"
     pw=$(<"$f")
-    [[ $pw =~ ^[A-Za-z0-9_-]+$ ]] || die "$f must hold only letters, digits, '_' or '-'"
+    [[ $pw =~ ^[A-Za-z0-9_-]+$ ]] || fail "$f must hold only letters, digits, '_' or '-'"
     printf '%s' "$pw"
 }
 
@@ -213,7 +189,7 @@ is_initialized() { [[ -f $CLUSTER/PG_VERSION ]]; }
 # say so instead of misreporting it as stopped.
 require_access() {
     if [[ -e $CLUSTER && ! ( -r $CLUSTER && -x $CLUSTER ) ]]; then
-        die "$CLUSTER belongs to $(stat -c %U -- "$CLUSTER"): run this as root or as that user"
+        fail "$CLUSTER belongs to $(stat -c %U -- "$CLUSTER"): run this as root or as that user"
     fi
 }
 
@@ -256,21 +232,21 @@ ensure_os_user() {
     id -u "$user" >/dev/null 2>&1 && return 0
     say "creating system user $user to run PostgreSQL (it refuses to run as root)"
     useradd --system --user-group --no-create-home --home-dir /nonexistent \
-        --shell /usr/sbin/nologin "$user" || die "could not create system user $user"
+        --shell /usr/sbin/nologin "$user" || fail "could not create system user $user"
 }
 
 # Sets RUN_USER. An existing cluster keeps the owner it has (postgres checks it);
 # a new one gets EN_PG_OS_USER, else postgres, else enpg.
 pick_run_user() {
     local owner
-    if (( EUID != 0 )); then
+    if ! is_root; then
         RUN_USER=$(id -un)
         return
     fi
     if is_initialized; then
         owner=$(stat -c %U -- "$CLUSTER")
         [[ $owner != root && $owner != UNKNOWN ]] \
-            || die "$CLUSTER is owned by $owner; PostgreSQL cannot run as that. Remove it and start again"
+            || fail "$CLUSTER is owned by $owner; PostgreSQL cannot run as that. Remove it and start again"
         RUN_USER=$owner
         return
     fi
@@ -281,7 +257,7 @@ pick_run_user() {
     else
         RUN_USER=enpg
     fi
-    [[ $RUN_USER != root ]] || die "EN_PG_OS_USER must not be root"
+    [[ $RUN_USER != root ]] || fail "EN_PG_OS_USER must not be root"
     ensure_os_user "$RUN_USER"
 }
 
@@ -292,7 +268,7 @@ pick_run_user() {
 # by a hash of the data area path so that clones and EN_DATA_DIRs do not collide.
 choose_cluster_dir() {
     local hash
-    if (( EUID == 0 )) && ! as_pg test -x "$DATA_AREA"; then
+    if is_root && ! as_pg test -x "$DATA_AREA"; then
         hash=$(printf '%s' "$(cd -- "$DATA_AREA" && pwd -P)" | sha256sum | cut -c1-12)
         printf '/var/tmp/en-postgres-%s\n' "$hash"
     else
@@ -305,16 +281,16 @@ choose_cluster_dir() {
 prepare_cluster_dir() {
     local dir=$1
     if [[ -L $dir ]]; then
-        die "$dir is a symlink; refusing to put a cluster there"
+        fail "$dir is a symlink; refusing to put a cluster there"
     elif [[ -f $dir/PG_VERSION && $dir != "$LINK" ]]; then
         say "removing orphaned cluster $dir (its data area and passwords are gone)"
         as_pg "$PG_BIN/pg_ctl" stop -D "$dir" -m immediate >/dev/null 2>&1 9>&- || true
         rm -rf -- "$dir"
     elif [[ -d $dir && -n $(ls -A -- "$dir") ]]; then
-        die "$dir exists, is not empty and is not a PostgreSQL cluster: move it away"
+        fail "$dir exists, is not empty and is not a PostgreSQL cluster: move it away"
     fi
     mkdir -p -- "$dir"
-    if (( EUID == 0 )); then
+    if is_root; then
         chown "$RUN_USER:" -- "$dir"
     fi
     chmod 700 -- "$dir"
@@ -326,14 +302,14 @@ run_initdb() {
     local dir=$1
     TMP_DIR=$(mktemp -d /tmp/en-pg-init.XXXXXX)
     (umask 077 && read_secret postgres >"$TMP_DIR/pw")
-    if (( EUID == 0 )); then
+    if is_root; then
         chown -R "$RUN_USER:" -- "$TMP_DIR"
     fi
     # --no-sync: a dev cluster lost to a crash right after creation is simply re-created.
     if ! as_pg "$PG_BIN/initdb" -D "$dir" -U postgres --pwfile="$TMP_DIR/pw" \
             --auth=scram-sha-256 --encoding=UTF8 --locale=C --no-sync --no-instructions \
             >>"$LOG" 2>&1 9>&-; then
-        die_with_log "initdb failed for $dir"
+        fail_with_log "$LOG" "initdb failed for $dir"
     fi
     rm -rf -- "$TMP_DIR"
     TMP_DIR=""
@@ -386,34 +362,28 @@ init_cluster() {
 # pg_isready could be fooled by another server (or hang on a non-PostgreSQL one):
 # refuse early and clearly. Bash's /dev/tcp gives an instant yes/no.
 check_port_free() {
-    if (exec 3<>"/dev/tcp/$HOST/$PORT") 2>/dev/null; then
+    if port_open "$PORT" "$HOST"; then
         if "$PG_BIN/pg_isready" -q -h "$HOST" -p "$PORT" -t 2; then
-            die "another PostgreSQL server already listens on $HOST:$PORT; stop it or set EN_PG_PORT"
+            fail "another PostgreSQL server already listens on $HOST:$PORT; stop it or set EN_PG_PORT"
         fi
-        die "port $HOST:$PORT is already in use by another program; set EN_PG_PORT to a free port"
+        fail "port $HOST:$PORT is already in use by another program; set EN_PG_PORT to a free port"
     fi
 }
 
+# postmaster.pid appears within milliseconds and vanishes when the server gives up
+# (port taken, bad config), so its absence after a second or two means failure.
+server_starting() { (( SECONDS < START_GRACE_END )) || server_pid >/dev/null; }
+
 wait_until_ready() {
-    local deadline=$((SECONDS + START_TIMEOUT)) tries=0
-    until "$PG_BIN/pg_isready" -q -h "$HOST" -p "$PORT" -t 2; do
-        tries=$((tries + 1))
-        # postmaster.pid appears within milliseconds and vanishes when the server
-        # gives up (port taken, bad config), so its absence after ~1 s means failure.
-        if (( tries > 20 )) && ! server_pid >/dev/null; then
-            die_with_log "the server exited during start-up"
-        fi
-        if (( SECONDS >= deadline )); then
-            die_with_log "the server did not accept connections on $HOST:$PORT within ${START_TIMEOUT}s"
-        fi
-        sleep 0.05
-    done
+    START_GRACE_END=$((SECONDS + 2))
+    wait_for --alive server_starting --log "$LOG" "$START_TIMEOUT" "PostgreSQL on $HOST:$PORT" \
+        "$PG_BIN/pg_isready" -q -h "$HOST" -p "$PORT" -t 2
 }
 
 start_server() {
     check_port_free
     as_pg test -r "$CLUSTER/PG_VERSION" \
-        || die "OS user $RUN_USER cannot read $CLUSTER (was the data area moved under a private directory?)"
+        || fail "OS user $RUN_USER cannot read $CLUSTER (was the data area moved under a private directory?)"
     # A postmaster.pid left by a crash or reboot, whose pid now belongs to another
     # process, would make postgres refuse to start ("lock file already exists").
     if [[ -f $CLUSTER/postmaster.pid ]]; then
@@ -429,62 +399,26 @@ start_server() {
     # hundreds of CREATE/DROP DATABASE made one checkpoint sync 32,000 files for 30 s, and connection attempts
     # timed out behind it on CI. Passed on each start, so clusters created before this change get it too.
     as_pg "$PG_BIN/pg_ctl" start -W -D "$CLUSTER" -o "-p $PORT -c fsync=off" >>"$LOG" 2>&1 9>&- \
-        || die_with_log "pg_ctl start failed"
+        || fail_with_log "$LOG" "pg_ctl start failed"
     wait_until_ready
 }
 
 # Create what is missing and re-assert attributes, ownership and passwords, so the
-# cluster always matches this script and the secrets files. One psql round trip.
-sync_roles_sql() {
-    local role attrs pw
-    cat <<'EOF'
-SELECT format('CREATE ROLE %I', r)
-  FROM unnest(ARRAY['submission','distribution','federation','verification',
-                    'testresult','portal','datadonation','en_test']) AS r
- WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = r)
-\gexec
-EOF
-    for role in $ROLES; do
-        attrs="LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS"
-        # en_test creates and drops one database per test (from a template).
-        [[ $role == en_test ]] && attrs=${attrs/NOCREATEDB/CREATEDB}
-        pw=$(read_secret "$role") || exit 1
-        printf "ALTER ROLE %s WITH %s PASSWORD '%s';\n" "$role" "$attrs" "$pw"
-    done
-    cat <<'EOF'
-SELECT format('CREATE DATABASE %I OWNER %I', d, o)
-  FROM (VALUES ('keys','submission'), ('verification','verification'),
-               ('testresult','testresult'), ('portal','portal'),
-               ('datadonation','datadonation')) AS v(d, o)
- WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = d)
-\gexec
-ALTER DATABASE keys OWNER TO submission;
-ALTER DATABASE verification OWNER TO verification;
-ALTER DATABASE testresult OWNER TO testresult;
-ALTER DATABASE portal OWNER TO portal;
-ALTER DATABASE datadonation OWNER TO datadonation;
--- The test suite drops each test's database WITH (FORCE). An autovacuum worker on it has no role, and PostgreSQL 15
--- lets a non-superuser terminate it only as a member of pg_signal_backend (else SQLSTATE 42501, "must be a member
--- of the role whose process is being terminated": a test failed at random on it).
-GRANT pg_signal_backend TO en_test;
--- Each service reaches only its own database; keys is shared as ARCHITECTURE §4 says.
-REVOKE CONNECT, TEMPORARY ON DATABASE keys, verification, testresult, portal, datadonation FROM PUBLIC;
-GRANT CONNECT ON DATABASE keys TO distribution, federation;
--- Submission's migrations create the keys tables; distribution reads them and deletes what is past retention.
--- Default privileges cover tables created later, the plain GRANT those that exist already.
-\c keys
-ALTER DEFAULT PRIVILEGES FOR ROLE submission IN SCHEMA public GRANT SELECT, DELETE ON TABLES TO distribution;
-GRANT SELECT, DELETE ON ALL TABLES IN SCHEMA public TO distribution;
-EOF
-}
-
+# cluster always matches the secrets files: deploy/postgres/init.sh, which prepares
+# the containers' PostgreSQL too, with every role's password (through the
+# environment, as init.sh hands them to psql) and the test suite's role en_test.
 sync_roles() {
-    local sql err
-    sql=$(sync_roles_sql)
-    if ! err=$(as_superuser "$PORT" "$PG_BIN/psql" -X -q -v ON_ERROR_STOP=1 <<<"$sql" 2>&1 >/dev/null); then
+    local role pw err
+    local -a passwords=()
+    for role in $ROLES; do
+        pw=$(read_secret "$role") || exit 1
+        passwords+=("${role^^}_DB_PASSWORD=$pw")
+    done
+    if ! err=$(export "${passwords[@]}" POSTGRES_USER=postgres POSTGRES_DB=postgres PATH="$PG_BIN:$PATH"
+               as_superuser "$PORT" bash "$ROOT/deploy/postgres/init.sh" 2>&1 >/dev/null); then
         # psql echoes the failing statement; keep passwords out of the terminal.
         err=$(printf '%s\n' "$err" | sed -E "s/PASSWORD '[^']*'/PASSWORD '***'/g")
-        die "could not create roles/databases as superuser postgres:
+        fail "could not create roles/databases with deploy/postgres/init.sh as superuser postgres:
 $err"
     fi
 }
@@ -534,7 +468,7 @@ cmd_start() {
     if server_pid >/dev/null; then
         running_port=$(server_port)
         [[ $running_port == "$PORT" ]] \
-            || die "the cluster already runs on port $running_port, not $PORT: run 'stop' first"
+            || fail "the cluster already runs on port $running_port, not $PORT: run 'stop' first"
         # Running but maybe still in recovery after a restart by someone else.
         wait_until_ready
     else
@@ -555,11 +489,11 @@ cmd_stop() {
         say "not running ($(describe_dir))"
         return 0
     fi
-    [[ -x $PG_BIN/pg_ctl ]] || die "$PG_BIN/pg_ctl is missing"
+    [[ -x $PG_BIN/pg_ctl ]] || fail "$PG_BIN/pg_ctl is missing"
     take_lock
     pick_run_user
     as_pg "$PG_BIN/pg_ctl" stop -D "$CLUSTER" -m fast -w -t 60 >>"$LOG" 2>&1 9>&- \
-        || die_with_log "pg_ctl stop failed"
+        || fail_with_log "$LOG" "pg_ctl stop failed"
     say "stopped ($(describe_dir))"
 }
 
@@ -607,7 +541,7 @@ cmd_env() {
 
 cmd_psql() {
     local pw port
-    [[ -x $PG_BIN/psql ]] || die "$PG_BIN/psql is missing: run 'deploy/local/postgres.sh start' first"
+    [[ -x $PG_BIN/psql ]] || fail "$PG_BIN/psql is missing: run 'deploy/local/postgres.sh start' first"
     pw=$(read_secret postgres) || exit 1
     port=$(effective_port)
     # libpq variables rather than -h/-d options, so that the caller's own

@@ -11,11 +11,16 @@
 # Binaries come from .build/<CONFIG> (make run builds them first). State lives under EN_DATA_DIR (.data): the
 # database cluster, keys and the PKI, logs in logs/, process ids in run/. A second run reuses it. EN_PORT_OFFSET
 # (default 0) moves every port of the services and the gateway, and EN_PG_PORT the database's, so a second fleet
-# (make e2e) can run beside a development one.
+# (make e2e, make test-browser, make bench) can run beside a development one. EN_SERVICES (default: all five) starts
+# some of them only, e.g. "test-result verification"; EN_GATEWAY=off leaves the gateway out, and then labs and
+# officers reach the services directly (no lab certificates, the portal on its own port without Secure cookies).
+# The services inherit the environment (e.g. DATABASE_POOL_SIZE); the settings below take precedence.
 set -euo pipefail
 shopt -s nullglob
 
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$root/deploy/local/lib.sh"
 data="${EN_DATA_DIR:-$root/.data}"
 pg="$root/deploy/local/postgres.sh"
 config="${CONFIG:-debug}"
@@ -24,7 +29,7 @@ logs="$data/logs"
 pids="$data/run"
 
 offset="${EN_PORT_OFFSET:-0}"
-[[ $offset =~ ^[0-9]+$ ]] && [ "$((10#$offset))" -le 1000 ] || { echo "run.sh: EN_PORT_OFFSET must be 0…1000" >&2; exit 2; }
+if ! [[ $offset =~ ^[0-9]+$ ]] || [ "$((10#$offset))" -gt 1000 ]; then say "EN_PORT_OFFSET must be 0…1000"; exit 2; fi
 offset=$((10#$offset))
 port_submission=$((8001 + offset)) port_verification=$((8002 + offset)) port_testresult=$((8003 + offset))
 port_portal=$((8004 + offset)) port_distribution=$((8005 + offset))
@@ -32,23 +37,45 @@ port_verification_internal=$((8012 + offset)) port_testresult_internal=$((8013 +
 port_gateway_app=$((8443 + offset)) port_gateway_lab=$((8444 + offset)) port_gateway_portal=$((8445 + offset))
 pki="$data/pki"
 gateway="$data/gateway"
+export LOG_LEVEL="${LOG_LEVEL:-info}"
+
+case "${EN_GATEWAY:-on}" in
+  on)
+    # Labs authenticate at the gateway, which passes their certificate on; officers come through its TLS port.
+    lab_settings="LAB_CERT_HEADER=X-SSL-Client-Cert GATEWAY_SECRET=@file:secrets/gateway LAB_CERT_SHA256_ALLOWLIST=@file:pki/lab-1.sha256"
+    portal_settings="PORTAL_ALLOWED_HOSTS=127.0.0.1:$port_gateway_portal,localhost:$port_gateway_portal PORTAL_SECURE_COOKIES=true" ;;
+  off)
+    lab_settings=""
+    portal_settings="PORTAL_ALLOWED_HOSTS=127.0.0.1:$port_portal,localhost:$port_portal" ;;
+  *) say "EN_GATEWAY must be on or off"; exit 2 ;;
+esac
 
 # name | binary [arguments] | environment (space-separated KEY=VALUE; @db:<role> is replaced by that role's database
 # URL, @data by the data folder, @file:<path> by the content of that file under the data folder)
 services=(
-  "test-result|test-result-service|HTTP_PORT=$port_testresult INTERNAL_HTTP_PORT=$port_testresult_internal DATABASE_URL=@db:testresult LAB_CERT_HEADER=X-SSL-Client-Cert GATEWAY_SECRET=@file:secrets/gateway LAB_CERT_SHA256_ALLOWLIST=@file:pki/lab-1.sha256"
+  "test-result|test-result-service|HTTP_PORT=$port_testresult INTERNAL_HTTP_PORT=$port_testresult_internal DATABASE_URL=@db:testresult $lab_settings"
   "verification|verification-service|HTTP_PORT=$port_verification INTERNAL_HTTP_PORT=$port_verification_internal DATABASE_URL=@db:verification TEST_RESULT_INTERNAL_URL=http://127.0.0.1:$port_testresult_internal TELETAN_JWT_PUBLIC_KEYS=@data/keys/teletan-trusted.pem"
   "submission|submission-service|HTTP_PORT=$port_submission DATABASE_URL=@db:submission VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal"
-  "portal|portal-service|HTTP_PORT=$port_portal DATABASE_URL=@db:portal VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal PORTAL_JWT_KEY_FILE=@data/keys/portal-jwt.pem PORTAL_ALLOWED_HOSTS=127.0.0.1:$port_gateway_portal,localhost:$port_gateway_portal PORTAL_SECURE_COOKIES=true"
+  "portal|portal-service|HTTP_PORT=$port_portal DATABASE_URL=@db:portal VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal PORTAL_JWT_KEY_FILE=@data/keys/portal-jwt.pem $portal_settings"
   "distribution|distribution-service serve|HTTP_PORT=$port_distribution DATABASE_URL=@db:distribution SIGNING_KEY_FILES=@data/keys/cdn-signing.pem CDN_DIRECTORY=@data/cdn SIGNATURE_APP_BUNDLE_ID=de.rki.coronawarnapp-dev"
 )
 distribution_entry="${services[4]}"
+
+# The entries EN_SERVICES names, in the table's order.
+all_services="test-result verification submission portal distribution"
+for name in ${EN_SERVICES:-}; do
+  case " $all_services " in *" $name "*) ;; *) say "EN_SERVICES: unknown service '$name' ($all_services)"; exit 2 ;; esac
+done
+selected=()
+for entry in "${services[@]}"; do
+  case " ${EN_SERVICES:-$all_services} " in *" ${entry%%|*} "*) selected+=("$entry") ;; esac
+done
+selected_names() { local entry; for entry in "${selected[@]}"; do printf '%s ' "${entry%%|*}"; done; }
 
 # The development key that signs the CDN tree: P-256, created once, kept in .data/keys (never committed).
 ensure_cdn_key() {
   local key="$data/keys/cdn-signing.pem"
   [ -s "$key" ] && return 0
-  command -v openssl >/dev/null || fail "openssl is required to create the development CDN signing key"
   mkdir -p "$data/keys"
   chmod 700 "$data/keys"
   ( umask 077; openssl ecparam -name prime256v1 -genkey -noout -out "$key" 2>/dev/null ) || fail "could not create $key"
@@ -73,7 +100,7 @@ ensure_officer() {
   [ -s "$uri_file" ] && return 0
   mkdir -p "$data/secrets"
   ( umask 077; head -c 18 /dev/urandom | base64 | tr '+/' '-_' >"$password_file" )
-  ( export DATABASE_URL="$("$pg" url portal)"; "$bin/portal-service" user add officer c19hotline,c19hotline_event <"$password_file" >"$uri_file" ) \
+  ( DATABASE_URL="$("$pg" url portal)" && export DATABASE_URL && "$bin/portal-service" user add officer c19hotline,c19hotline_event <"$password_file" >"$uri_file" ) \
     || fail "could not create the development officer"
   say "created the development officer 'officer'"
 }
@@ -82,20 +109,6 @@ cdn_public_key() { openssl ec -in "$data/keys/cdn-signing.pem" -pubout 2>/dev/nu
 
 # The CDN's public key as a file, for `cwa phone sync` and `cwa verify-archive`.
 ensure_cdn_public_key() { cdn_public_key >"$data/keys/cdn-signing.pub.pem"; }
-
-# Debian packages the fleet needs (nginx for the gateway), installed when missing.
-ensure_packages() {
-  local missing=()
-  command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || missing+=(nginx)
-  command -v openssl >/dev/null || missing+=(openssl)
-  command -v curl >/dev/null || missing+=(curl)
-  [ ${#missing[@]} -eq 0 ] && return 0
-  say "installing ${missing[*]}"
-  local sudo=()
-  [ "$(id -u)" = 0 ] || sudo=(sudo)
-  "${sudo[@]}" apt-get update -qq
-  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-}
 
 # The development PKI (deploy/local/pki.sh) and the secret the gateway shows test-result-service.
 ensure_pki() {
@@ -115,7 +128,7 @@ write_gateway_config() {
   # workers only need to reach tmp/).
   chmod 711 "$gateway"
   local user_line=""
-  if [ "$(id -u)" = 0 ]; then
+  if is_root; then
     # As root, nginx's workers run as nobody: they read the CDN tree (world-readable) and write temporary files. A
     # clone under a private home (/root, mode 700) is out of nobody's reach; the workers then keep root's identity.
     if runuser -u nobody -- test -r "$data/cdn" -a -x "$data/cdn" 2>/dev/null; then
@@ -164,7 +177,7 @@ nginx_bin="$(command -v nginx || echo /usr/sbin/nginx)"
 start_gateway() {
   local port
   for port in $port_gateway_app $port_gateway_lab $port_gateway_portal; do
-    port_in_use "$port" && fail "port $port (for the gateway) is already in use; is another run active? ('make stop')"
+    port_open "$port" && fail "port $port (for the gateway) is already in use; is another run active? ('make stop')"
   done
   mkdir -p "$data/cdn"
   # nginx 1.22 still writes a few malformed TLS handshakes at `crit` with ", client: <address>": its error log
@@ -174,11 +187,16 @@ start_gateway() {
   echo $! >"$pids/gateway.pid"
 }
 
-# The gateway answers over TLS with the development CA (a 404 for / is an answer).
-
 # The fleet's addresses as shell assignments, for scripts and the cwa client (its options default to these).
 print_env() {
   cat <<ENV
+export EN_TEST_RESULT_URL=http://127.0.0.1:$port_testresult
+export EN_TEST_RESULT_INTERNAL_URL=http://127.0.0.1:$port_testresult_internal
+export EN_VERIFICATION_URL=http://127.0.0.1:$port_verification
+export EN_VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal
+export EN_SUBMISSION_URL=http://127.0.0.1:$port_submission
+export EN_PORTAL_URL=http://127.0.0.1:$port_portal
+export EN_DISTRIBUTION_URL=http://127.0.0.1:$port_distribution
 export CWA_APP_URL=https://127.0.0.1:$port_gateway_app
 export CWA_LAB_URL=https://127.0.0.1:$port_gateway_lab
 export CWA_PORTAL_URL=https://127.0.0.1:$port_gateway_portal
@@ -191,9 +209,6 @@ export CWA_OFFICER_PASSWORD_FILE=$data/secrets/portal-officer
 export CWA_OFFICER_TOTP_FILE=$data/keys/portal-officer.otpauth
 ENV
 }
-
-say() { printf '%s\n' "$*"; }
-fail() { printf 'run.sh: %s\n' "$*" >&2; exit 1; }
 
 # Whether pid runs one of our binaries or our gateway: after a reboot a stale pidfile may name an unrelated process.
 is_ours() {
@@ -219,8 +234,8 @@ stop_services() {
       kill -TERM "$pid" 2>/dev/null || true
       # The services drain for at most 8 s; give them 12 before insisting.
       for _ in $(seq 1 120); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-      kill -0 "$pid" 2>/dev/null && { say "  $name did not stop in time; killing it"; kill -KILL "$pid" 2>/dev/null || true; }
-      say "  stopped $name"
+      kill -0 "$pid" 2>/dev/null && { say "$name did not stop in time; killing it"; kill -KILL "$pid" 2>/dev/null || true; }
+      say "stopped $name"
     fi
   done
 }
@@ -233,11 +248,9 @@ stop_all() {
   if [ -f "$pids/postgres.started" ]; then
     rm -f "$pids/postgres.started"
     "$pg" stop >/dev/null 2>&1 || true
-    say "  stopped PostgreSQL"
+    say "stopped PostgreSQL"
   fi
 }
-
-port_in_use() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 # The environment of a service entry, one KEY=VALUE per line.
 service_env() {
@@ -258,30 +271,21 @@ start_service() {
   [ -x "$bin/$binary" ] || fail "$bin/$binary is missing: run 'make run' (it builds first)"
   mapfile -t env < <(service_env "$3")
   for item in "${env[@]}"; do
-    case "$item" in *_PORT=*) port_in_use "${item#*=}" && fail "port ${item#*=} (for $name) is already in use; is another run active? ('make stop')" ;; esac
+    case "$item" in *_PORT=*) port_open "${item#*=}" && fail "port ${item#*=} (for $name) is already in use; is another run active? ('make stop')" ;; esac
   done
   # Exported in a subshell, not passed to env(1): a command line is visible to every user in ps, and
   # DATABASE_URL holds a password. setsid: a Ctrl-C in the terminal reaches run.sh alone, which then stops the
   # gateway first and the services after it (same pid: a background subshell is no group leader, so setsid execs).
-  ( export "${env[@]}" LOG_LEVEL="${LOG_LEVEL:-info}"; exec setsid "$bin/$binary" "${args[@]}" ) >>"$logs/$name.log" 2>&1 &
+  ( export "${env[@]}"; exec setsid "$bin/$binary" "${args[@]}" ) >>"$logs/$name.log" 2>&1 &
   echo $! >"$pids/$name.pid"
 }
 
-# wait_until NAME LOG SECONDS CURL-ARGS…: until curl succeeds, as long as NAME's process (pids/NAME.pid) runs. Without
-# -f among the arguments any HTTP answer counts (the gateway's / is a 404).
-wait_until() {
-  local name="$1" log="$2" seconds="$3"
-  shift 3
-  for _ in $(seq 1 $((seconds * 10))); do
-    if curl -sS -o /dev/null "$@" 2>/dev/null; then return 0; fi
-    kill -0 "$(cat "$pids/$name.pid")" 2>/dev/null || { tail -n 20 "$log" >&2; fail "$name exited during start-up (log: $log)"; }
-    sleep 0.1
-  done
-  tail -n 20 "$log" >&2
-  fail "$name did not answer within $seconds s (log: $log)"
+wait_ready() { wait_for --pid "$(cat "$pids/$1.pid")" --log "$logs/$1.log" 30 "$1" http_ok "http://127.0.0.1:$2/health/ready"; }
+# The gateway answers over TLS with the development CA (a 404 for / is an answer).
+wait_gateway() {
+  wait_for --pid "$(cat "$pids/gateway.pid")" --log "$logs/gateway-error.log" 10 gateway \
+    http_answers --cacert "$pki/ca.pem" "https://127.0.0.1:$port_gateway_app/"
 }
-wait_ready() { wait_until "$1" "$logs/$1.log" 30 -f "http://127.0.0.1:$2/health/ready"; }
-wait_gateway() { wait_until gateway "$logs/gateway-error.log" 10 --cacert "$pki/ca.pem" "https://127.0.0.1:$port_gateway_app/"; }
 
 # One distribution run with the suite's settings, e.g. right after a submission (the served one runs hourly).
 distribute_now() {
@@ -289,7 +293,7 @@ distribute_now() {
   IFS='|' read -r _ _ settings <<<"$distribution_entry"
   mapfile -t env < <(service_env "$settings" | grep -v '^HTTP_PORT=')
   ensure_cdn_key
-  ( export "${env[@]}" LOG_LEVEL="${LOG_LEVEL:-info}"; exec "$bin/distribution-service" run )
+  ( export "${env[@]}"; exec "$bin/distribution-service" run )
 }
 
 mode="${1:-run}"
@@ -298,11 +302,12 @@ case "$mode" in
   distribute) distribute_now; exit $? ;;
   env) print_env; exit 0 ;;
   run | up) ;;
-  -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+  -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
   *) fail "unknown command '$1' (run, up, stop, distribute or env)" ;;
 esac
 
-ensure_packages
+[ ${#selected[@]} -gt 0 ] || fail "EN_SERVICES names no service"
+if [ "${EN_GATEWAY:-on}" = on ]; then need_commands nginx openssl curl; else need_commands openssl curl; fi
 mkdir -p "$logs" "$pids"
 for pidfile in "$pids"/*.pid; do
   if is_ours "$(cat "$pidfile")"; then fail "a fleet from $data is running already ('make stop' stops it)"; fi
@@ -313,15 +318,18 @@ done
 ensure_cdn_key
 ensure_cdn_public_key
 ensure_portal_keys
-ensure_officer
-ensure_pki
-write_gateway_config
+case " $(selected_names)" in *" portal "*) ensure_officer ;; esac
+if [ "${EN_GATEWAY:-on}" = on ]; then
+  ensure_pki
+  write_gateway_config
+fi
 [ "$mode" = run ] && trap 'stop_all; exit 0' INT TERM
 # A failed start-up leaves nothing running.
-trap 'status=$?; if [ $status -ne 0 ]; then stop_all >&2; fi' EXIT
+stop_after_failure() { local code=$?; if [ "$code" -ne 0 ]; then stop_all >&2; fi; }
+trap stop_after_failure EXIT
 
-# Two waves: distribution reads the keys tables that submission's migrations create, so it starts once the first
-# wave is ready.
+# Two waves: distribution reads the keys tables that submission's migrations create, so it starts once the others
+# are ready.
 start_wave() {
   local entry name binary settings port
   for entry in "$@"; do
@@ -334,13 +342,22 @@ start_wave() {
     wait_ready "$name" "$port"
   done
 }
-start_wave "${services[@]:0:4}"
-start_wave "$distribution_entry"
-start_gateway
-wait_gateway
+first_wave=()
+for entry in "${selected[@]}"; do [ "$entry" = "$distribution_entry" ] || first_wave+=("$entry"); done
+[ ${#first_wave[@]} -eq 0 ] || start_wave "${first_wave[@]}"
+[ ${#first_wave[@]} -eq ${#selected[@]} ] || start_wave "$distribution_entry"
+if [ "${EN_GATEWAY:-on}" = on ]; then
+  start_gateway
+  wait_gateway
+fi
 trap - EXIT
 
 if [ "$mode" = run ]; then stopping="Ctrl-C or 'make stop' stops it"; else stopping="it runs in the background until 'make stop'"; fi
+if [ ${#selected[@]} -lt ${#services[@]} ] || [ "${EN_GATEWAY:-on}" = off ]; then
+  # A partial fleet (a test's): its addresses are those of `deploy/local/run.sh env`.
+  if [ "${EN_GATEWAY:-on}" = on ]; then with="with the gateway"; else with="without the gateway"; fi
+  say "running $(selected_names)$with ($stopping); addresses: 'deploy/local/run.sh env'; logs in $logs"
+else
 cat <<INFO
 
 The suite is running on loopback ($stopping).
@@ -378,10 +395,11 @@ Try it with the cwa client (make run built it; eval "\$(deploy/local/run.sh env)
 
 Logs: $logs
 INFO
+fi
 
 [ "$mode" = up ] && exit 0
 
-say "(following the logs below)"
+say "following the logs below"
 tail -n 0 -F "$logs"/*.log &
 tail_pid=$!
 # Wait until a service dies, `make stop` runs elsewhere (it removes the pidfiles), or the user presses Ctrl-C.
@@ -394,7 +412,7 @@ while true; do
   fi
   for pidfile in "${remaining[@]}"; do
     if [ -f "$pidfile" ] && ! kill -0 "$(cat "$pidfile" 2>/dev/null || echo 0)" 2>/dev/null; then
-      say "run.sh: $(basename "$pidfile" .pid) stopped unexpectedly (log in $logs)" >&2
+      say "$(basename "$pidfile" .pid) stopped unexpectedly (log in $logs)"
       stop_all
       exit 1
     fi

@@ -19,39 +19,47 @@
 # log in. Each password needs 16 to 128 characters of [A-Za-z0-9_-], because the services take it inside
 # DATABASE_URL. psql reads them from the environment itself (`\getenv`, psql 15), so they appear neither in the SQL
 # text nor on psql's command line, where `ps` would show them.
+# EN_TEST_DB_PASSWORD (development and CI only: deploy/local/postgres.sh sets it) adds the test suite's role en_test,
+# which creates and drops a database per test.
 # Connection: the image's POSTGRES_USER (default postgres) over the local socket, or PGHOST/PGPORT/PGPASSWORD.
 set -euo pipefail
 
 fail() { printf 'init.sh: %s\n' "$*" >&2; exit 1; }
 
+roles=(submission distribution federation verification testresult portal datadonation)
 declare -A passwords=()
-for role in submission distribution verification testresult portal federation datadonation; do
+for role in "${roles[@]}" en_test; do
   variable="${role^^}_DB_PASSWORD"
   value="${!variable:-}"
   case "$role" in
-    federation | datadonation) [ -z "$value" ] && continue ;;
+    federation | datadonation | en_test) [ -z "$value" ] && continue ;;
     *) [ -n "$value" ] || fail "$variable is not set" ;;
   esac
   [[ $value =~ ^[A-Za-z0-9_-]{16,128}$ ]] || fail "$variable must be 16 to 128 characters of A-Z a-z 0-9 _ -"
   passwords[$role]="$value"
 done
+[ -z "${passwords[en_test]:-}" ] || roles+=(en_test)
 
 psql_args=(-X -q -v ON_ERROR_STOP=1 --no-password --username "${POSTGRES_USER:-postgres}" --dbname "${POSTGRES_DB:-postgres}")
 
 sql() {
-  cat <<'SQL'
+  local role attributes list
+  list="$(printf "'%s'," "${roles[@]}")"
+  cat <<SQL
 SELECT format('CREATE ROLE %I', r)
-  FROM unnest(ARRAY['submission','distribution','federation','verification','testresult','portal','datadonation']) AS r
+  FROM unnest(ARRAY[${list%,}]) AS r
  WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = r)
 \gexec
 SQL
-  local role
-  for role in submission distribution federation verification testresult portal datadonation; do
+  for role in "${roles[@]}"; do
+    attributes="NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS"
+    # en_test creates and drops one database per test (from a template).
+    [ "$role" != en_test ] || attributes="${attributes/NOCREATEDB/CREATEDB}"
     if [ -n "${passwords[$role]:-}" ]; then
       printf '\\getenv pw_%s %s_DB_PASSWORD\n' "$role" "${role^^}"
-      printf "ALTER ROLE %s WITH LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD :'pw_%s';\n" "$role" "$role"
+      printf "ALTER ROLE %s WITH LOGIN %s PASSWORD :'pw_%s';\n" "$role" "$attributes" "$role"
     else
-      printf 'ALTER ROLE %s WITH NOLOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION NOBYPASSRLS PASSWORD NULL;\n' "$role"
+      printf 'ALTER ROLE %s WITH NOLOGIN %s PASSWORD NULL;\n' "$role" "$attributes"
     fi
   done
   cat <<'SQL'
@@ -69,6 +77,14 @@ ALTER DATABASE datadonation OWNER TO datadonation;
 -- Each service reaches only its own database; keys is shared as ARCHITECTURE §4 says.
 REVOKE CONNECT, TEMPORARY ON DATABASE keys, verification, testresult, portal, datadonation FROM PUBLIC;
 GRANT CONNECT ON DATABASE keys TO distribution, federation;
+SQL
+  if [ -n "${passwords[en_test]:-}" ]; then
+    # The test suite drops each test's database WITH (FORCE). An autovacuum worker on it has no role, and PostgreSQL
+    # 15 lets a non-superuser terminate it only as a member of pg_signal_backend (else SQLSTATE 42501, "must be a
+    # member of the role whose process is being terminated").
+    echo 'GRANT pg_signal_backend TO en_test;'
+  fi
+  cat <<'SQL'
 -- submission's migrations create the keys tables; distribution reads them and deletes what is past retention.
 -- Default privileges cover tables created later, the plain GRANT those that exist already.
 \c keys

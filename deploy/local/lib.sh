@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# What the scripts of deploy/ and .ci/run share; they source it (`. "$root/deploy/local/lib.sh"`). The scripts the
+# images run (deploy/healthcheck.sh, deploy/postgres/init.sh) stand alone. Run directly, it runs one of its functions:
+# `deploy/local/lib.sh need_commands shellcheck`.
+#
+#   say MESSAGE…                 one line on stderr after "$lib_name: " (the script's file name unless the script sets
+#                                another), so that stdout stays the script's output
+#   fail MESSAGE…                say it and exit 1
+#   fail_with_log FILE MESSAGE…  say it, then the last lines of FILE, and exit 1
+#   is_root                      whether this runs as root
+#   as_root COMMAND…             run COMMAND as root: directly, or through sudo
+#   install_packages PACKAGE…    install the Debian packages that are not installed yet
+#   need_commands COMMAND[:PACKAGE]…  install the package (default: the command's name) of each missing command
+#   port_open PORT [HOST]        whether something accepts TCP connections there (HOST: 127.0.0.1)
+#   http_ok CURL-ARGS…           whether the URL answers 2xx; http_answers: whether it answers at all
+#   wait_for [--pid PID] [--alive COMMAND] [--log FILE] SECONDS WHAT CHECK…
+#                                run CHECK until it succeeds; fail after SECONDS, or as soon as process PID is gone or
+#                                COMMAND fails (WHAT names the awaited thing in the message, FILE explains it)
+
+lib_name="$(basename -- "$0")"
+
+say() { printf '%s: %s\n' "$lib_name" "$*" >&2; }
+fail() { say "$*"; exit 1; }
+fail_with_log() {
+  local log="$1"
+  shift
+  say "$*"
+  if [ -s "$log" ]; then
+    say "last lines of $log:"
+    tail -n 20 -- "$log" | sed 's/^/    /' >&2
+  fi
+  exit 1
+}
+
+is_root() { [ "$EUID" -eq 0 ]; }
+
+as_root() {
+  if is_root; then
+    "$@"
+  elif command -v sudo >/dev/null; then
+    sudo "$@"
+  else
+    fail "'$*' needs root, and there is no sudo: run this as root"
+  fi
+}
+
+# apt-get update runs once per process tree: the first one exports EN_APT_UPDATED, and the scripts started afterwards
+# skip it. No recommended packages (docker-compose would bring a whole container engine), no questions, no chatter on
+# stdout.
+install_packages() {
+  local package missing=()
+  for package in "$@"; do
+    [ "$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null)" = "install ok installed" ] || missing+=("$package")
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  command -v apt-get >/dev/null || fail "${missing[*]} missing, and there is no apt-get here: install them yourself"
+  say "installing ${missing[*]}"
+  if [ -z "${EN_APT_UPDATED:-}" ]; then
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 || fail "apt-get update failed"
+    export EN_APT_UPDATED=1
+  fi
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
+    || fail "could not install ${missing[*]}"
+}
+
+# Commands are looked for in /usr/sbin and /sbin too: Debian puts nginx there, out of a normal user's PATH.
+need_commands() {
+  local item packages=()
+  for item in "$@"; do
+    PATH="$PATH:/usr/sbin:/sbin" command -v "${item%%:*}" >/dev/null || packages+=("${item#*:}")
+  done
+  [ ${#packages[@]} -eq 0 ] || install_packages "${packages[@]}"
+}
+
+port_open() { (exec 3<>"/dev/tcp/${2:-127.0.0.1}/$1") 2>/dev/null; }
+
+http_ok() { curl -fs -o /dev/null "$@"; }
+http_answers() { curl -s -o /dev/null "$@"; }
+
+wait_for() {
+  local pid="" alive="" log=""
+  while [ $# -gt 0 ]; do
+    case "$1" in
+      --pid) pid="$2"; shift 2 ;;
+      --alive) alive="$2"; shift 2 ;;
+      --log) log="$2"; shift 2 ;;
+      *) break ;;
+    esac
+  done
+  local seconds="$1" what="$2"
+  shift 2
+  # In microseconds (EPOCHREALTIME without its decimal mark): SECONDS counts whole seconds only.
+  local deadline=$((${EPOCHREALTIME//[!0-9]/} + seconds * 1000000))
+  until "$@" >/dev/null 2>&1; do
+    if [ -n "$pid" ] && ! kill -0 "$pid" 2>/dev/null; then fail_with_log "$log" "$what exited before it was ready"; fi
+    if [ -n "$alive" ] && ! "$alive"; then fail_with_log "$log" "$what exited before it was ready"; fi
+    if ((${EPOCHREALTIME//[!0-9]/} >= deadline)); then fail_with_log "$log" "$what was not ready within $seconds s"; fi
+    sleep 0.1
+  done
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  set -euo pipefail
+  "$@"
+fi
