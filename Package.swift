@@ -79,6 +79,17 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "ENKeyStore",
+            dependencies: [
+                "ENPersistence",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            path: "Shared/KeyStore",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "ENServiceKit",
             dependencies: [
                 "ENPersistence",
@@ -122,6 +133,7 @@ let package = Package(
             "Submission",
             binary: "submission-service",
             extra: [
+                "ENKeyStore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -132,6 +144,7 @@ let package = Package(
             "Distribution",
             binary: "distribution-service",
             extra: [
+                "ENKeyStore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
@@ -181,6 +194,7 @@ let package = Package(
             name: "ENTestSupport",
             dependencies: [
                 "ENCrypto",
+                "ENModels",
                 "ENPersistence",
                 "ENServiceKit",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -195,8 +209,10 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],
             path: "Tests/Support",
             swiftSettings: swiftSettings
@@ -209,7 +225,6 @@ let package = Package(
         serviceTests(
             "Verification",
             extra: [
-                "TestResultService",
                 "ENPersistence",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -219,8 +234,7 @@ let package = Package(
         serviceTests(
             "Submission",
             extra: [
-                "VerificationService",
-                "TestResultService",
+                "ENKeyStore",
                 "ENModels",
                 "ENCrypto",
                 .product(name: "Logging", package: "swift-log"),
@@ -231,8 +245,6 @@ let package = Package(
         serviceTests(
             "Portal",
             extra: [
-                "VerificationService",
-                "TestResultService",
                 "ENCrypto",
                 "ENPersistence",
                 "ENServiceKit",
@@ -256,7 +268,7 @@ let package = Package(
         serviceTests(
             "Distribution",
             extra: [
-                "SubmissionService",
+                "ENKeyStore",
                 "ENModels",
                 "ENCrypto",
                 "ENPersistence",
@@ -265,6 +277,34 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ]
+        ),
+        .testTarget(
+            name: "EndToEndTests",
+            dependencies: [
+                "TestResultService",
+                "VerificationService",
+                "SubmissionService",
+                "PortalService",
+                "ENKeyStore",
+                "ENModels",
+                "ENCrypto",
+                "ENPersistence",
+                "ENServiceKit",
+                "ENTestSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "InMemoryLogging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ],
+            path: "Tests/EndToEndTests",
+            swiftSettings: swiftSettings
         ),
     ]
 )
@@ -296,6 +336,7 @@ func service(
             .product(name: "HTTPTypes", package: "swift-http-types"),
         ] + extra,
         path: "Services/\(name)",
+        exclude: ["README.md"],
         resources: resources,
         swiftSettings: swiftSettings
     )

@@ -7,18 +7,8 @@ import HummingbirdCore
 import Logging
 
 extension Submission {
-    typealias App = Application<RouterResponder<ServiceRequestContext>>
-
-    static func buildApplication(
-        configuration: SubmissionConfiguration,
-        environment: ServiceEnvironment
-    ) async throws -> App {
-        let dependencies = SubmissionDependencies.live(configuration: configuration, logger: environment.logger)
-        return try self.buildApplication(
-            configuration: configuration,
-            dependencies: dependencies,
-            environment: environment
-        )
+    static func makeDependencies(configuration: SubmissionConfiguration, logger: Logger) -> SubmissionDependencies {
+        .live(configuration: configuration, logger: logger)
     }
 
     /// The application; the database pool and the verification client run as its services, so shutdown stops
@@ -27,72 +17,70 @@ extension Submission {
         configuration: SubmissionConfiguration,
         dependencies: SubmissionDependencies,
         environment: ServiceEnvironment
-    ) throws -> App {
-        Application(
-            router: try self.buildRouter(
-                Parts(configuration: configuration, dependencies: dependencies, environment: environment)
-            ),
-            configuration: .init(
-                address: .hostname(configuration.http.host, port: configuration.http.port),
-                serverName: nil
-            ),
+    ) throws -> ServiceApplication<ServiceRequestContext> {
+        let runtime = SubmissionRuntime(
+            configuration: configuration,
+            dependencies: dependencies,
+            environment: environment
+        )
+        return Application(
+            router: try self.buildRouter(runtime),
+            configuration: .init(listening: configuration.http),
             services: dependencies.services,
             logger: environment.logger.listener("app")
         )
     }
 
-    /// What the router is built from.
-    struct Parts: Sendable {
-        let configuration: SubmissionConfiguration
-        let dependencies: SubmissionDependencies
-        let environment: ServiceEnvironment
-        let metrics: SubmissionMetrics
-        let engine: SubmissionEngine
-        let delays: [SubmissionEndpoint: FakeDelay]
-
-        init(
-            configuration: SubmissionConfiguration,
-            dependencies: SubmissionDependencies,
-            environment: ServiceEnvironment
-        ) {
-            self.configuration = configuration
-            self.dependencies = dependencies
-            self.environment = environment
-            self.metrics = SubmissionMetrics(factory: environment.metricsFactory)
-            self.engine = SubmissionEngine(
-                policy: configuration.policy,
-                verifier: dependencies.verifier,
-                store: dependencies.store,
-                clock: dependencies.clock,
-                metrics: self.metrics,
-                logger: environment.logger
-            )
-            self.delays = Dictionary(
-                uniqueKeysWithValues: SubmissionEndpoint.allCases.map {
-                    ($0, FakeDelay(configuration.fakeDelay))
-                }
-            )
-        }
-
-        var controller: SubmissionController {
-            SubmissionController(engine: self.engine, delays: self.delays, metrics: self.metrics)
-        }
-    }
-
     /// The app API under `/version/v1`, plus health, metrics and the OpenAPI document. Every answer carries the
-    /// reference's `Content-Security-Policy`.
+    /// reference's `Content-Security-Policy`. Tests may pass a `controller` of their own (one that records the
+    /// fake delays instead of waiting them).
     static func buildRouter(
-        _ parts: Parts,
+        _ runtime: SubmissionRuntime,
         controller: SubmissionController? = nil
     ) throws -> Router<ServiceRequestContext> {
-        let router = Router.service(
-            maxBodyBytes: parts.configuration.maxRequestBytes,
-            checks: parts.dependencies.readinessChecks,
-            environment: parts.environment,
+        let router = Router<ServiceRequestContext>.service(
+            maxBodyBytes: runtime.configuration.maxRequestBytes,
+            checks: runtime.dependencies.readinessChecks,
+            environment: runtime.environment,
             responseHeaders: [.contentSecurityPolicy: "default-src 'self'"]
         )
         try DocumentController.openAPI(in: Bundle.module).addRoutes(to: router)
-        (controller ?? parts.controller).addRoutes(to: router.group("version/v1"))
+        (controller ?? runtime.controller).addRoutes(to: router.group("version/v1"))
         return router
+    }
+}
+
+/// What the router is built from: the configuration and dependencies, the metrics, the rules engine and the
+/// fake-delay estimate of each endpoint.
+struct SubmissionRuntime: Sendable {
+    let configuration: SubmissionConfiguration
+    let dependencies: SubmissionDependencies
+    let environment: ServiceEnvironment
+    let metrics: SubmissionMetrics
+    let engine: SubmissionEngine
+    let delays: [SubmissionEndpoint: FakeDelay]
+
+    init(configuration: SubmissionConfiguration, dependencies: SubmissionDependencies, environment: ServiceEnvironment)
+    {
+        self.configuration = configuration
+        self.dependencies = dependencies
+        self.environment = environment
+        self.metrics = SubmissionMetrics(factory: environment.metricsFactory)
+        self.engine = SubmissionEngine(
+            policy: configuration.policy,
+            verifier: dependencies.verifier,
+            keys: dependencies.keys,
+            clock: dependencies.clock,
+            metrics: self.metrics,
+            logger: environment.logger
+        )
+        self.delays = Dictionary(
+            uniqueKeysWithValues: SubmissionEndpoint.allCases.map { ($0, FakeDelay(configuration.fakeDelay)) }
+        )
+    }
+
+    /// The app API's controller.
+    var controller: SubmissionController {
+        SubmissionController(engine: self.engine, delays: self.delays, metrics: self.metrics)
     }
 }

@@ -1,11 +1,13 @@
 // submission-service: diagnosis keys and check-ins from phones, submissions on behalf of event guests.
 
+import ENKeyStore
 import ENPersistence
 import ENServiceKit
 
-/// The binary's entry point; `main()` comes from `HTTPServiceEntrypoint`.
+/// The binary's entry point; `main()` and its commands come from `ServiceEntrypoint`. The key store's schema is
+/// applied here: submission is the first writer of the `keys` database.
 @main
-enum Submission: HTTPServiceEntrypoint {
+enum Submission: ServiceEntrypoint {
     static let serviceName = "submission-service"
-    static let migrationGroups = [SubmissionMigrations.group]
+    static let migrationGroups = [KeyStoreMigrations.group]
 }

@@ -1,16 +1,17 @@
 // What submission-service needs from the outside world, as replaceable values.
 
+import ENKeyStore
 import ENPersistence
 import ENServiceKit
 import Logging
 import PostgresNIO
 import ServiceLifecycle
 
-/// The service's dependencies. `live` connects to PostgreSQL and verification-service; tests use `postgres(…)`
-/// with a test database and call `shutdown()` at the end.
-struct SubmissionDependencies: Sendable {
-    var store: any SubmissionStoring
-    var verifier: any TANVerifying
+/// The service's dependencies. `live` connects to PostgreSQL and verification-service; tests use `postgres(…)` with
+/// a test database (and call `shutdown()` at the end) or `inMemory()` for route tests.
+struct SubmissionDependencies: ServiceDependencies {
+    var keys: any DiagnosisKeyRepository
+    var verifier: any VerificationClient
     var clock: WallClock
     /// Long-lived clients to run before the server (the database pool, the HTTP client).
     var services: [any Service]
@@ -20,7 +21,7 @@ struct SubmissionDependencies: Sendable {
 
     static func live(configuration: SubmissionConfiguration, logger: Logger) -> SubmissionDependencies {
         let client = configuration.database.makeClient(logger: logger)
-        let verification = VerificationClient(
+        let verification = HTTPVerificationClient(
             baseURL: configuration.verificationURL,
             policy: configuration.upstream,
             logger: logger
@@ -30,20 +31,36 @@ struct SubmissionDependencies: Sendable {
         return dependencies
     }
 
-    /// A store on a client someone else runs (the test support does), verifying TANs with `verification`.
+    /// The key store on a client someone else runs (the test support does), verifying TANs with `verification`.
     static func postgres(
         client: PostgresClient,
-        verification: VerificationClient,
+        verification: HTTPVerificationClient,
         logger: Logger,
         clock: WallClock = .system
     ) -> SubmissionDependencies {
         SubmissionDependencies(
-            store: KeyStore(client: client, logger: logger),
+            keys: PostgresDiagnosisKeyRepository(client: client, logger: logger),
             verifier: verification,
             clock: clock,
             services: [],
             readinessChecks: [PostgresReadinessCheck(client: client)],
             shutdown: { try await verification.shutdown() }
+        )
+    }
+
+    /// Everything in memory: the key store, and verification-service as the TANs the test issues.
+    static func inMemory(
+        verifier: any VerificationClient = InMemoryVerificationClient(),
+        keys: any DiagnosisKeyRepository = InMemoryDiagnosisKeyRepository(),
+        clock: WallClock = .system
+    ) -> SubmissionDependencies {
+        SubmissionDependencies(
+            keys: keys,
+            verifier: verifier,
+            clock: clock,
+            services: [],
+            readinessChecks: [],
+            shutdown: {}
         )
     }
 }

@@ -6,21 +6,10 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
 import Logging
-import ServiceLifecycle
 
 extension TestResult {
-    typealias App = Application<RouterResponder<ServiceRequestContext>>
-
-    static func buildApplication(
-        configuration: TestResultConfiguration,
-        environment: ServiceEnvironment
-    ) async throws -> App {
-        let dependencies = TestResultDependencies.live(configuration: configuration, logger: environment.logger)
-        return try self.buildApplication(
-            configuration: configuration,
-            dependencies: dependencies,
-            environment: environment
-        )
+    static func makeDependencies(configuration: TestResultConfiguration, logger: Logger) -> TestResultDependencies {
+        .live(configuration: configuration, logger: logger)
     }
 
     /// The lab-facing application; the internal listener and the retention job run as its services, after the
@@ -29,7 +18,7 @@ extension TestResult {
         configuration: TestResultConfiguration,
         dependencies: TestResultDependencies,
         environment: ServiceEnvironment
-    ) throws -> App {
+    ) throws -> ServiceApplication<ServiceRequestContext> {
         let metrics = TestResultMetrics(factory: environment.metricsFactory)
         let internalApp = Application(
             router: self.buildInternalRouter(
@@ -38,24 +27,15 @@ extension TestResult {
                 environment: environment,
                 metrics: metrics
             ),
-            configuration: .init(
-                address: .hostname(configuration.internalHTTP.host, port: configuration.internalHTTP.port),
-                serverName: nil
-            ),
+            configuration: .init(listening: configuration.internalHTTP),
             logger: environment.logger.listener("internal")
         )
-        let retention = PeriodicTask(
-            name: "testresult.retention",
-            interval: configuration.retention.interval,
+        let retention = self.retention(
+            policy: configuration.retention,
+            dependencies: dependencies,
+            metrics: metrics,
             logger: environment.logger
-        ) {
-            try await self.runRetention(
-                policy: configuration.retention,
-                dependencies: dependencies,
-                metrics: metrics,
-                logger: environment.logger
-            )
-        }
+        )
         let server: HTTPServerBuilder =
             if let tls = configuration.tls { try .tls(.http1(), tlsConfiguration: tls.nioConfiguration) } else {
                 .http1()
@@ -68,11 +48,10 @@ extension TestResult {
                 metrics: metrics
             ),
             server: server,
-            configuration: .init(
-                address: .hostname(configuration.http.host, port: configuration.http.port),
-                serverName: nil
-            ),
-            services: dependencies.services + [retention, internalApp],
+            configuration: .init(listening: configuration.http),
+            services: dependencies.services + [
+                retention.periodic(every: configuration.retention.interval), internalApp,
+            ],
             logger: environment.logger.listener("lab")
         )
     }
@@ -84,7 +63,7 @@ extension TestResult {
         environment: ServiceEnvironment,
         metrics: TestResultMetrics
     ) throws -> Router<ServiceRequestContext> {
-        let router = Router.service(
+        let router = Router<ServiceRequestContext>.service(
             maxBodyBytes: configuration.maxBodyBytes,
             checks: dependencies.readinessChecks,
             environment: environment
@@ -117,39 +96,34 @@ extension TestResult {
         environment: ServiceEnvironment,
         metrics: TestResultMetrics
     ) -> Router<ServiceRequestContext> {
-        let router = Router.service(
+        let router = Router<ServiceRequestContext>.service(
             maxBodyBytes: configuration.maxBodyBytes,
             checks: dependencies.readinessChecks,
             environment: environment
         )
-        InternalController(repository: dependencies.repository, clock: dependencies.clock, metrics: metrics).addRoutes(
-            to: router.group("api/v1")
-        )
+        InternalController(repository: dependencies.repository, clock: dependencies.clock, metrics: metrics)
+            .addRoutes(to: router.group("api/v1"))
         return router
     }
 
-    /// One masking and deletion pass (cwa-satellites §2.4); skipped when another replica holds the lock.
-    static func runRetention(
+    /// The masking and deletion pass (cwa-satellites §2.4); skipped when another replica holds the lock.
+    static func retention(
         policy: RetentionPolicy,
         dependencies: TestResultDependencies,
         metrics: TestResultMetrics,
         logger: Logger
-    ) async throws {
-        let now = dependencies.clock.now
-        guard
+    ) -> RetentionPass<RetentionOutcome> {
+        RetentionPass(name: "testresult.retention", logger: logger) {
+            let now = dependencies.clock.now
             let outcome = try await dependencies.repository.applyRetention(
                 maskBefore: policy.maskCutoff(now: now),
                 deleteBefore: policy.deleteCutoff(now: now),
                 now: now
             )
-        else {
-            logger.debug("Retention skipped: another replica is running it")
-            return
+            if let outcome { metrics.recordRetention(outcome) }
+            return outcome
+        } describe: { outcome in
+            ["results.masked": "\(outcome.masked)", "results.deleted": "\(outcome.deleted)"]
         }
-        metrics.recordRetention(outcome)
-        logger.info(
-            "Retention applied",
-            metadata: ["results.masked": "\(outcome.masked)", "results.deleted": "\(outcome.deleted)"]
-        )
     }
 }

@@ -3,9 +3,9 @@
 import ENPersistence
 import ENServiceKit
 
-/// The binary's entry point; `main()` comes from `HTTPServiceEntrypoint`.
+/// The binary's entry point; `main()` and its commands come from `ServiceEntrypoint`.
 @main
-enum TestResult: HTTPServiceEntrypoint {
+enum TestResult: ServiceEntrypoint {
     static let serviceName = "test-result-service"
     static let migrationGroups = [TestResultMigrations.group]
 }

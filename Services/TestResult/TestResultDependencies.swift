@@ -8,7 +8,7 @@ import ServiceLifecycle
 
 /// The service's dependencies. `live` connects to PostgreSQL; tests use `postgres(client:)` with a test database
 /// or `inMemory` for route tests.
-struct TestResultDependencies: Sendable {
+struct TestResultDependencies: ServiceDependencies {
     var repository: any TestResultRepository
     var clock: WallClock
     /// Long-lived clients to run before the servers (the database pool).

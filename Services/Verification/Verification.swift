@@ -3,9 +3,9 @@
 import ENPersistence
 import ENServiceKit
 
-/// The binary's entry point; `main()` comes from `HTTPServiceEntrypoint`.
+/// The binary's entry point; `main()` and its commands come from `ServiceEntrypoint`.
 @main
-enum Verification: HTTPServiceEntrypoint {
+enum Verification: ServiceEntrypoint {
     static let serviceName = "verification-service"
     static let migrationGroups = [VerificationMigrations.group]
 }

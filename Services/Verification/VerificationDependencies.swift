@@ -6,45 +6,74 @@ import Logging
 import PostgresNIO
 import ServiceLifecycle
 
-/// The service's dependencies. `live` connects to PostgreSQL and test-result-service; tests use `postgres(…)`
-/// with a test database and call `shutdown()` at the end.
-struct VerificationDependencies: Sendable {
-    var store: VerificationStore
-    var testResults: TestResultClient
+/// The service's dependencies. `live` connects to PostgreSQL and test-result-service; tests use `postgres(…)` with
+/// a test database (and call `shutdown()` at the end) or `inMemory()` for route tests.
+struct VerificationDependencies: ServiceDependencies {
+    var repository: any VerificationRepository
+    var testResults: any TestResultClient
     var clock: WallClock
     /// Long-lived clients to run before the servers (the database pool, the HTTP client).
     var services: [any Service]
     var readinessChecks: [any ReadinessCheck]
+    /// Shuts down what the application does not run as a service (the HTTP client in tests).
+    var shutdown: @Sendable () async throws -> Void
 
     static func live(configuration: VerificationConfiguration, logger: Logger) -> VerificationDependencies {
         let client = configuration.database.makeClient(logger: logger)
-        var dependencies = self.postgres(client: client, configuration: configuration, logger: logger)
-        dependencies.services = [client, dependencies.testResults]
+        let testResults = HTTPTestResultClient(
+            baseURL: configuration.testResultURL,
+            policy: configuration.upstream,
+            logger: logger
+        )
+        var dependencies = self.postgres(client: client, testResults: testResults, logger: logger)
+        dependencies.services = [client, testResults]
         return dependencies
     }
 
-    /// A store on a client someone else runs (the test support does); the test-result client must be shut down
-    /// by the caller unless the application runs it as a service.
+    /// A repository on a client someone else runs (the test support does), asking test-result-service at the
+    /// configured URL; the caller shuts the HTTP client down unless the application runs it as a service.
     static func postgres(
         client: PostgresClient,
         configuration: VerificationConfiguration,
         logger: Logger,
         clock: WallClock = .system
     ) -> VerificationDependencies {
+        let testResults = HTTPTestResultClient(
+            baseURL: configuration.testResultURL,
+            policy: configuration.upstream,
+            logger: logger
+        )
+        return self.postgres(client: client, testResults: testResults, logger: logger, clock: clock)
+    }
+
+    private static func postgres(
+        client: PostgresClient,
+        testResults: HTTPTestResultClient,
+        logger: Logger,
+        clock: WallClock = .system
+    ) -> VerificationDependencies {
         VerificationDependencies(
-            store: VerificationStore(client: client, logger: logger),
-            testResults: TestResultClient(
-                baseURL: configuration.testResultURL,
-                policy: configuration.upstream,
-                logger: logger
-            ),
+            repository: PostgresVerificationRepository(client: client, logger: logger),
+            testResults: testResults,
             clock: clock,
             services: [],
-            readinessChecks: [PostgresReadinessCheck(client: client)]
+            readinessChecks: [PostgresReadinessCheck(client: client)],
+            shutdown: { try await testResults.shutdown() }
         )
     }
 
-    func shutdown() async throws {
-        try await self.testResults.shutdown()
+    /// Everything in memory: the repository, and test-result-service as a table the test fills.
+    static func inMemory(
+        testResults: InMemoryTestResultClient = InMemoryTestResultClient(),
+        clock: WallClock = .system
+    ) -> VerificationDependencies {
+        VerificationDependencies(
+            repository: InMemoryVerificationRepository(),
+            testResults: testResults,
+            clock: clock,
+            services: [],
+            readinessChecks: [],
+            shutdown: {}
+        )
     }
 }

@@ -3,6 +3,7 @@
 
 import Crypto
 import ENCrypto
+import ENKeyStore
 import ENModels
 import Foundation
 import SwiftProtobuf

@@ -2,6 +2,7 @@
 // folder a run publishes into, rows inserted as submission stores them, and the published tree read back.
 
 import Crypto
+import ENKeyStore
 import ENModels
 import ENServiceKit
 import ENTestSupport
@@ -94,7 +95,7 @@ struct DistributionFixture: Sendable {
     func run() async throws -> RunReport? {
         try await DistributionRun(
             configuration: self.configuration,
-            client: self.database.client,
+            keys: PostgresDiagnosisKeyRepository(client: self.database.client, logger: self.database.logger),
             store: self.store,
             clock: self.clock.wallClock,
             metrics: DistributionMetrics(factory: self.metrics),

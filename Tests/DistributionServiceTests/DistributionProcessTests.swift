@@ -2,6 +2,7 @@
 
 import AsyncHTTPClient
 import Crypto
+import ENKeyStore
 import ENModels
 import ENServiceKit
 import ENTestSupport
@@ -11,9 +12,8 @@ import MetricsTestKit
 import Testing
 
 @testable import DistributionService
-@testable import SubmissionService
 
-@Suite("distribution-service process", .postgres(SubmissionMigrations.group))
+@Suite("distribution-service process", .postgres(KeyStoreMigrations.group))
 struct DistributionProcessTests {
     /// The environment of the binary: the test's database, a fresh signing key and CDN folder under `folder`.
     static func environment(_ database: PostgresTestDatabase, folder: URL) throws -> [String: String] {
@@ -79,7 +79,7 @@ struct DistributionProcessTests {
 
 @Suite(
     "Distribution to S3",
-    .postgres(SubmissionMigrations.group),
+    .postgres(KeyStoreMigrations.group),
     .enabled(if: MotoServer.isAvailable, "moto server (python3 -m moto.server) is not installed")
 )
 struct DistributionToS3Tests {
@@ -109,7 +109,7 @@ struct DistributionToS3Tests {
                     _ = try await fixture.insertKeys(150, hour: (DistributionFixture.today - 1) * 24 + 3)
                     let run = DistributionRun(
                         configuration: fixture.configuration,
-                        client: database.client,
+                        keys: PostgresDiagnosisKeyRepository(client: database.client, logger: database.logger),
                         store: store,
                         clock: fixture.clock.wallClock,
                         metrics: DistributionMetrics(factory: TestMetrics()),

@@ -2,6 +2,7 @@
 // key files that are never rewritten, retention of rows and files, keys carried between runs by the shifting policy,
 // the run lock, trace-warning packages, the app configurations, and a missing signing key stopping the start.
 
+import ENKeyStore
 import ENModels
 import ENPersistence
 import ENServiceKit
@@ -13,9 +14,8 @@ import SwiftProtobuf
 import Testing
 
 @testable import DistributionService
-@testable import SubmissionService
 
-@Suite("Distribution runs", .postgres(SubmissionMigrations.group))
+@Suite("Distribution runs", .postgres(KeyStoreMigrations.group))
 struct DistributionRunTests {
     /// Publishes every hour, however few keys it holds.
     private static func shiftingThresholdOfOne(_ policy: inout KeyDistributionPolicy) {
@@ -153,7 +153,7 @@ struct DistributionRunTests {
 
             let report = try await fixture.completedRun()
 
-            #expect(report.retention == RetentionOutcome(keys: 3, checkInReports: 1, traceWarnings: 1))
+            #expect(report.retention == KeyRetentionOutcome(keys: 3, checkInReports: 1, traceWarnings: 1))
             #expect(try await fixture.database.count("diagnosis_key", where: "submission_timestamp < \(cutoff)") == 0)
             #expect(try await fixture.database.count("diagnosis_key") == 2)
             #expect(try await fixture.database.count("federation_upload_key") == 2)
@@ -213,7 +213,10 @@ struct DistributionRunTests {
             try await fixture.insertKeys(3, hour: Self.hour - 2)
 
             let whileHeld = try await database.client.withTransaction(logger: database.logger) { connection in
-                try await DistributionRun.lock.lock(connection: connection, logger: database.logger)
+                try await PostgresDiagnosisKeyRepository.publicationLock.lock(
+                    connection: connection,
+                    logger: database.logger
+                )
                 return try await fixture.run()
             }
             let publishedWhileHeld = try await fixture.store.list(prefix: "")
@@ -385,7 +388,7 @@ struct DistributionStartupTests {
         #expect(settings.problems.count == 1, "\(settings.problems)")
         #expect(problem.hasPrefix("SIGNING_KEY_FILES") && problem.contains("absent.pem"))
         #expect(throws: ConfigurationError.self) { try settings.finish() }
-        #expect(await Distribution.runOnce(arguments: ["distribution-service"], environment: values) == 2)
+        #expect(await Distribution.run(arguments: ["distribution-service", "run"], environment: values) == 2)
         #expect(!FileManager.default.fileExists(atPath: folder.path))
 
         let unset = SettingsReader(values: ["DATABASE_URL": values["DATABASE_URL"] ?? ""])

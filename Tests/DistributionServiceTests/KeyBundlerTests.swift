@@ -1,5 +1,6 @@
 // The policies of key distribution at their boundaries: expiry, shifting, buckets, the EU package, incomplete hours.
 
+import ENKeyStore
 import Testing
 
 @testable import DistributionService

@@ -1,6 +1,7 @@
 // The layout of the key tree and its indexes, object retention, the directory store and the publisher's decisions.
 
 import Crypto
+import ENKeyStore
 import ENModels
 import Foundation
 import Logging

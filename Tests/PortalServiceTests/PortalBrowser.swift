@@ -141,13 +141,13 @@ final class PortalBrowser {
     /// A GET with `cookie` instead of the browser's own (an old or stolen cookie); the browser's state is untouched.
     func probe(_ path: String, cookie: String) async throws -> PortalReply {
         var headers = self.extraHeaders
-        headers[.cookie] = "\(PortalController.cookieName)=\(cookie)"
+        headers[.cookie] = "\(SessionMiddleware.cookieName)=\(cookie)"
         return try await self.transport(.get, path, headers, nil)
     }
 
     private func send(_ method: HTTPRequest.Method, _ path: String, body: ByteBuffer?) async throws -> PortalReply {
         var headers = self.extraHeaders
-        if let cookie = self.cookie { headers[.cookie] = "\(PortalController.cookieName)=\(cookie)" }
+        if let cookie = self.cookie { headers[.cookie] = "\(SessionMiddleware.cookieName)=\(cookie)" }
         if body != nil { headers[.contentType] = "application/x-www-form-urlencoded" }
         let reply = try await self.transport(method, path, headers, body)
         self.absorb(reply)
@@ -159,7 +159,7 @@ final class PortalBrowser {
         for value in reply.setCookies {
             let pair = value.split(separator: ";", maxSplits: 1).first.map { String($0) } ?? ""
             let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-            guard parts.count == 2, parts[0] == PortalController.cookieName else { continue }
+            guard parts.count == 2, parts[0] == SessionMiddleware.cookieName else { continue }
             let expired = parts[1].isEmpty || value.contains("Max-Age=0")
             self.cookie = expired ? nil : String(parts[1])
         }

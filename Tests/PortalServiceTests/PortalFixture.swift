@@ -1,5 +1,5 @@
 // Building portal-service for tests: a configuration with a key file, an engine on the test database with a manual
-// clock and a recording stand-in for verification-service, and officers created straight in the store.
+// clock and the in-memory stand-in for verification-service, and officers created straight in the repository.
 
 import Crypto
 import ENCrypto
@@ -18,67 +18,27 @@ import Testing
 
 @testable import PortalService
 
-/// verification-service as the portal sees it: records every call and answers as told (by default a teleTAN).
-final class FakeTeleTANIssuer: TeleTANIssuing {
-    /// The teleTAN the fake hands out; tests look for it where it must never appear.
-    static let teleTAN = "R7KQ2MXP9T"
-
-    enum Behaviour: Sendable {
-        case answer(TeleTANAnswer)
-        case unavailable
-    }
-
-    struct Call: Sendable {
-        var kind: TeleTANKind
-        var bearer: String
-    }
-
-    private struct State: Sendable {
-        var behaviour = Behaviour.answer(.created(FakeTeleTANIssuer.teleTAN))
-        var calls: [Call] = []
-    }
-
-    private let state = Mutexed(State())
-
-    /// Every call so far, oldest first.
-    var calls: [Call] { self.state.value.calls }
-
-    /// How the following calls are answered.
-    func behave(_ behaviour: Behaviour) {
-        self.state.withLock { $0.behaviour = behaviour }
-    }
-
-    func createTeleTAN(kind: TeleTANKind, bearer: String) async throws(UpstreamUnavailable) -> TeleTANAnswer {
-        let behaviour = self.state.withLock { state in
-            state.calls.append(Call(kind: kind, bearer: bearer))
-            return state.behaviour
-        }
-        switch behaviour {
-        case .answer(let answer): return answer
-        case .unavailable: throw UpstreamUnavailable("verification-service is down (test fake)")
-        }
-    }
-}
-
 /// portal-service on the test database: its configuration (with a key file in a temporary folder), an engine with a
 /// manual clock, and the router the service serves, with every log line kept.
 struct PortalHarness: Sendable {
-    typealias App = Application<RouterResponder<ServiceRequestContext>>
+    typealias App = ServiceApplication<PortalRequestContext>
 
     /// The password of officers made by `addOfficer`.
     static let password = "correct-Horse-battery-9"
     static let start = Date(timeIntervalSince1970: 1_700_000_000)
+    /// The teleTAN the stand-in for verification-service hands out; tests look for it where it must never appear.
+    static let teleTAN = "R7KQ2MXP9T"
 
     let database: PostgresTestDatabase
     let clock: ManualClock
-    let issuer: FakeTeleTANIssuer
+    let issuer: InMemoryTeleTANClient
     let configuration: PortalConfiguration
     let engine: PortalEngine
     let app: App
     let logs: InMemoryLogHandler
     let logger: Logger
 
-    var store: PortalStore { self.engine.store }
+    var repository: any PortalRepository { self.engine.repository }
 
     /// Runs `body` with a harness. `overrides` are settings on top of the test defaults; `key` is the portal's
     /// signing key; with `realVerification` the engine calls `VERIFICATION_INTERNAL_URL` with the real client
@@ -101,16 +61,16 @@ struct PortalHarness: Sendable {
             let logs = InMemoryLogHandler()
             var logger = Logger(label: "portal-test", factory: { _ in logs })
             logger.logLevel = .trace
-            let issuer = FakeTeleTANIssuer()
+            let issuer = InMemoryTeleTANClient(behaviour: .answer(.created(Self.teleTAN)))
             let upstream =
                 realVerification
-                ? UpstreamClient(peer: "verification-service", policy: configuration.upstream, logger: logger) : nil
-            let teleTANs: any TeleTANIssuing
-            if let upstream {
-                teleTANs = TeleTANClient(baseURL: configuration.verificationURL, upstream: upstream)
-            } else {
-                teleTANs = issuer
-            }
+                ? HTTPTeleTANClient(
+                    baseURL: configuration.verificationURL,
+                    policy: configuration.upstream,
+                    logger: logger
+                )
+                : nil
+            let teleTANs: any TeleTANClient = upstream ?? issuer
             let engine = Self.engine(
                 configuration: configuration,
                 client: database.client,
@@ -164,17 +124,13 @@ struct PortalHarness: Sendable {
     static func engine(
         configuration: PortalConfiguration,
         client: PostgresClient,
-        teleTANs: any TeleTANIssuing,
+        teleTANs: any TeleTANClient,
         clock: ManualClock,
         logger: Logger
     ) -> PortalEngine {
-        PortalEngine(
-            store: PortalStore(client: client, logger: logger),
-            teleTANs: teleTANs,
-            signer: configuration.signer,
-            policy: configuration.policy,
-            authorities: configuration.authorities,
-            clock: clock.wallClock,
+        Portal.engine(
+            configuration: configuration,
+            dependencies: .postgres(client: client, teleTANs: teleTANs, logger: logger, clock: clock.wallClock),
             logger: logger
         )
     }
@@ -189,7 +145,7 @@ struct PortalHarness: Sendable {
         let router = try await Portal.buildRouter(
             configuration: configuration,
             engine: engine,
-            client: client,
+            dependencies: .postgres(client: client, teleTANs: engine.teleTANs, logger: logger),
             environment: .testing(logger: logger)
         )
         return Application(
@@ -227,7 +183,7 @@ struct PortalHarness: Sendable {
         password: String = PortalHarness.password
     ) async throws -> Officer {
         let hash = try await PasswordHasher.hash(password, cost: 4)
-        let added = try await self.store.addOfficer(
+        let added = try await self.repository.addOfficer(
             username: username,
             passwordHash: hash,
             roles: roles,
@@ -235,7 +191,7 @@ struct PortalHarness: Sendable {
             now: self.clock.now
         )
         try #require(added, "officer \(username) exists already")
-        let officer = try await self.store.officer(named: username)
+        let officer = try await self.repository.officer(named: username)
         return try #require(officer)
     }
 
@@ -246,7 +202,7 @@ struct PortalHarness: Sendable {
 
     /// The whole audit trail, oldest first.
     func audit() async throws -> [AuditEvent] {
-        try await self.store.auditEvents(since: Date(timeIntervalSince1970: 0))
+        try await self.repository.auditEvents(since: Date(timeIntervalSince1970: 0))
     }
 
     /// The audited actions of one officer, oldest first.

@@ -201,7 +201,7 @@ struct PortalFlowTests {
                 // POST /teletan
                 let teleTAN = try await browser.post("/teletan", ["type": "TEST"], csrf: token)
                 #expect(teleTAN.status == .forbidden)
-                #expect(harness.issuer.calls.isEmpty)
+                #expect(await harness.issuer.calls.isEmpty)
 
                 // POST /password
                 _ = try await browser.get("/password")
@@ -220,7 +220,7 @@ struct PortalFlowTests {
                 let issued = try await PortalBrowser.reusing(session, on: harness.app)
                 #expect(issued == .ok)
             }
-            let after = try await harness.store.officer(named: "officer1")
+            let after = try await harness.repository.officer(named: "officer1")
             #expect(after?.passwordHash == hashBefore)
             let actions = try await harness.actions(of: "officer1")
             #expect(actions.filter { $0 == "password_accepted" }.count == 1)

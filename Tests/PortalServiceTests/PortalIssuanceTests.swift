@@ -17,9 +17,8 @@ import PostgresNIO
 import Testing
 
 @testable import PortalService
-@testable import VerificationService
 
-@Suite("Portal teleTAN issuance", .postgres(PortalMigrations.group, VerificationMigrations.group))
+@Suite("Portal teleTAN issuance", .postgres(PortalMigrations.group))
 struct PortalIssuanceTests {
     @Test("a TEST teleTAN: shown once with its validity, no-store, audited without the teleTAN, never logged")
     func issueTest() async throws {
@@ -31,16 +30,16 @@ struct PortalIssuanceTests {
                 let result = try await browser.post("/teletan", ["type": "TEST"])
 
                 #expect(result.status == .ok)
-                #expect(result.content(ofID: "teletan") == FakeTeleTANIssuer.teleTAN)
+                #expect(result.content(ofID: "teletan") == PortalHarness.teleTAN)
                 #expect(result.headers[.cacheControl] == "no-store")
                 let validity = try #require(result.content(ofID: "validity"))
                 #expect(validity == ISO8601DateFormatter().string(from: harness.clock.now.addingTimeInterval(3600)))
             }
-            #expect(harness.issuer.calls.map(\.kind) == [.test])
+            #expect(await harness.issuer.calls.map(\.kind) == [.test])
             let audit = try await harness.audit().filter { $0.action == "teletan_issued" }
             #expect(audit.map(\.details) == ["type=TEST"])
-            #expect(try await harness.audit().allSatisfy { !$0.details.contains(FakeTeleTANIssuer.teleTAN) })
-            #expect(!harness.logText.contains(FakeTeleTANIssuer.teleTAN))
+            #expect(try await harness.audit().allSatisfy { !$0.details.contains(PortalHarness.teleTAN) })
+            #expect(!harness.logText.contains(PortalHarness.teleTAN))
         }
     }
 
@@ -54,18 +53,18 @@ struct PortalIssuanceTests {
 
                 let unknown = try await browser.post("/teletan", ["type": "EVENT", "authority": "no-such-authority"])
                 #expect(unknown.status == .badRequest)
-                #expect(harness.issuer.calls.isEmpty)
+                #expect(await harness.issuer.calls.isEmpty)
 
                 _ = try await browser.get("/")
                 let result = try await browser.post("/teletan", ["type": "EVENT", "authority": authority.id])
                 #expect(result.status == .ok)
-                #expect(result.content(ofID: "teletan") == FakeTeleTANIssuer.teleTAN)
+                #expect(result.content(ofID: "teletan") == PortalHarness.teleTAN)
                 #expect(
                     result.content(ofID: "validity")
                         == ISO8601DateFormatter().string(from: harness.clock.now.addingTimeInterval(2 * 86_400))
                 )
             }
-            #expect(harness.issuer.calls.map(\.kind) == [.event])
+            #expect(await harness.issuer.calls.map(\.kind) == [.event])
             let audit = try await harness.audit().filter { $0.action == "teletan_issued" }
             #expect(audit.map(\.details) == ["type=EVENT authority=\(authority.name)"])
         }
@@ -102,7 +101,7 @@ struct PortalIssuanceTests {
                 let bogus = try await browser.post("/teletan", ["type": "PCR"])
                 #expect(bogus.status == .badRequest)
             }
-            #expect(harness.issuer.calls.count == 0)
+            #expect(await harness.issuer.calls.count == 0)
             #expect(try await harness.actions(of: "officer1").contains("teletan_issued") == false)
         }
     }
@@ -120,7 +119,7 @@ struct PortalIssuanceTests {
                 let reply = try await browser.post("/teletan", ["type": "TEST"])
                 #expect(reply.location == "/login")
             }
-            #expect(harness.issuer.calls.isEmpty)
+            #expect(await harness.issuer.calls.isEmpty)
         }
     }
 
@@ -154,7 +153,7 @@ struct PortalIssuanceTests {
                     #expect(try await browser.post("/teletan", ["type": "TEST"]).status == .ok)
                 }
             }
-            #expect(harness.issuer.calls.count == 2)
+            #expect(await harness.issuer.calls.count == 2)
         }
     }
 
@@ -185,7 +184,7 @@ struct PortalIssuanceTests {
 
                 #expect(statuses.sorted { $0.code < $1.code } == [.ok, .tooManyRequests])
             }
-            #expect(harness.issuer.calls.count == 1)
+            #expect(await harness.issuer.calls.count == 1)
         }
     }
 
@@ -193,7 +192,7 @@ struct PortalIssuanceTests {
     func verificationDown() async throws {
         try await PortalHarness.run { harness in
             let officer = try await harness.addOfficer("officer1", roles: ["c19hotline"])
-            harness.issuer.behave(.unavailable)
+            await harness.issuer.behave(.unavailable)
             try await harness.browse { browser in
                 try await harness.signIn(browser, officer)
 
@@ -203,7 +202,7 @@ struct PortalIssuanceTests {
                 #expect(!down.has(id: "teletan"))
 
                 // Back up a second later: no 30-second wait, because nothing was issued.
-                harness.issuer.behave(.answer(.created(FakeTeleTANIssuer.teleTAN)))
+                await harness.issuer.behave(.answer(.created(PortalHarness.teleTAN)))
                 harness.clock.advance(by: 1)
                 _ = try await browser.get("/")
                 #expect(try await browser.post("/teletan", ["type": "TEST"]).status == .ok)
@@ -216,7 +215,7 @@ struct PortalIssuanceTests {
     func serverRateLimited() async throws {
         try await PortalHarness.run { harness in
             let officer = try await harness.addOfficer("officer1", roles: ["c19hotline"])
-            harness.issuer.behave(.answer(.rateLimited))
+            await harness.issuer.behave(.answer(.rateLimited))
             try await harness.browse { browser in
                 try await harness.signIn(browser, officer)
 
@@ -225,7 +224,7 @@ struct PortalIssuanceTests {
                 #expect(limited.content(ofID: "error-message") == Texts.english["server_rate_limited"])
                 #expect(!limited.has(id: "rate-limited"))
 
-                harness.issuer.behave(.answer(.created(FakeTeleTANIssuer.teleTAN)))
+                await harness.issuer.behave(.answer(.created(PortalHarness.teleTAN)))
                 _ = try await browser.get("/")
                 #expect(try await browser.post("/teletan", ["type": "TEST"]).status == .ok)
             }
@@ -288,49 +287,6 @@ struct PortalIssuanceTests {
         }
     }
 
-    // MARK: - The portal's token at verification-service
-
-    @Test("verification-service accepts the portal's token with the portal's public key and refuses another portal's")
-    func tokenAtVerification() async throws {
-        let portalKey = P256.Signing.PrivateKey()
-        try await VerificationInternal.run(trusting: portalKey.publicKey.pemRepresentation) { port in
-            let url = "http://127.0.0.1:\(port)"
-            // The trusted portal issues a teleTAN that verification-service created and will register.
-            // verification-service checks the token's expiry against the real clock.
-            let now = ManualClock(Date())
-            try await PortalHarness.run(
-                ["VERIFICATION_INTERNAL_URL": url],
-                key: portalKey,
-                clock: now,
-                realVerification: true
-            ) { harness in
-                let officer = try await harness.addOfficer("officer1", roles: ["c19hotline"])
-                try await harness.browse { browser in
-                    try await harness.signIn(browser, officer)
-                    let result = try await browser.post("/teletan", ["type": "TEST"])
-                    #expect(result.status == .ok)
-                    let teleTAN = try #require(result.content(ofID: "teletan"))
-                    #expect(TeleTAN(validating: teleTAN) != nil)
-                }
-            }
-            // A portal with a key verification-service does not trust gets no teleTAN: the officer sees the 503 page.
-            try await PortalHarness.run(
-                ["VERIFICATION_INTERNAL_URL": url],
-                clock: ManualClock(Date()),
-                realVerification: true
-            ) { harness in
-                let officer = try await harness.addOfficer("officer2", roles: ["c19hotline"])
-                try await harness.browse { browser in
-                    try await harness.signIn(browser, officer)
-                    let result = try await browser.post("/teletan", ["type": "TEST"])
-                    #expect(result.status == .serviceUnavailable)
-                    #expect(!result.has(id: "teletan"))
-                }
-                #expect(harness.logText.contains("verification-service refused the portal's teleTAN request"))
-            }
-        }
-    }
-
     @Test("the token carries the officer's roles, a 60-second lifetime and the key id the JWKS publishes")
     func tokenShape() throws {
         let key = P256.Signing.PrivateKey()
@@ -380,42 +336,6 @@ extension PortalBrowser {
             let start = try await browser.get("/")
             try #require(start.status == .ok)
             return try await browser.post("/teletan", ["type": "TEST"]).status
-        }
-    }
-}
-
-/// verification-service's internal API on a socket, on the test database, trusting `publicKeys` for teleTAN tokens.
-enum VerificationInternal {
-    static func run(trusting publicKeys: String, _ body: @Sendable (_ port: Int) async throws -> Void) async throws {
-        let database = try PostgresTestDatabase.require()
-        let values = [
-            "DATABASE_URL": "postgres://test:secret@127.0.0.1:1/test",
-            "HTTP_PORT": "0",
-            "INTERNAL_HTTP_PORT": "0",
-            "TEST_RESULT_INTERNAL_URL": "http://127.0.0.1:1",
-            "TELETAN_JWT_PUBLIC_KEYS": publicKeys,
-        ]
-        let configuration = try VerificationConfiguration.load(from: SettingsReader(values: values))
-        let environment = ServiceEnvironment.testing(logger: database.logger)
-        let dependencies = VerificationDependencies.postgres(
-            client: database.client,
-            configuration: configuration,
-            logger: database.logger
-        )
-        let parts = Verification.Parts(
-            configuration: configuration,
-            dependencies: dependencies,
-            environment: environment
-        )
-        let app = Application(
-            router: try Verification.buildInternalRouter(parts),
-            configuration: .init(address: .hostname("127.0.0.1", port: 0)),
-            logger: database.logger
-        )
-        try await withCleanup {
-            try await LiveServer.run(app, body)
-        } cleanup: {
-            try await dependencies.shutdown()
         }
     }
 }

@@ -1,5 +1,6 @@
 // One rejected payload per validation rule, in the reference's order, and what a rejection does not do.
 
+import ENKeyStore
 import ENModels
 import ENServiceKit
 import ENTestSupport
@@ -23,7 +24,7 @@ struct PayloadRuleTests {
     static let keyBreaches: [Breach] = [
         Breach(rule: "rolling_start_at_midnight") { $0.keys[0].rollingStartIntervalNumber += 1 },
         Breach(rule: "key_count") { $0.keys = [] },
-        Breach(rule: "key_count") { $0.keys += [SubmissionFixture.key()] },
+        Breach(rule: "key_count") { $0.keys += [SubmissionPayloads.key()] },
         Breach(rule: "origin") { $0.origin = "FR" },
         Breach(rule: "visited_countries") { $0.visitedCountries = ["FR", "US"] },
         Breach(rule: "risk_or_onset") { $0.keys[3].clearTransmissionRiskLevel() },
@@ -31,24 +32,24 @@ struct PayloadRuleTests {
         Breach(rule: "transmission_risk_level") { $0.keys[2].transmissionRiskLevel = 0 },
         Breach(rule: "days_since_onset") { $0.keys[1].daysSinceOnsetOfSymptoms = -16 },
         Breach(rule: "days_since_onset") { $0.keys[1].daysSinceOnsetOfSymptoms = 4001 },
-        Breach(rule: "check_ins") { $0.checkIns = [SubmissionFixture.checkIn(trl: 9)] },
+        Breach(rule: "check_ins") { $0.checkIns = [SubmissionPayloads.checkIn(trl: 9)] },
         Breach(rule: "check_ins") {
-            var checkIn = SubmissionFixture.checkIn()
+            var checkIn = SubmissionPayloads.checkIn()
             checkIn.locationID = Data(count: 31)
             $0.checkIns = [checkIn]
         },
         Breach(rule: "check_ins") {
-            var checkIn = SubmissionFixture.checkIn()
+            var checkIn = SubmissionPayloads.checkIn()
             checkIn.endIntervalNumber = checkIn.startIntervalNumber - 1
             $0.checkIns = [checkIn]
         },
         Breach(rule: "check_in_protected_reports") {
-            var report = SubmissionFixture.protectedReport()
+            var report = SubmissionPayloads.protectedReport()
             report.iv = Data(count: 32)
             $0.checkInProtectedReports = [report]
         },
         Breach(rule: "check_in_protected_reports") {
-            var report = SubmissionFixture.protectedReport()
+            var report = SubmissionPayloads.protectedReport()
             report.encryptedCheckInRecord = Data(count: 17)
             $0.checkInProtectedReports = [report]
         },
@@ -62,18 +63,18 @@ struct PayloadRuleTests {
     ]
 
     static let onBehalfBreaches: [Breach] = [
-        Breach(rule: "on_behalf_no_keys") { $0.keys = [SubmissionFixture.key()] },
+        Breach(rule: "on_behalf_no_keys") { $0.keys = [SubmissionPayloads.key()] },
         Breach(rule: "on_behalf_no_visited_countries") { $0.visitedCountries = ["DE"] },
         Breach(rule: "on_behalf_no_consent") { $0.consentToFederation = true },
         Breach(rule: "on_behalf_submission_type") { $0.submissionType = .pcrTest },
         Breach(rule: "on_behalf_one_location") {
-            $0.checkIns = [SubmissionFixture.checkIn(location: 1), SubmissionFixture.checkIn(location: 2)]
+            $0.checkIns = [SubmissionPayloads.checkIn(location: 1), SubmissionPayloads.checkIn(location: 2)]
         },
         Breach(rule: "on_behalf_reports_present") { $0.checkInProtectedReports = [] },
         Breach(rule: "on_behalf_one_location_hash") {
-            $0.checkInProtectedReports.append(SubmissionFixture.protectedReport(location: 3))
+            $0.checkInProtectedReports.append(SubmissionPayloads.protectedReport(location: 3))
         },
-        Breach(rule: "check_ins") { $0.checkIns = [SubmissionFixture.checkIn(trl: 0)] },
+        Breach(rule: "check_ins") { $0.checkIns = [SubmissionPayloads.checkIn(trl: 0)] },
         Breach(rule: "check_in_protected_reports") { $0.checkInProtectedReports[1].mac = Data(count: 31) },
     ]
 
@@ -81,17 +82,17 @@ struct PayloadRuleTests {
     func validPayloads() {
         let policy = try! SubmissionFixture.configuration().policy
         #expect(
-            PayloadRule.firstViolation(of: PayloadRule.diagnosisKeys, in: SubmissionFixture.payload(), policy: policy)
+            PayloadRule.firstViolation(of: PayloadRule.diagnosisKeys, in: SubmissionPayloads.payload(), policy: policy)
                 == nil
         )
         #expect(
             PayloadRule.firstViolation(
                 of: PayloadRule.onBehalf,
-                in: SubmissionFixture.onBehalfPayload(),
+                in: SubmissionPayloads.onBehalfPayload(),
                 policy: policy
             ) == nil
         )
-        var minimal = SubmissionFixture.payload(keys: 1)
+        var minimal = SubmissionPayloads.payload(keys: 1)
         minimal.clearOrigin()
         minimal.visitedCountries = []
         minimal.keys[0].clearTransmissionRiskLevel()
@@ -101,7 +102,7 @@ struct PayloadRuleTests {
 
     @Test("a key submission breaking one rule answers 400, stores nothing and verifies no TAN", arguments: keyBreaches)
     func keyRule(_ breach: Breach) async throws {
-        var payload = SubmissionFixture.payload()
+        var payload = SubmissionPayloads.payload()
         breach.breakIt(&payload)
         let policy = try SubmissionFixture.configuration().policy
         #expect(
@@ -109,7 +110,7 @@ struct PayloadRuleTests {
         )
 
         let harness = try UnitHarness()
-        let reply = try await harness.post(payload.bytes, headers: SubmissionFixture.headers(tan: UUID().uuidString))
+        let reply = try await harness.post(payload.bytes, headers: SubmissionPayloads.headers(tan: UUID().uuidString))
         #expect(reply.status == .badRequest)
         #expect(reply.body.readableBytes == 0)
         #expect(harness.verifier.calls.withLock { $0 } == 0)
@@ -121,7 +122,7 @@ struct PayloadRuleTests {
         arguments: onBehalfBreaches
     )
     func onBehalfRule(_ breach: Breach) async throws {
-        var payload = SubmissionFixture.onBehalfPayload()
+        var payload = SubmissionPayloads.onBehalfPayload()
         breach.breakIt(&payload)
         let policy = try SubmissionFixture.configuration().policy
         #expect(PayloadRule.firstViolation(of: PayloadRule.onBehalf, in: payload, policy: policy)?.rule == breach.rule)
@@ -130,7 +131,7 @@ struct PayloadRuleTests {
         let reply = try await harness.post(
             payload.bytes,
             path: "/version/v1/submission-on-behalf",
-            headers: SubmissionFixture.headers(tan: UUID().uuidString)
+            headers: SubmissionPayloads.headers(tan: UUID().uuidString)
         )
         #expect(reply.status == .badRequest)
         #expect(harness.verifier.calls.withLock { $0 } == 0)
@@ -139,7 +140,7 @@ struct PayloadRuleTests {
 
     @Test("rules are checked in the reference's order: the earlier rule is reported")
     func order() throws {
-        var payload = SubmissionFixture.payload()
+        var payload = SubmissionPayloads.payload()
         payload.keys[0].rollingStartIntervalNumber += 1
         payload.keys[1].transmissionRiskLevel = 9
         payload.origin = "FR"
@@ -157,9 +158,9 @@ struct PayloadRuleTests {
     @Test("a rejected rule is counted under its name in the metrics")
     func rejectionMetric() async throws {
         let harness = try UnitHarness()
-        var payload = SubmissionFixture.payload()
+        var payload = SubmissionPayloads.payload()
         payload.origin = "NL"
-        _ = try await harness.post(payload.bytes, headers: SubmissionFixture.headers(tan: UUID().uuidString))
+        _ = try await harness.post(payload.bytes, headers: SubmissionPayloads.headers(tan: UUID().uuidString))
         let text = try await harness.app.test(.router) { client in
             try await client.execute(uri: "/metrics", method: .get).body.text
         }

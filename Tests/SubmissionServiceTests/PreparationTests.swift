@@ -2,6 +2,7 @@
 // unencrypted check-ins' cap, filters and padding.
 
 import Crypto
+import ENKeyStore
 import ENModels
 import ENTestSupport
 import Foundation
@@ -12,11 +13,11 @@ import Testing
 @Suite("Preparing a submission")
 struct PreparationTests {
     static let policy = try! SubmissionFixture.configuration().policy
-    static let now = SubmissionFixture.start
-    static let midnight = SubmissionFixture.midnight
+    static let now = SubmissionPayloads.start
+    static let midnight = SubmissionPayloads.midnight
 
     static func key(rsin: Int) -> TemporaryExposureKey {
-        var key = SubmissionFixture.key()
+        var key = SubmissionPayloads.key()
         key.rollingStartIntervalNumber = Int32(rsin)
         return key
     }
@@ -50,7 +51,7 @@ struct PreparationTests {
         )
 
         var generator = SeededGenerator(seed: 1)
-        var payload = SubmissionFixture.payload(keys: 1)
+        var payload = SubmissionPayloads.payload(keys: 1)
         payload.keys += [Self.key(rsin: Self.midnight + 144)]
         let prepared = PreparedSubmission(payload: payload, policy: Self.policy, now: Self.now, using: &generator)
         #expect(prepared.keys.count == 1)
@@ -85,24 +86,24 @@ struct PreparationTests {
         var policy = Self.policy
         policy.defaultTRL = 3
         #expect(
-            PreparedSubmission.row(SubmissionFixture.key(trl: 5, dsos: nil), policy: policy).daysSinceOnsetOfSymptoms
+            PreparedSubmission.row(SubmissionPayloads.key(trl: 5, dsos: nil), policy: policy).daysSinceOnsetOfSymptoms
                 == 4000
         )
-        let fromDSOS = PreparedSubmission.row(SubmissionFixture.key(trl: nil, dsos: 2), policy: policy)
+        let fromDSOS = PreparedSubmission.row(SubmissionPayloads.key(trl: nil, dsos: 2), policy: policy)
         #expect(fromDSOS.transmissionRiskLevel == 6)
         #expect(fromDSOS.daysSinceOnsetOfSymptoms == 2)
         #expect(
-            PreparedSubmission.row(SubmissionFixture.key(trl: nil, dsos: 100), policy: policy).transmissionRiskLevel
+            PreparedSubmission.row(SubmissionPayloads.key(trl: nil, dsos: 100), policy: policy).transmissionRiskLevel
                 == 3
         )
-        let both = PreparedSubmission.row(SubmissionFixture.key(trl: 2, dsos: 1), policy: policy)
+        let both = PreparedSubmission.row(SubmissionPayloads.key(trl: 2, dsos: 1), policy: policy)
         #expect(both.transmissionRiskLevel == 2 && both.daysSinceOnsetOfSymptoms == 1)
     }
 
     @Test("the origin defaults to this country and is always among the visited countries")
     func enrichment() {
         var generator = SeededGenerator(seed: 2)
-        var payload = SubmissionFixture.payload(keys: 2)
+        var payload = SubmissionPayloads.payload(keys: 2)
         payload.clearOrigin()
         payload.visitedCountries = ["IT", "FR"]
         let prepared = PreparedSubmission(payload: payload, policy: Self.policy, now: Self.now, using: &generator)
@@ -120,7 +121,7 @@ struct PreparationTests {
         var generator = SeededGenerator(seed: 3)
         var policy = Self.policy
         policy.keyPaddingMultiplier = 5
-        let payload = SubmissionFixture.payload(keys: 3)
+        let payload = SubmissionPayloads.payload(keys: 3)
         let prepared = PreparedSubmission(payload: payload, policy: policy, now: Self.now, using: &generator)
         #expect(prepared.keys.count == 15)
         #expect(Set(prepared.keys.map(\.keyData)).count == 15)
@@ -138,7 +139,7 @@ struct PreparationTests {
     func dailyCap() {
         var policy = CheckInPolicy()
         policy.maxPerDay = 3
-        let checkIns = (0..<4).map { SubmissionFixture.checkIn(location: UInt8($0), hoursAgo: 1 + $0) }
+        let checkIns = (0..<4).map { SubmissionPayloads.checkIn(location: UInt8($0), hoursAgo: 1 + $0) }
         #expect(CheckInFilter.accepted(checkIns, policy: policy, now: Self.now).isEmpty)
         #expect(CheckInFilter.accepted(Array(checkIns.prefix(3)), policy: policy, now: Self.now).count == 3)
     }
@@ -146,11 +147,11 @@ struct PreparationTests {
     @Test("check-ins without risk, ended too long ago, starting in the future or ending beyond tomorrow are filtered")
     func filters() {
         let policy = CheckInPolicy()
-        let kept = SubmissionFixture.checkIn(location: 1)
-        let noRisk = SubmissionFixture.checkIn(location: 2, trl: 2)
-        let old = SubmissionFixture.checkIn(location: 3, hoursAgo: 10 * 24 + 2)
-        let future = SubmissionFixture.checkIn(location: 4, hoursAgo: -1)
-        var endless = SubmissionFixture.checkIn(location: 6)
+        let kept = SubmissionPayloads.checkIn(location: 1)
+        let noRisk = SubmissionPayloads.checkIn(location: 2, trl: 2)
+        let old = SubmissionPayloads.checkIn(location: 3, hoursAgo: 10 * 24 + 2)
+        let future = SubmissionPayloads.checkIn(location: 4, hoursAgo: -1)
+        var endless = SubmissionPayloads.checkIn(location: 6)
         endless.endIntervalNumber = .max
         let accepted = CheckInFilter.accepted([kept, noRisk, old, future, endless], policy: policy, now: Self.now)
         #expect(accepted == [kept])
@@ -162,7 +163,7 @@ struct PreparationTests {
         var policy = CheckInPolicy()
         policy.paddingMultiplier = 3
         policy.paddingPepper = Array("pepper".utf8)
-        let checkIn = SubmissionFixture.checkIn(location: 5, minutes: 60)
+        let checkIn = SubmissionPayloads.checkIn(location: 5, minutes: 60)
         let rows = CheckInFilter.warnings([checkIn], policy: policy, using: &generator)
         #expect(rows.count == 4)
         let realHash = Array(SHA256.hash(data: checkIn.locationID))
@@ -187,12 +188,12 @@ struct PreparationTests {
         var generator = SeededGenerator(seed: 5)
         var policy = CheckInPolicy()
         policy.paddingMultiplier = 20
-        var checkIn = SubmissionFixture.checkIn()
+        var checkIn = SubmissionPayloads.checkIn()
         checkIn.startIntervalNumber = UInt32(Self.midnight)
         checkIn.endIntervalNumber = UInt32(Self.midnight + 144)
         let rows = CheckInFilter.warnings([checkIn], policy: policy, using: &generator)
         #expect(rows.allSatisfy { $0.startIntervalNumber >= Int32(Self.midnight) && $0.period == 144 })
-        var short = SubmissionFixture.checkIn()
+        var short = SubmissionPayloads.checkIn()
         short.endIntervalNumber = short.startIntervalNumber + 1
         let shortRows = CheckInFilter.warnings([short], policy: policy, using: &generator)
         let shortHash = Array(SHA256.hash(data: short.locationID))
@@ -203,8 +204,8 @@ struct PreparationTests {
     @Test("unencrypted check-ins are ignored while they are disabled, and counted when filtered")
     func unencryptedSwitch() {
         var generator = SeededGenerator(seed: 6)
-        var payload = SubmissionFixture.payload(keys: 1)
-        payload.checkIns = [SubmissionFixture.checkIn(location: 1), SubmissionFixture.checkIn(location: 2, trl: 1)]
+        var payload = SubmissionPayloads.payload(keys: 1)
+        payload.checkIns = [SubmissionPayloads.checkIn(location: 1), SubmissionPayloads.checkIn(location: 2, trl: 1)]
         var policy = Self.policy
         let off = PreparedSubmission(payload: payload, policy: policy, now: Self.now, using: &generator)
         #expect(off.traceWarnings.isEmpty && off.filteredCheckIns == 0)

@@ -1,5 +1,6 @@
 // Headers, content type, size limit and dummy requests, on the router over recording fakes.
 
+import ENKeyStore
 import ENModels
 import ENServiceKit
 import ENTestSupport
@@ -22,15 +23,15 @@ struct RequestTests {
     )
     func headers() async throws {
         let harness = try UnitHarness()
-        let body = SubmissionFixture.payload().bytes
-        var noFake = SubmissionFixture.headers(tan: Self.tan)
+        let body = SubmissionPayloads.payload().bytes
+        var noFake = SubmissionPayloads.headers(tan: Self.tan)
         noFake[SubmissionController.fakeHeader] = nil
-        var otp = SubmissionFixture.headers()
+        var otp = SubmissionPayloads.headers()
         otp[SubmissionController.otpHeader] = Self.tan
-        var both = SubmissionFixture.headers(tan: Self.tan)
+        var both = SubmissionPayloads.headers(tan: Self.tan)
         both[SubmissionController.otpHeader] = Self.tan
         for headers in [
-            noFake, otp, both, SubmissionFixture.headers(), SubmissionFixture.headers(tan: Self.tan, fake: "true"),
+            noFake, otp, both, SubmissionPayloads.headers(), SubmissionPayloads.headers(tan: Self.tan, fake: "true"),
         ] {
             let reply = try await harness.post(body, headers: headers)
             #expect(reply.status == .badRequest)
@@ -44,7 +45,7 @@ struct RequestTests {
         let harness = try UnitHarness()
         let garbage = try await harness.post(
             ByteBuffer(bytes: [0xFF, 0xFF, 0xFF]),
-            headers: SubmissionFixture.headers(tan: Self.tan)
+            headers: SubmissionPayloads.headers(tan: Self.tan)
         )
         #expect(garbage.status == .badRequest)
         #expect(garbage.body.readableBytes == 0)
@@ -52,10 +53,10 @@ struct RequestTests {
             try await client.execute(uri: "/metrics", method: .get).body.text
         }
         #expect(metrics.contains(#"en_submission_rejected_total{endpoint="diagnosis_keys",rule="protobuf"} 1"#))
-        var json = SubmissionFixture.headers(tan: Self.tan)
+        var json = SubmissionPayloads.headers(tan: Self.tan)
         json[.contentType] = "application/json"
         #expect(
-            try await harness.post(SubmissionFixture.payload().bytes, headers: json).status == .unsupportedMediaType
+            try await harness.post(SubmissionPayloads.payload().bytes, headers: json).status == .unsupportedMediaType
         )
         #expect(harness.verifier.calls.withLock { $0 } == 0)
     }
@@ -63,14 +64,14 @@ struct RequestTests {
     @Test("a body over MAX_REQUEST_BYTES gets 413, real or fake")
     func sizeLimit() async throws {
         let harness = try UnitHarness(["MAX_REQUEST_BYTES": "1000"])
-        var payload = SubmissionFixture.payload()
+        var payload = SubmissionPayloads.payload()
         payload.requestPadding = Data(count: 2000)
         #expect(
-            try await harness.post(payload.bytes, headers: SubmissionFixture.headers(tan: Self.tan)).status
+            try await harness.post(payload.bytes, headers: SubmissionPayloads.headers(tan: Self.tan)).status
                 == .contentTooLarge
         )
         #expect(
-            try await harness.post(payload.bytes, headers: SubmissionFixture.headers(fake: "1")).status
+            try await harness.post(payload.bytes, headers: SubmissionPayloads.headers(fake: "1")).status
                 == .contentTooLarge
         )
         #expect(harness.store.stored.withLock { $0.isEmpty })
@@ -80,8 +81,8 @@ struct RequestTests {
     func databaseDown() async throws {
         let harness = try UnitHarness(databaseDown: true)
         let reply = try await harness.post(
-            SubmissionFixture.payload().bytes,
-            headers: SubmissionFixture.headers(tan: Self.tan)
+            SubmissionPayloads.payload().bytes,
+            headers: SubmissionPayloads.headers(tan: Self.tan)
         )
         #expect(reply.status == .serviceUnavailable)
         #expect(reply.headers[.retryAfter] == "30")
@@ -91,9 +92,9 @@ struct RequestTests {
     @Test("a real submission stores what it prepared and answers the check-in counts")
     func realSubmission() async throws {
         let harness = try UnitHarness()
-        var payload = SubmissionFixture.payload(keys: 5)
-        payload.checkInProtectedReports = [SubmissionFixture.protectedReport()]
-        let reply = try await harness.post(payload.bytes, headers: SubmissionFixture.headers(tan: Self.tan))
+        var payload = SubmissionPayloads.payload(keys: 5)
+        payload.checkInProtectedReports = [SubmissionPayloads.protectedReport()]
+        let reply = try await harness.post(payload.bytes, headers: SubmissionPayloads.headers(tan: Self.tan))
         #expect(reply.status == .ok)
         #expect(reply.headers[SubmissionController.savedCheckInsHeader] == "1")
         #expect(harness.verifier.calls.withLock { $0 } == 1)
@@ -107,8 +108,8 @@ struct RequestTests {
     func fakeRequest(_ value: String) async throws {
         let harness = try UnitHarness()
         let real = try await harness.post(
-            SubmissionFixture.payload().bytes,
-            headers: SubmissionFixture.headers(tan: Self.tan)
+            SubmissionPayloads.payload().bytes,
+            headers: SubmissionPayloads.headers(tan: Self.tan)
         )
         let calls = harness.verifier.calls.withLock { $0 }
         let stored = harness.store.stored.withLock { $0.count }
@@ -116,7 +117,7 @@ struct RequestTests {
         // A fake's body is not even read as a payload: phones send padding-only dummies.
         var dummy = SubmissionPayload()
         dummy.requestPadding = Data(count: 500)
-        let fake = try await harness.post(dummy.bytes, headers: SubmissionFixture.headers(tan: Self.tan, fake: value))
+        let fake = try await harness.post(dummy.bytes, headers: SubmissionPayloads.headers(tan: Self.tan, fake: value))
         #expect(harness.verifier.calls.withLock { $0 } == calls)
         #expect(harness.store.stored.withLock { $0.count } == stored)
 
@@ -132,13 +133,13 @@ struct RequestTests {
     @Test("a fake request waits a delay drawn around the real durations of its own endpoint")
     func fakeDelay() async throws {
         let harness = try UnitHarness(["FAKE_DELAY_INITIAL": "10ms"])
-        for _ in 0..<200 { harness.parts.delays[.onBehalf]?.record(.milliseconds(800)) }
+        for _ in 0..<200 { harness.runtime.delays[.onBehalf]?.record(.milliseconds(800)) }
         _ = try await harness.post(
             nil,
             path: "/version/v1/submission-on-behalf",
-            headers: SubmissionFixture.headers(fake: "1")
+            headers: SubmissionPayloads.headers(fake: "1")
         )
-        _ = try await harness.post(nil, headers: SubmissionFixture.headers(fake: "1"))
+        _ = try await harness.post(nil, headers: SubmissionPayloads.headers(fake: "1"))
         let sleeps = harness.sleeps.withLock { $0 }
         #expect(sleeps.count <= 2)
         // The on-behalf dummy waits around 800 ms, the key dummy around 10 ms (or not at all when its body took longer).
@@ -149,8 +150,11 @@ struct RequestTests {
     @Test("the real submissions' durations move the estimate, and it is exported as a gauge")
     func estimateMoves() async throws {
         let harness = try UnitHarness(["FAKE_DELAY_INITIAL": "5s"])
-        _ = try await harness.post(SubmissionFixture.payload().bytes, headers: SubmissionFixture.headers(tan: Self.tan))
-        #expect(try #require(harness.parts.delays[.diagnosisKeys]?.average) < .seconds(5))
+        _ = try await harness.post(
+            SubmissionPayloads.payload().bytes,
+            headers: SubmissionPayloads.headers(tan: Self.tan)
+        )
+        #expect(try #require(harness.runtime.delays[.diagnosisKeys]?.average) < .seconds(5))
         let text = try await harness.app.test(.router) { client in
             try await client.execute(uri: "/metrics", method: .get).body.text
         }
@@ -163,9 +167,9 @@ struct RequestTests {
         // Each dummy's wait returns only once all 200 are waiting: served one after another, they would never finish.
         let barrier = Barrier(parties: 200)
         let base = try UnitHarness(["FAKE_DELAY_INITIAL": "5s"])
-        var controller = base.parts.controller
+        var controller = base.runtime.controller
         controller.sleep = { _ in await barrier.arrive() }
-        let app = Application(router: try Submission.buildRouter(base.parts, controller: controller))
+        let app = Application(router: try Submission.buildRouter(base.runtime, controller: controller))
         let statuses = try await app.test(.router) { client in
             try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
                 for _ in 0..<200 {
@@ -173,7 +177,7 @@ struct RequestTests {
                         try await client.execute(
                             uri: "/version/v1/diagnosis-keys",
                             method: .post,
-                            headers: SubmissionFixture.headers(fake: "1")
+                            headers: SubmissionPayloads.headers(fake: "1")
                         ).status
                     }
                 }
@@ -188,9 +192,9 @@ struct RequestTests {
         let harness = try UnitHarness([
             "UNENCRYPTED_CHECKINS_ENABLED": "true", "RANDOM_CHECKINS_PADDING_MULTIPLIER": "3",
         ])
-        var payload = SubmissionFixture.payload(keys: 4)
-        payload.checkIns = [SubmissionFixture.checkIn(location: 1), SubmissionFixture.checkIn(location: 2)]
-        payload.checkInProtectedReports = [SubmissionFixture.protectedReport()]
+        var payload = SubmissionPayloads.payload(keys: 4)
+        payload.checkIns = [SubmissionPayloads.checkIn(location: 1), SubmissionPayloads.checkIn(location: 2)]
+        payload.checkInProtectedReports = [SubmissionPayloads.protectedReport()]
         let valid: [UInt8] = try payload.serializedBytes()
         var generator = SeededGenerator(seed: 42)
         var statuses: [Int: Int] = [:]
@@ -201,7 +205,7 @@ struct RequestTests {
             }
             let reply = try await harness.post(
                 ByteBuffer(bytes: bytes),
-                headers: SubmissionFixture.headers(tan: Self.tan)
+                headers: SubmissionPayloads.headers(tan: Self.tan)
             )
             statuses[Int(reply.status.code), default: 0] += 1
         }

@@ -18,7 +18,7 @@ struct VerificationClientTests {
     static func withPeer(
         status: HTTPResponse.Status,
         headers: HTTPFields = [:],
-        _ body: @Sendable (VerificationClient, Mutexed<Int>) async throws -> Void
+        _ body: @Sendable (HTTPVerificationClient, Mutexed<Int>) async throws -> Void
     ) async throws {
         let calls = Mutexed(0)
         let router = Router()
@@ -30,7 +30,7 @@ struct VerificationClientTests {
         try await LiveServer.run(app) { port in
             var policy = UpstreamPolicy()
             policy.backoff = .milliseconds(1)
-            let client = VerificationClient(
+            let client = HTTPVerificationClient(
                 baseURL: "http://127.0.0.1:\(port)/",
                 policy: policy,
                 logger: Logger(label: "test")
@@ -87,7 +87,11 @@ struct VerificationClientTests {
         var policy = UpstreamPolicy()
         policy.backoff = .milliseconds(1)
         policy.connectTimeout = .milliseconds(200)
-        let client = VerificationClient(baseURL: "http://127.0.0.1:9", policy: policy, logger: Logger(label: "test"))
+        let client = HTTPVerificationClient(
+            baseURL: "http://127.0.0.1:9",
+            policy: policy,
+            logger: Logger(label: "test")
+        )
         await #expect(throws: UpstreamUnavailable.self) { try await client.verify(Self.tan) }
         try await client.shutdown()
         #expect(UpstreamClient.isConnectFailure(HTTPClientError.connectTimeout))

@@ -1,6 +1,5 @@
 // The operations an OpenAPI document lists, for tests that hold a service's routers against its documents.
 
-import ENCrypto
 package import Foundation
 
 /// One documented operation: `POST /path`, and the ports of its path's own `servers` (empty when it names none).
@@ -54,13 +53,5 @@ package enum OpenAPIDocument {
         }
         flush()
         return operations
-    }
-}
-
-/// Test ids as the app computes them.
-package enum TestIDs {
-    /// A hashed GUID: lowercase hex SHA-256 of a (random by default) GUID.
-    package static func hashedGUID(_ seed: String = UUID().uuidString) -> String {
-        SecretHash.sha256Hex("guid-\(seed)")
     }
 }

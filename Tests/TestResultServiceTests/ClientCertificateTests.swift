@@ -99,7 +99,7 @@ struct ClientCertificateTests {
         pki: TestPKI,
         allowlist: [String],
         repository: InMemoryTestResultRepository
-    ) throws -> TestResult.App {
+    ) throws -> ServiceApplication<ServiceRequestContext> {
         let configuration = try TestResultFixture.configuration([
             "TLS_CERT_FILE": pki.serverCertificateFile.path,
             "TLS_KEY_FILE": pki.serverKeyFile.path,

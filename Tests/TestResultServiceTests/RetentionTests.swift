@@ -26,6 +26,12 @@ struct RetentionTests {
         let repository = dependencies.repository
         let policy = RetentionPolicy()
         let metrics = TestResultMetrics(factory: ServiceEnvironment.testing().metricsFactory)
+        let retention = TestResult.retention(
+            policy: policy,
+            dependencies: dependencies,
+            metrics: metrics,
+            logger: database.logger
+        )
         let pcr = TestIDs.hashedGUID()
         let rapid = TestIDs.hashedGUID()
         let pocnat = TestIDs.hashedGUID()
@@ -44,28 +50,13 @@ struct RetentionTests {
             now: clock.now
         )
 
-        try await TestResult.runRetention(
-            policy: policy,
-            dependencies: dependencies,
-            metrics: metrics,
-            logger: database.logger
-        )
+        try await retention.run()
         let atDay20 = try await self.codes(database)
         clock.advance(by: 1 * Self.day + 1)
-        try await TestResult.runRetention(
-            policy: policy,
-            dependencies: dependencies,
-            metrics: metrics,
-            logger: database.logger
-        )
+        try await retention.run()
         let atDay21 = try await self.codes(database)
         clock.advance(by: 39 * Self.day)
-        try await TestResult.runRetention(
-            policy: policy,
-            dependencies: dependencies,
-            metrics: metrics,
-            logger: database.logger
-        )
+        try await retention.run()
         let atDay60 = try await self.codes(database)
 
         #expect(atDay20 == [pcr: 2, rapid: 7, pocnat: 11, young: 1])

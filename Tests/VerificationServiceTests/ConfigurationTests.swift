@@ -1,6 +1,7 @@
 // Settings: defaults, keys from files or inline, every problem reported at once.
 
 import ENServiceKit
+import ENTestSupport
 import Foundation
 import Testing
 

@@ -2,6 +2,7 @@
 
 import Crypto
 import ENCrypto
+import ENTestSupport
 import Foundation
 import Testing
 import _CryptoExtras

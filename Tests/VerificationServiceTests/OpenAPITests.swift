@@ -28,7 +28,7 @@ struct OpenAPITests {
     }
 
     /// Whether `operation` reaches a handler (anything but 404/405) on `app`.
-    private static func isRouted(_ operation: String, on app: Verification.App) async throws -> Bool {
+    private static func isRouted(_ operation: String, on app: some ApplicationProtocol) async throws -> Bool {
         let parts = operation.split(separator: " ")
         let method = HTTPRequest.Method(rawValue: String(parts[0]))!
         let status = try await app.test(.router) { client in
@@ -42,22 +42,11 @@ struct OpenAPITests {
         return status != .notFound && status != .methodNotAllowed
     }
 
-    /// The routers' parts over a database client that is never run: these tests send nothing that reaches it.
-    private static func parts() throws -> (Verification.Parts, VerificationDependencies) {
-        let configuration = try VerificationFixture.configuration()
-        let logger = Logger(label: "test")
-        return VerificationFixture.parts(
-            client: configuration.database.makeClient(logger: logger),
-            configuration: configuration,
-            logger: logger
-        )
-    }
-
     @Test("every documented operation is routed on its own port only, and every route of ours is documented")
     func documentsMatchRouters() async throws {
-        let (parts, dependencies) = try Self.parts()
-        let external = Application(router: try Verification.buildPublicRouter(parts))
-        let internalApp = Application(router: try Verification.buildInternalRouter(parts))
+        let runtime = try VerificationFixture.inMemoryRuntime()
+        let external = Application(router: try Verification.buildPublicRouter(runtime))
+        let internalApp = Application(router: try Verification.buildInternalRouter(runtime))
         let documented = (
             external: try Self.operations(in: "openapi"), internal: try Self.operations(in: "openapi-internal")
         )
@@ -94,21 +83,20 @@ struct OpenAPITests {
                 "\(operation) on the internal port"
             )
         }
-        try await dependencies.shutdown()
     }
 
     @Test("each port serves its own document at /openapi.yaml")
     func servesDocuments() async throws {
-        let (parts, dependencies) = try Self.parts()
-        let external = try await Application(router: try Verification.buildPublicRouter(parts)).test(.router) {
+        let runtime = try VerificationFixture.inMemoryRuntime()
+        let external = try await Application(router: try Verification.buildPublicRouter(runtime)).test(.router) {
             client in
             try await client.execute(uri: "/openapi.yaml", method: .get).body.text
         }
-        let internalDocument = try await Application(router: try Verification.buildInternalRouter(parts)).test(.router)
-        { client in
+        let internalDocument = try await Application(router: try Verification.buildInternalRouter(runtime)).test(
+            .router
+        ) { client in
             try await client.execute(uri: "/openapi.yaml", method: .get).body.text
         }
-        try await dependencies.shutdown()
 
         #expect(external.hasPrefix("openapi: 3.1"))
         #expect(external.contains("/version/v1/registrationToken"))

@@ -19,7 +19,11 @@ import Testing
 struct RequestValidationTests {
     /// Both routers over a pool that has been shut down: every query fails at once.
     private func withDeadDatabase(
-        _ body: @Sendable (_ external: Verification.App, _ internal: Verification.App) async throws -> Void
+        _ body:
+            @Sendable (
+                _ external: ServiceApplication<ServiceRequestContext>,
+                _ internal: ServiceApplication<InternalRequestContext>
+            ) async throws -> Void
     ) async throws {
         let configuration = try VerificationFixture.configuration()
         let logger = Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -27,15 +31,12 @@ struct RequestValidationTests {
         let running = Task { await client.run() }
         running.cancel()
         _ = await running.value
-        let (parts, dependencies) = VerificationFixture.parts(
-            client: client,
-            configuration: configuration,
-            logger: logger
-        )
+        let runtime = VerificationFixture.runtime(client: client, configuration: configuration, logger: logger)
+        let dependencies = runtime.dependencies
         do {
             try await body(
-                Application(router: try Verification.buildPublicRouter(parts)),
-                Application(router: try Verification.buildInternalRouter(parts))
+                Application(router: try Verification.buildPublicRouter(runtime)),
+                Application(router: try Verification.buildInternalRouter(runtime))
             )
         } catch {
             try await dependencies.shutdown()
@@ -45,7 +46,7 @@ struct RequestValidationTests {
     }
 
     private func post(
-        _ app: Verification.App,
+        _ app: some ApplicationProtocol,
         _ uri: String,
         _ body: String,
         headers: HTTPFields = .json
@@ -100,7 +101,7 @@ struct RequestValidationTests {
                     let (status, _) = try await self.post(
                         external,
                         "/version/v1/registrationToken",
-                        VerificationFixture.teleTANRegistration(String(changed))
+                        VerificationBodies.teleTANRegistration(String(changed))
                     )
                     #expect(status == .badRequest, "position \(position)")
                 }
@@ -109,7 +110,7 @@ struct RequestValidationTests {
             let (status, _) = try await self.post(
                 external,
                 "/version/v1/registrationToken",
-                VerificationFixture.teleTANRegistration(String(teleTAN))
+                VerificationBodies.teleTANRegistration(String(teleTAN))
             )
             #expect(status == .internalServerError)
         }
@@ -121,24 +122,24 @@ struct RequestValidationTests {
             let upper = RandomUUID.generate().uppercased()
             let version1 = "6ba7b810-9dad-11d1-80b4-00c04fd430c8"
             for uri in ["/version/v1/testresult", "/version/v1/tan"] {
-                #expect(try await self.post(external, uri, VerificationFixture.token(upper)).0 == .badRequest)
-                #expect(try await self.post(external, uri, VerificationFixture.token(version1)).0 == .badRequest)
+                #expect(try await self.post(external, uri, VerificationBodies.token(upper)).0 == .badRequest)
+                #expect(try await self.post(external, uri, VerificationBodies.token(version1)).0 == .badRequest)
                 #expect(try await self.post(external, uri, "[]").0 == .badRequest)
                 #expect(
                     try await self.post(
                         external,
                         uri,
-                        VerificationFixture.token(RandomUUID.generate()),
+                        VerificationBodies.token(RandomUUID.generate()),
                         headers: [.contentType: "text/plain"]
                     ).0 == .unsupportedMediaType
                 )
             }
             #expect(
-                try await self.post(internalApp, "/version/v1/tan/verify", VerificationFixture.tan("ABCDEFGHJK")).0
+                try await self.post(internalApp, "/version/v1/tan/verify", VerificationBodies.tan("ABCDEFGHJK")).0
                     == .badRequest
             )
             #expect(
-                try await self.post(internalApp, "/version/v1/testresult", VerificationFixture.token(upper)).0
+                try await self.post(internalApp, "/version/v1/testresult", VerificationBodies.token(upper)).0
                     == .badRequest
             )
             let oversized = #"{"key":""# + String(repeating: "a", count: 10_001) + #"","keyType":"GUID"}"#

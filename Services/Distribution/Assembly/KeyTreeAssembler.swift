@@ -1,5 +1,6 @@
 // The diagnosis-key part of the CDN tree: day and hour archives per country folder and their indexes.
 
+import ENKeyStore
 import Foundation
 import Logging
 

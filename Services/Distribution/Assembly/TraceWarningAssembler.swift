@@ -1,26 +1,9 @@
 // The trace-warning packages: hourly check-in reports (v2) and unencrypted warnings (v1) (cwa-server §3.5).
 
+import ENKeyStore
 import ENModels
 import Foundation
 import SwiftProtobuf
-
-/// An encrypted check-in report as stored by submission.
-struct StoredCheckInReport: Sendable, Equatable {
-    var locationIDHash: [UInt8]
-    var initializationVector: [UInt8]
-    var encryptedCheckInRecord: [UInt8]
-    var mac: [UInt8]
-    var submissionHour: Int64
-}
-
-/// An unencrypted check-in as stored by submission (deprecated, v1 packages).
-struct StoredTraceWarning: Sendable, Equatable {
-    var locationIDHash: [UInt8]
-    var startIntervalNumber: UInt32
-    var period: UInt32
-    var transmissionRiskLevel: UInt32
-    var submissionHour: Int64
-}
 
 /// Lays out both trace-warning trees. The rows come in database-id order and only from complete hours inside the
 /// retention window; every hour from the oldest to the latest hour with data gets a file, an empty hour a 0-byte one.

@@ -1,5 +1,7 @@
 // Which key goes into which country folder and hour (cwa-server §3.3, §3.4).
 
+import ENKeyStore
+
 /// The keys of one country folder by distribution hour (hours since the epoch). An hour with an empty list is an
 /// hour the shifting policy walked without reaching the threshold: it still gets a signed, empty file.
 typealias HourlyKeys = [Int64: [DistributionKey]]

@@ -1,5 +1,6 @@
 // `export.bin` of a key archive: the 16-byte header and a `TemporaryExposureKeyExport`, encoded by hand for speed.
 
+import ENKeyStore
 import ENModels
 import SwiftProtobuf
 

@@ -1,5 +1,6 @@
 // The service's Prometheus metrics (`en_distribution_*`).
 
+import ENKeyStore
 import Metrics
 
 /// Counters and gauges of distribution runs; the gauges describe the last completed run.

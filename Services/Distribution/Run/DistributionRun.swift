@@ -1,16 +1,15 @@
 // One distribution run: retention, assembly, signing and publishing, under a cluster-wide lock (cwa-server §3.1).
 
+import ENKeyStore
 import ENModels
-import ENPersistence
 import ENServiceKit
 import Foundation
 import Logging
-import PostgresNIO
 import SwiftProtobuf
 
 /// What a completed run did.
 struct RunReport: Sendable, Equatable {
-    var retention = RetentionOutcome()
+    var retention = KeyRetentionOutcome()
     var objectsDeleted = 0
     var keysRead = 0
     var checkInReportsRead = 0
@@ -21,29 +20,23 @@ struct RunReport: Sendable, Equatable {
     var finishedAt = 0.0
 }
 
-/// Runs the distribution once. The run holds a PostgreSQL advisory lock in its transaction from start to end, so
-/// two runs (a CronJob overlapping itself, two replicas in serve mode) never interleave: the second finds the lock
-/// taken and returns `nil` at once. Database retention commits with the run: when publishing fails, the rows stay
-/// and the next run tries again.
+/// Runs the distribution once, with the key store to itself (`withPublicationRun`): two runs (a CronJob overlapping
+/// itself, two replicas in serve mode) never interleave, the second returns `nil` at once. Database retention
+/// commits with the run: when publishing fails, the rows stay and the next run tries again.
 struct DistributionRun: Sendable {
     let configuration: DistributionConfiguration
-    let client: PostgresClient
+    let keys: any DiagnosisKeyRepository
     let store: any ObjectStore
     let clock: WallClock
     let metrics: DistributionMetrics
     let logger: Logger
 
-    static let lock = AdvisoryLock(name: "distribution-run")
-
     /// The run's report, or `nil` when another run holds the lock.
     func run() async throws -> RunReport? {
         let started = ContinuousClock.now
         do {
-            let report = try await rethrowingTransactionCause {
-                try await Self.lock.withTryLock(client: self.client, logger: self.logger.cappedForDatabase) {
-                    connection in
-                    try await self.work(DistributionStore(connection: connection, logger: self.logger))
-                }
+            let report = try await self.keys.withPublicationRun { run in
+                try await self.work(run)
             }
             let seconds = (ContinuousClock.now - started).timeInterval
             guard let report else {
@@ -68,7 +61,7 @@ struct DistributionRun: Sendable {
         }
     }
 
-    private func work(_ database: DistributionStore) async throws -> RunReport {
+    private func work(_ database: any KeyPublicationRun) async throws -> RunReport {
         let policy = self.configuration.policy
         let now = self.clock.now
         let currentHour = DistributionTime.hour(now.timeIntervalSince1970)

@@ -30,10 +30,10 @@ enum IssueOutcome: Sendable, Equatable {
     case unavailable
 }
 
-/// The portal's rules, on top of the store and verification-service.
+/// The portal's rules, on top of the repository and verification-service.
 struct PortalEngine: Sendable {
-    let store: PortalStore
-    let teleTANs: any TeleTANIssuing
+    let repository: any PortalRepository
+    let teleTANs: any TeleTANClient
     let signer: PortalJWTSigner
     let policy: PortalPolicy
     let authorities: [HealthAuthority]
@@ -64,7 +64,7 @@ struct PortalEngine: Sendable {
         createdAt: Date
     ) async throws -> IssuedSession {
         let session = IssuedSession(token: Self.randomToken(), csrf: Self.randomToken())
-        try await self.store.createSession(
+        try await self.repository.createSession(
             tokenHash: Self.hash(session.token),
             csrfHash: Self.hash(session.csrf),
             officerID: officerID,
@@ -77,7 +77,8 @@ struct PortalEngine: Sendable {
 
     /// The live session of a cookie, touched; `nil` when unknown or past its limits (then it is deleted).
     func session(token: String?) async throws -> PortalSession? {
-        guard let token, !token.isEmpty, let session = try await self.store.session(tokenHash: Self.hash(token)) else {
+        guard let token, !token.isEmpty, let session = try await self.repository.session(tokenHash: Self.hash(token))
+        else {
             return nil
         }
         let now = self.clock.now
@@ -90,11 +91,32 @@ struct PortalEngine: Sendable {
                 age > self.policy.sessionLifetime.timeInterval || idle > self.policy.sessionIdleTimeout.timeInterval
             }
         if expired {
-            try await self.store.deleteSession(tokenHash: session.tokenHash)
+            try await self.repository.deleteSession(tokenHash: session.tokenHash)
             return nil
         }
-        try await self.store.touchSession(tokenHash: session.tokenHash, now: now)
+        try await self.repository.touchSession(tokenHash: session.tokenHash, now: now)
         return session
+    }
+
+    /// The same session under a new id and CSRF token (stage, officer and age kept): a page's form needs the CSRF
+    /// token in clear, and only its hash is stored.
+    func renew(_ session: PortalSession) async throws -> IssuedSession {
+        let issued = IssuedSession(token: Self.randomToken(), csrf: Self.randomToken())
+        try await self.repository.deleteSession(tokenHash: session.tokenHash)
+        try await self.repository.createSession(
+            tokenHash: Self.hash(issued.token),
+            csrfHash: Self.hash(issued.csrf),
+            officerID: session.officerID,
+            stage: session.stage,
+            createdAt: session.createdAt,
+            now: self.clock.now
+        )
+        return issued
+    }
+
+    /// Ends a session without an audit line (an anonymous one replaced by a fresh one).
+    func discard(_ session: PortalSession) async throws {
+        try await self.repository.deleteSession(tokenHash: session.tokenHash)
     }
 
     /// Whether `csrf` is the session's token (constant time).
@@ -104,8 +126,8 @@ struct PortalEngine: Sendable {
     }
 
     func logout(session: PortalSession) async throws {
-        try await self.store.deleteSession(tokenHash: session.tokenHash)
-        if let id = session.officerID, let officer = try await self.store.officer(id: id) {
+        try await self.repository.deleteSession(tokenHash: session.tokenHash)
+        if let id = session.officerID, let officer = try await self.repository.officer(id: id) {
             try await self.audit(officer.username, "logout")
         }
     }
@@ -116,7 +138,7 @@ struct PortalEngine: Sendable {
     /// for the second factor.
     func login(username: String, password: String, session: PortalSession) async throws -> LoginOutcome {
         let now = self.clock.now
-        let officer = try await self.store.officer(named: username.lowercased())
+        let officer = try await self.repository.officer(named: username.lowercased())
         guard let officer else {
             _ = try await PasswordHasher.verify(password, hash: Self.decoyHash)
             try await self.audit(username.prefix(64).lowercased(), "login_failed", "unknown user")
@@ -131,7 +153,7 @@ struct PortalEngine: Sendable {
             try await self.fail(officer, "login_failed", "wrong password")
             return .refused
         }
-        try await self.store.deleteSession(tokenHash: session.tokenHash)
+        try await self.repository.deleteSession(tokenHash: session.tokenHash)
         let next = try await self.newSession(officerID: officer.id, stage: .password, createdAt: now)
         try await self.audit(officer.username, "password_accepted")
         return .next(token: next.token, csrf: next.csrf)
@@ -140,7 +162,8 @@ struct PortalEngine: Sendable {
     /// The second factor: a code of the officer's secret, within ±1 step, not used before. Success gives an
     /// authenticated session with a new id.
     func secondFactor(code: String, session: PortalSession) async throws -> LoginOutcome {
-        guard session.stage == .password, let id = session.officerID, let officer = try await self.store.officer(id: id)
+        guard session.stage == .password, let id = session.officerID,
+            let officer = try await self.repository.officer(id: id)
         else { return .refused }
         let now = self.clock.now
         if officer.disabled || (officer.lockedUntil.map { $0 > now } ?? false) { return .refused }
@@ -149,20 +172,20 @@ struct PortalEngine: Sendable {
                 code.trimmingCharacters(in: .whitespaces),
                 at: now
             ),
-            try await self.store.useTOTPStep(officerID: officer.id, step: step)
+            try await self.repository.useTOTPStep(officerID: officer.id, step: step)
         else {
             try await self.fail(officer, "totp_failed", "wrong or used code")
             return .refused
         }
-        try await self.store.clearFailures(officerID: officer.id)
-        try await self.store.deleteSession(tokenHash: session.tokenHash)
+        try await self.repository.clearFailures(officerID: officer.id)
+        try await self.repository.deleteSession(tokenHash: session.tokenHash)
         let next = try await self.newSession(officerID: officer.id, stage: .authenticated, createdAt: now)
         try await self.audit(officer.username, "login_succeeded")
         return .next(token: next.token, csrf: next.csrf)
     }
 
     private func fail(_ officer: Officer, _ action: String, _ details: String) async throws {
-        let locked = try await self.store.recordFailure(
+        let locked = try await self.repository.recordFailure(
             officerID: officer.id,
             maxFailures: self.policy.maxFailedLogins,
             lockedUntil: self.clock.now.addingTimeInterval(self.policy.lockDuration.timeInterval)
@@ -180,7 +203,7 @@ struct PortalEngine: Sendable {
     /// The officer of an authenticated session.
     func officer(of session: PortalSession) async throws -> Officer? {
         guard session.stage == .authenticated, let id = session.officerID,
-            let officer = try await self.store.officer(id: id), !officer.disabled
+            let officer = try await self.repository.officer(id: id), !officer.disabled
         else {
             return nil
         }
@@ -196,7 +219,7 @@ struct PortalEngine: Sendable {
         guard try await PasswordHasher.verify(current, hash: officer.passwordHash) else { return .wrongPassword }
         guard new == repeated else { return .mismatch }
         guard PasswordRules.acceptable(new, username: officer.username) else { return .tooWeak }
-        try await self.store.setPassword(
+        try await self.repository.setPassword(
             officerID: officer.id,
             passwordHash: try await PasswordHasher.hash(new, cost: self.policy.bcryptCost)
         )
@@ -218,7 +241,7 @@ struct PortalEngine: Sendable {
         }
         let now = self.clock.now
         let interval = self.policy.teleTANInterval.timeInterval
-        if let last = try await self.store.claimTeleTANSlot(officerID: officer.id, now: now, interval: interval) {
+        if let last = try await self.repository.claimTeleTANSlot(officerID: officer.id, now: now, interval: interval) {
             return .tooSoon(seconds: max(1, Int((interval - now.timeIntervalSince(last)).rounded(.up))))
         }
         let token = try self.signer.token(subject: officer.username, roles: officer.roles, now: now)
@@ -226,7 +249,7 @@ struct PortalEngine: Sendable {
         do {
             answer = try await self.teleTANs.createTeleTAN(kind: kind, bearer: token)
         } catch {
-            try await self.store.releaseTeleTANSlot(officerID: officer.id, claimedAt: now)
+            try await self.repository.releaseTeleTANSlot(officerID: officer.id, claimedAt: now)
             return .unavailable
         }
         switch answer {
@@ -236,20 +259,20 @@ struct PortalEngine: Sendable {
             let validity: TimeInterval = kind == .event ? 2 * 86_400 : 3600
             return .issued(teleTAN: teleTAN, validUntil: now.addingTimeInterval(validity))
         case .rateLimited:
-            try await self.store.releaseTeleTANSlot(officerID: officer.id, claimedAt: now)
+            try await self.repository.releaseTeleTANSlot(officerID: officer.id, claimedAt: now)
             return .serverRateLimited
         case .refused(let status):
             self.logger.error(
                 "verification-service refused the portal's teleTAN request",
                 metadata: ["status": "\(status)"]
             )
-            try await self.store.releaseTeleTANSlot(officerID: officer.id, claimedAt: now)
+            try await self.repository.releaseTeleTANSlot(officerID: officer.id, claimedAt: now)
             return .unavailable
         }
     }
 
     func audit(_ username: some StringProtocol, _ action: String, _ details: String = "") async throws {
-        try await self.store.audit(
+        try await self.repository.audit(
             AuditEvent(at: self.clock.now, username: String(username), action: action, details: details)
         )
     }

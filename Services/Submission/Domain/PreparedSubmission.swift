@@ -2,37 +2,11 @@
 // filtered and padded (cwa-server §1.4, §1.6, §1.9, §1.10).
 
 import Crypto
+import ENKeyStore
 import ENModels
 import Foundation
 
-/// A diagnosis key as stored.
-struct DiagnosisKeyRow: Sendable, Equatable {
-    var keyData: [UInt8]
-    var rollingStartIntervalNumber: Int32
-    var rollingPeriod: Int32
-    var transmissionRiskLevel: Int32
-    var daysSinceOnsetOfSymptoms: Int32
-    var reportType: String
-}
-
-/// An encrypted check-in as stored.
-struct ProtectedReportRow: Sendable, Equatable {
-    var locationIDHash: [UInt8]
-    var iv: [UInt8]
-    var encryptedCheckInRecord: [UInt8]
-    var mac: [UInt8]
-}
-
-/// An unencrypted check-in (real or fake) as a trace time interval warning.
-struct TraceWarningRow: Sendable, Equatable {
-    /// SHA-256 of the location id.
-    var traceLocationID: [UInt8]
-    var startIntervalNumber: Int32
-    var period: Int32
-    var transmissionRiskLevel: Int32
-}
-
-/// Everything one submission stores, in one transaction.
+/// A validated submission: everything it stores, in one transaction, and what was left out.
 struct PreparedSubmission: Sendable, Equatable {
     var submissionType: String
     var originCountry: String
@@ -51,6 +25,20 @@ struct PreparedSubmission: Sendable, Equatable {
     var realTraceWarnings = 0
     /// Unencrypted check-ins the filters or the daily cap dropped.
     var filteredCheckIns = 0
+
+    /// The rows as the key store takes them.
+    var stored: KeySubmission {
+        KeySubmission(
+            submissionType: self.submissionType,
+            originCountry: self.originCountry,
+            visitedCountries: self.visitedCountries,
+            consentToFederation: self.consentToFederation,
+            submissionHour: self.submissionHour,
+            keys: self.keys,
+            protectedReports: self.protectedReports,
+            traceWarnings: self.traceWarnings
+        )
+    }
 }
 
 /// Ten-minute intervals and whole hours since the epoch.

@@ -1,22 +1,12 @@
 // A real submission, from payload bytes to stored rows: validate, prepare, verify the TAN, store (cwa-server §1.4).
 
+import ENKeyStore
 import ENModels
+import ENPersistence
 import ENServiceKit
 import Foundation
 import Logging
 import SwiftProtobuf
-
-/// Where submissions are stored; `KeyStore` in production.
-protocol SubmissionStoring: Sendable {
-    /// Opens a transaction, runs `authorize` (the TAN check) in it, then writes `submission` and commits; nothing
-    /// is written when `authorize` throws.
-    func store(
-        _ submission: PreparedSubmission,
-        authorize: () async throws(SubmissionFailure) -> Void
-    ) async throws(StoreFailure) -> StoreOutcome
-}
-
-extension KeyStore: SubmissionStoring {}
 
 /// The answer to a stored submission: the check-in counts of §1.3's headers.
 struct SubmissionReceipt: Sendable, Equatable {
@@ -26,8 +16,8 @@ struct SubmissionReceipt: Sendable, Equatable {
 
 struct SubmissionEngine: Sendable {
     let policy: SubmissionPolicy
-    let verifier: any TANVerifying
-    let store: any SubmissionStoring
+    let verifier: any VerificationClient
+    let keys: any DiagnosisKeyRepository
     let clock: WallClock
     let metrics: SubmissionMetrics
     let logger: Logger
@@ -65,9 +55,9 @@ struct SubmissionEngine: Sendable {
         var random = SystemRandomNumberGenerator()
         let prepared = PreparedSubmission(payload: payload, policy: self.policy, now: self.clock.now, using: &random)
 
-        let outcome: StoreOutcome
+        let outcome: KeySubmissionOutcome
         do {
-            outcome = try await self.store.store(prepared) { () async throws(SubmissionFailure) in
+            outcome = try await self.keys.store(prepared.stored) { () async throws(SubmissionFailure) in
                 try await self.authorize(endpoint, tan: tan)
             }
         } catch {

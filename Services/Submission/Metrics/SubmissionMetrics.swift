@@ -1,5 +1,6 @@
 // The service's own metrics, prefixed `en_submission_`. Labels are low-cardinality; no value is ever a secret.
 
+import ENKeyStore
 import Metrics
 
 /// The two app-facing endpoints; each has its own fake-delay estimate and metric label.
@@ -41,7 +42,7 @@ struct SubmissionMetrics: Sendable {
     }
 
     /// What a stored submission held.
-    func recordStored(_ outcome: StoreOutcome, dropped: Int, filtered: Int) {
+    func recordStored(_ outcome: KeySubmissionOutcome, dropped: Int, filtered: Int) {
         Counter(label: "en_submission_keys_stored_total", factory: self.factory).increment(by: outcome.keys)
         Counter(label: "en_submission_keys_dropped_total", factory: self.factory).increment(by: dropped)
         Counter(

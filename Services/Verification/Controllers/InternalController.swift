@@ -13,15 +13,24 @@ struct InternalController: Sendable {
     let jwt: JWTVerifier
     let metrics: VerificationMetrics
 
-    func addRoutes(to group: RouterGroup<ServiceRequestContext>) {
+    typealias Context = InternalRequestContext
+
+    func addRoutes(to group: RouterGroup<Context>) {
         group.post("tan/verify") { request, context in try await self.verify(request, context: context) }
-        group.post("tan/teletan") { request, context in try await self.teleTAN(request, context: context) }
         group.post("testresult") { request, context in try await self.testResult(request, context: context) }
+        group.group("tan/teletan")
+            .add(
+                middleware: BearerTokenMiddleware(verifier: self.jwt, clock: self.engine.clock) { request in
+                    let type = request.headers[Self.teleTANTypeHeader].flatMap(TeleTANType.init(rawValue:)) ?? .test
+                    self.metrics.recordTeleTAN(type: type, outcome: "unauthorized")
+                }
+            )
+            .post { request, context in try await self.teleTAN(request, context: context) }
     }
 
     /// POST /version/v1/tan/verify → 200 with an empty body (plus `X-CWA-TELETAN-TYPE` for teleTAN-derived TANs),
     /// 404 when the TAN is unknown, expired or used. Each TAN verifies once.
-    func verify(_ request: Request, context: ServiceRequestContext) async throws -> Response {
+    func verify(_ request: Request, context: Context) async throws -> Response {
         let tan = try await request.decodeJSON(as: TANBody.self, context: context).validated()
         let type = try await self.engine.verifyTAN(tan)
         var headers = HTTPFields()
@@ -29,9 +38,10 @@ struct InternalController: Sendable {
         return Response(status: .ok, headers: headers)
     }
 
-    /// POST /version/v1/tan/teletan → 201 `{"value": "<teleTAN>"}`. Needs a bearer JWT whose realm roles permit
-    /// the type (`X-CWA-TELETAN-TYPE`, default TEST); the global rate limit is checked only after that.
-    func teleTAN(_ request: Request, context: ServiceRequestContext) async throws -> Response {
+    /// POST /version/v1/tan/teletan → 201 `{"value": "<teleTAN>"}`. The caller is authenticated by
+    /// `BearerTokenMiddleware`; its roles must permit the type (`X-CWA-TELETAN-TYPE`, default TEST), and the global
+    /// rate limit is checked only after that.
+    func teleTAN(_ request: Request, context: Context) async throws -> Response {
         let type: TeleTANType
         switch request.headers[Self.teleTANTypeHeader] {
         case nil: type = .test
@@ -42,7 +52,12 @@ struct InternalController: Sendable {
             type = parsed
         }
         do {
-            try self.authorize(request.headers[.authorization], type: type)
+            guard let caller = context.identity else { throw VerificationFailure.unauthorized("no bearer token") }
+            guard TeleTANAuthorization.permits(roles: caller.roles, type: type) else {
+                throw VerificationFailure.unauthorized(
+                    "the token's roles do not permit teleTANs of type \(type.rawValue)"
+                )
+            }
             let teleTAN = try await self.engine.createTeleTAN(type: type)
             self.metrics.recordTeleTAN(type: type, outcome: "created")
             return try PaddedJSON.response(.created, encoding: TeleTANResponse(value: teleTAN.value))
@@ -57,26 +72,9 @@ struct InternalController: Sendable {
         }
     }
 
-    /// A bearer JWT, valid now, whose roles permit `type`; 400 without the header, 401 for anything else wrong.
-    private func authorize(_ authorization: String?, type: TeleTANType) throws(VerificationFailure) {
-        guard let authorization else { throw .invalidRequest("the Authorization header is required") }
-        guard authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
-            throw .unauthorized("expected Authorization: Bearer <JWT>")
-        }
-        let claims: JWTVerifier.Claims
-        do {
-            claims = try self.jwt.verify(String(authorization.dropFirst(7)), now: self.engine.clock.now)
-        } catch {
-            throw .unauthorized(error.description)
-        }
-        guard TeleTANAuthorization.permits(roles: claims.roles, type: type) else {
-            throw .unauthorized("the token's roles do not permit teleTANs of type \(type.rawValue)")
-        }
-    }
-
     /// POST /version/v1/testresult → 200 `{"testResult", "sc", "labId"?, "testId"}`; 404 for an unknown token,
     /// 403 for a teleTAN session or a failed date-of-birth check.
-    func testResult(_ request: Request, context: ServiceRequestContext) async throws -> Response {
+    func testResult(_ request: Request, context: Context) async throws -> Response {
         let token = try await request.decodeJSON(as: RegistrationTokenBody.self, context: context).validated()
         let (result, guid) = try await self.engine.internalResult(token: token)
         return try PaddedJSON.response(

@@ -20,11 +20,11 @@ struct ResultView: Sendable, Equatable {
     var labId: String?
 }
 
-/// The rules, on top of the store and test-result-service. Secrets leave this type only as SHA-256 hashes (to
-/// the store) or as the hashed GUID the app sent (to test-result-service).
+/// The rules, on top of the repository and test-result-service. Secrets leave this type only as SHA-256 hashes
+/// (to the repository) or as the hashed GUID the app sent (to test-result-service).
 struct VerificationEngine: Sendable {
-    let store: VerificationStore
-    let testResults: TestResultClient
+    let repository: any VerificationRepository
+    let testResults: any TestResultClient
     let policy: VerificationPolicy
     let clock: WallClock
     let metrics: VerificationMetrics
@@ -43,9 +43,9 @@ struct VerificationEngine: Sendable {
             let outcome: RegistrationOutcome =
                 switch key {
                 case .guid(let guid, let dob):
-                    try await self.store.registerGUID(tokenHash: tokenHash, guid: guid, dob: dob, now: now)
+                    try await self.repository.registerGUID(tokenHash: tokenHash, guid: guid, dob: dob, now: now)
                 case .teleTAN(let teleTAN):
-                    try await self.store.registerTeleTAN(
+                    try await self.repository.registerTeleTAN(
                         tokenHash: tokenHash,
                         teleTANHash: SecretHash.sha256Hex(teleTAN.value),
                         now: now
@@ -109,7 +109,7 @@ struct VerificationEngine: Sendable {
         for _ in 0..<3 {
             let tan = RandomUUID.generate()
             let now = self.clock.now
-            let outcome = try await self.store.issueTAN(
+            let outcome = try await self.repository.issueTAN(
                 sessionID: session.id,
                 maxPerSession: self.policy.tansPerRegistrationToken,
                 tanHash: SecretHash.sha256Hex(tan),
@@ -131,7 +131,10 @@ struct VerificationEngine: Sendable {
 
     /// Consumes a TAN; returns the teleTAN type it derives from, if any.
     func verifyTAN(_ tan: String) async throws -> TeleTANType? {
-        let (consumed, type) = try await self.store.consumeTAN(hash: SecretHash.sha256Hex(tan), now: self.clock.now)
+        let (consumed, type) = try await self.repository.consumeTAN(
+            hash: SecretHash.sha256Hex(tan),
+            now: self.clock.now
+        )
         self.metrics.recordTANVerification(outcome: consumed ? "verified" : "rejected")
         guard consumed else { throw VerificationFailure.tanNotRedeemable }
         return type
@@ -143,7 +146,7 @@ struct VerificationEngine: Sendable {
         for _ in 0..<5 {
             let teleTAN = TeleTAN.generate(using: &generator)
             let now = self.clock.now
-            let outcome = try await self.store.createTeleTAN(
+            let outcome = try await self.repository.createTeleTAN(
                 hash: SecretHash.sha256Hex(teleTAN.value),
                 type: type,
                 now: now,
@@ -177,7 +180,9 @@ struct VerificationEngine: Sendable {
     // MARK: - Helpers
 
     private func session(_ token: String, unknown: VerificationFailure) async throws -> AppSession {
-        guard let session = try await self.store.session(tokenHash: SecretHash.sha256Hex(token)) else { throw unknown }
+        guard let session = try await self.repository.session(tokenHash: SecretHash.sha256Hex(token)) else {
+            throw unknown
+        }
         return session
     }
 

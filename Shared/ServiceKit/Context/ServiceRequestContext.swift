@@ -1,4 +1,4 @@
-// The request context of every service: Hummingbird's core storage plus the connection's channel.
+// The request contexts of the services: Hummingbird's core storage plus the connection's channel.
 
 package import Hummingbird
 package import NIOCore
@@ -8,8 +8,12 @@ package protocol ChannelRequestContext: RequestContext {
     var channel: any Channel { get }
 }
 
-/// The request context shared by the services.
-package struct ServiceRequestContext: ChannelRequestContext {
+/// What every service's request context is: built by Hummingbird's application from the connection, with the
+/// channel at hand. Routers of the kit (`Router.service`) work with any of them.
+package protocol ServiceContext: ChannelRequestContext where Source == ApplicationRequestContextSource {}
+
+/// The request context of listeners whose routes need no caller identity.
+package struct ServiceRequestContext: ServiceContext {
     package var coreContext: CoreRequestContextStorage
     package let channel: any Channel
 
@@ -19,5 +23,27 @@ package struct ServiceRequestContext: ChannelRequestContext {
     }
 
     /// A backstop only: `BodySizeLimitMiddleware` enforces the configured, smaller limit while the body streams in.
-    package var maxUploadSize: Int { 64 * 1024 * 1024 }
+    package var maxUploadSize: Int { ServiceContextLimits.maxUploadSize }
+}
+
+/// Limits shared by every service context.
+package enum ServiceContextLimits {
+    /// The most any route collects: `BodySizeLimitMiddleware` enforces each listener's smaller limit.
+    package static let maxUploadSize = 64 * 1024 * 1024
+}
+
+/// A request context that carries who the caller is, once an authentication middleware has established it.
+package struct IdentifiedRequestContext<Identity: Sendable>: ServiceContext {
+    package var coreContext: CoreRequestContextStorage
+    package let channel: any Channel
+    /// Set by the listener's authentication middleware; `nil` before it ran or when it found no identity.
+    package var identity: Identity?
+
+    package init(source: ApplicationRequestContextSource) {
+        self.coreContext = .init(source: source)
+        self.channel = source.channel
+        self.identity = nil
+    }
+
+    package var maxUploadSize: Int { ServiceContextLimits.maxUploadSize }
 }

@@ -2,7 +2,7 @@
 
 package import ENPersistence
 package import Logging
-import PostgresNIO
+package import PostgresNIO
 
 /// Runs the migrations of some groups over one short-lived connection (no pool to start and stop).
 package enum MigrationRunner {
@@ -23,6 +23,21 @@ package enum MigrationRunner {
         } catch {
             try? await connection.close()
             throw error
+        }
+    }
+
+    /// For one-shot commands on a service's database: applies the pending migrations of `groups`, then runs `body`
+    /// with a pool that lives as long as `body` does.
+    package static func withMigratedClient<Result: Sendable>(
+        groups: [MigrationGroup],
+        database: DatabaseConfiguration,
+        logger: Logger,
+        _ body: (PostgresClient) async throws -> Result
+    ) async throws -> Result {
+        _ = try await self.run(groups: groups, database: database, logger: logger)
+        let client = database.makeClient(logger: logger)
+        return try await withRunningServices([client]) {
+            try await body(client)
         }
     }
 }

@@ -1,5 +1,6 @@
 // Background work repeated at an interval, stopped promptly by graceful shutdown.
 
+import ENPersistence
 package import Logging
 import ServiceLifecycle
 

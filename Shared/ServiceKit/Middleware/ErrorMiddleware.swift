@@ -1,5 +1,6 @@
 // Turns every error into a response: client errors as `{"error": …}`, anything else as a bare, logged 500.
 
+import ENPersistence
 package import Hummingbird
 package import HummingbirdCore
 import Logging

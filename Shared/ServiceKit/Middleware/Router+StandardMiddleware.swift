@@ -25,7 +25,7 @@ extension Router {
     }
 }
 
-extension Router where Context == ServiceRequestContext {
+extension Router where Context: ServiceContext {
     /// A listener's router: the standard middleware (with `responseHeaders` on every answer), `/health/live` and
     /// `/health/ready` (with `checks`), and `/metrics` from the process's registry.
     package static func service(
@@ -34,7 +34,7 @@ extension Router where Context == ServiceRequestContext {
         environment: ServiceEnvironment,
         responseHeaders: HTTPFields = [:]
     ) -> Router {
-        let router = Router(context: ServiceRequestContext.self)
+        let router = Router(context: Context.self)
         router.addStandardMiddleware(
             maxBodyBytes: maxBodyBytes,
             metricsFactory: environment.metricsFactory,

@@ -1,0 +1,144 @@
+// Officers, sessions and the audit trail in memory, for route tests and runs without PostgreSQL.
+
+import Foundation
+
+/// The rules of the PostgreSQL repository over dictionaries; the actor makes every method atomic.
+actor InMemoryPortalRepository: PortalRepository {
+    private struct Record {
+        var officer: Officer
+        var totpLastStep: Int64 = 0
+        var lastTeleTANAt: Date?
+    }
+
+    private var officers: [Int64: Record] = [:]
+    private var sessions: [String: PortalSession] = [:]
+    private var events: [AuditEvent] = []
+    private var lastID: Int64 = 0
+
+    init() {}
+
+    func addOfficer(username: String, passwordHash: String, roles: [String], totpSecret: [UInt8], now: Date) -> Bool {
+        guard !self.officers.values.contains(where: { $0.officer.username == username }) else { return false }
+        self.lastID += 1
+        let officer = Officer(
+            id: self.lastID,
+            username: username,
+            passwordHash: passwordHash,
+            roles: roles,
+            totpSecret: totpSecret,
+            failedLogins: 0,
+            lockedUntil: nil,
+            disabled: false
+        )
+        self.officers[self.lastID] = Record(officer: officer)
+        return true
+    }
+
+    func officer(named username: String) -> Officer? {
+        self.officers.values.first { $0.officer.username == username }?.officer
+    }
+
+    func officer(id: Int64) -> Officer? {
+        self.officers[id]?.officer
+    }
+
+    func allOfficers() -> [Officer] {
+        self.officers.values.map(\.officer).sorted { $0.username < $1.username }
+    }
+
+    func recordFailure(officerID: Int64, maxFailures: Int, lockedUntil: Date) -> Bool {
+        guard var officer = self.officers[officerID]?.officer else { return false }
+        let locks = officer.failedLogins + 1 >= maxFailures
+        officer.failedLogins = locks ? 0 : officer.failedLogins + 1
+        if locks { officer.lockedUntil = lockedUntil }
+        self.officers[officerID]?.officer = officer
+        return locks
+    }
+
+    func clearFailures(officerID: Int64) {
+        self.officers[officerID]?.officer.failedLogins = 0
+    }
+
+    func useTOTPStep(officerID: Int64, step: Int64) -> Bool {
+        guard let record = self.officers[officerID], record.totpLastStep < step else { return false }
+        self.officers[officerID]?.totpLastStep = step
+        return true
+    }
+
+    func setPassword(officerID: Int64, passwordHash: String) {
+        self.officers[officerID]?.officer.passwordHash = passwordHash
+    }
+
+    func disable(username: String) -> Bool {
+        guard let id = self.officer(named: username)?.id else { return false }
+        self.officers[id]?.officer.disabled = true
+        self.endSessions(of: id)
+        return true
+    }
+
+    func resetTOTP(username: String, secret: [UInt8]) -> Bool {
+        guard let id = self.officer(named: username)?.id else { return false }
+        self.officers[id]?.officer.totpSecret = secret
+        self.endSessions(of: id)
+        return true
+    }
+
+    func claimTeleTANSlot(officerID: Int64, now: Date, interval: TimeInterval) -> Date? {
+        guard let record = self.officers[officerID] else { return now }
+        if let last = record.lastTeleTANAt, last > now.addingTimeInterval(-interval) { return last }
+        self.officers[officerID]?.lastTeleTANAt = now
+        return nil
+    }
+
+    func releaseTeleTANSlot(officerID: Int64, claimedAt: Date) {
+        if self.officers[officerID]?.lastTeleTANAt == claimedAt { self.officers[officerID]?.lastTeleTANAt = nil }
+    }
+
+    func createSession(
+        tokenHash: String,
+        csrfHash: String,
+        officerID: Int64?,
+        stage: PortalSession.Stage,
+        createdAt: Date,
+        now: Date
+    ) {
+        self.sessions[tokenHash] = PortalSession(
+            tokenHash: tokenHash,
+            csrfHash: csrfHash,
+            officerID: officerID,
+            stage: stage,
+            createdAt: createdAt,
+            lastSeenAt: now
+        )
+    }
+
+    func session(tokenHash: String) -> PortalSession? {
+        self.sessions[tokenHash]
+    }
+
+    func touchSession(tokenHash: String, now: Date) {
+        self.sessions[tokenHash]?.lastSeenAt = now
+    }
+
+    func deleteSession(tokenHash: String) {
+        self.sessions[tokenHash] = nil
+    }
+
+    func deleteExpiredSessions(idleBefore: Date, createdBefore: Date) {
+        self.sessions = self.sessions.filter {
+            $0.value.lastSeenAt >= idleBefore && $0.value.createdAt >= createdBefore
+        }
+    }
+
+    func audit(_ event: AuditEvent) {
+        self.events.append(event)
+    }
+
+    func auditEvents(since: Date) -> [AuditEvent] {
+        self.events.filter { $0.at >= since }
+    }
+
+    private func endSessions(of officerID: Int64) {
+        self.sessions = self.sessions.filter { $0.value.officerID != officerID }
+    }
+}

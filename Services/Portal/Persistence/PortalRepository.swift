@@ -1,0 +1,59 @@
+// Storage of officers, sessions and the audit trail, independent of the database behind it.
+
+import Foundation
+
+/// Where the portal's state lives. Every method is atomic with respect to concurrent calls on every replica.
+protocol PortalRepository: Sendable {
+    // MARK: Officers
+
+    /// Adds an officer; `false` when the name is taken.
+    func addOfficer(
+        username: String,
+        passwordHash: String,
+        roles: [String],
+        totpSecret: [UInt8],
+        now: Date
+    ) async throws -> Bool
+    func officer(named username: String) async throws -> Officer?
+    func officer(id: Int64) async throws -> Officer?
+    /// Every officer, by name.
+    func allOfficers() async throws -> [Officer]
+    /// Counts a failed login or second factor; at `maxFailures` the account is locked until `lockedUntil` and the
+    /// count starts again. Returns whether this failure locked the account.
+    func recordFailure(officerID: Int64, maxFailures: Int, lockedUntil: Date) async throws -> Bool
+    func clearFailures(officerID: Int64) async throws
+    /// Records `step` as used, unless it or a later one was used already (a code works once).
+    func useTOTPStep(officerID: Int64, step: Int64) async throws -> Bool
+    func setPassword(officerID: Int64, passwordHash: String) async throws
+    /// Disables an officer and ends their sessions; `false` for an unknown name.
+    func disable(username: String) async throws -> Bool
+    /// A new TOTP secret, ending the officer's sessions; the used-step marker is kept, so old codes stay unusable.
+    func resetTOTP(username: String, secret: [UInt8]) async throws -> Bool
+    /// Takes the officer's teleTAN slot when the last teleTAN is at least `interval` old. Returns `nil` on success,
+    /// else the previous issuance time.
+    func claimTeleTANSlot(officerID: Int64, now: Date, interval: TimeInterval) async throws -> Date?
+    /// Gives the slot claimed at `claimedAt` back, so the officer can try again at once.
+    func releaseTeleTANSlot(officerID: Int64, claimedAt: Date) async throws
+
+    // MARK: Sessions
+
+    func createSession(
+        tokenHash: String,
+        csrfHash: String,
+        officerID: Int64?,
+        stage: PortalSession.Stage,
+        createdAt: Date,
+        now: Date
+    ) async throws
+    func session(tokenHash: String) async throws -> PortalSession?
+    func touchSession(tokenHash: String, now: Date) async throws
+    func deleteSession(tokenHash: String) async throws
+    /// Removes sessions idle since `idleBefore` or created before `createdBefore`.
+    func deleteExpiredSessions(idleBefore: Date, createdBefore: Date) async throws
+
+    // MARK: Audit
+
+    func audit(_ event: AuditEvent) async throws
+    /// The events at or after `since`, in the order they were recorded.
+    func auditEvents(since: Date) async throws -> [AuditEvent]
+}

@@ -1,0 +1,92 @@
+// Assembly of portal-service: one listener with the pages, and the session clean-up.
+
+import ENServiceKit
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+
+extension Portal {
+    static func makeDependencies(configuration: PortalConfiguration, logger: Logger) -> PortalDependencies {
+        .live(configuration: configuration, logger: logger)
+    }
+
+    static func buildApplication(
+        configuration: PortalConfiguration,
+        dependencies: PortalDependencies,
+        environment: ServiceEnvironment
+    ) async throws -> ServiceApplication<PortalRequestContext> {
+        let engine = self.engine(configuration: configuration, dependencies: dependencies, logger: environment.logger)
+        let router = try await self.buildRouter(
+            configuration: configuration,
+            engine: engine,
+            dependencies: dependencies,
+            environment: environment
+        )
+        let clock = dependencies.clock
+        let repository = dependencies.repository
+        let cleanup = PeriodicTask(name: "session-cleanup", interval: .seconds(300), logger: environment.logger) {
+            let now = clock.now
+            try await repository.deleteExpiredSessions(
+                idleBefore: now.addingTimeInterval(-configuration.policy.sessionIdleTimeout.timeInterval),
+                createdBefore: now.addingTimeInterval(-configuration.policy.sessionLifetime.timeInterval)
+            )
+        }
+        return Application(
+            router: router,
+            configuration: .init(listening: configuration.http),
+            services: dependencies.services + [cleanup],
+            logger: environment.logger.listener("app")
+        )
+    }
+
+    /// The rules over the dependencies.
+    static func engine(
+        configuration: PortalConfiguration,
+        dependencies: PortalDependencies,
+        logger: Logger
+    ) -> PortalEngine {
+        PortalEngine(
+            repository: dependencies.repository,
+            teleTANs: dependencies.teleTANs,
+            signer: configuration.signer,
+            policy: configuration.policy,
+            authorities: configuration.authorities,
+            clock: dependencies.clock,
+            logger: logger
+        )
+    }
+
+    /// The router: standard middleware with the security headers, the Host allowlist, health, metrics, the pages.
+    static func buildRouter(
+        configuration: PortalConfiguration,
+        engine: PortalEngine,
+        dependencies: PortalDependencies,
+        environment: ServiceEnvironment
+    ) async throws -> Router<PortalRequestContext> {
+        let router = Router<PortalRequestContext>.service(
+            maxBodyBytes: 16 * 1024,
+            checks: dependencies.readinessChecks,
+            environment: environment,
+            responseHeaders: [
+                .contentSecurityPolicy:
+                    "default-src 'self'; script-src 'none'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'",
+                HTTPField.Name("X-Frame-Options")!: "DENY",
+                HTTPField.Name("Referrer-Policy")!: "no-referrer",
+                HTTPField.Name("X-Content-Type-Options")!: "nosniff",
+            ]
+        )
+        router.add(middleware: HostAllowlistMiddleware(allowed: configuration.allowedHosts))
+        let stylesheet =
+            try Bundle.module.url(forResource: "portal", withExtension: "css", subdirectory: "Resources/static")
+            .map { try String(contentsOf: $0, encoding: .utf8) } ?? ""
+        PortalController(
+            engine: engine,
+            pages: try await Pages.load(),
+            secureCookies: configuration.secureCookies,
+            stylesheet: stylesheet
+        )
+        .addRoutes(to: router)
+        return router
+    }
+}

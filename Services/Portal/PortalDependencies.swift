@@ -1,0 +1,60 @@
+// What portal-service needs from the outside world, as replaceable values.
+
+import ENPersistence
+import ENServiceKit
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+
+/// The service's dependencies. `live` connects to PostgreSQL and verification-service; tests use `postgres(…)` with
+/// a test database or `inMemory()` for route tests.
+struct PortalDependencies: ServiceDependencies {
+    var repository: any PortalRepository
+    var teleTANs: any TeleTANClient
+    var clock: WallClock
+    /// Long-lived clients to run before the server (the database pool, the HTTP client).
+    var services: [any Service]
+    var readinessChecks: [any ReadinessCheck]
+
+    static func live(configuration: PortalConfiguration, logger: Logger) -> PortalDependencies {
+        let client = configuration.database.makeClient(logger: logger)
+        let teleTANs = HTTPTeleTANClient(
+            baseURL: configuration.verificationURL,
+            policy: configuration.upstream,
+            logger: logger
+        )
+        var dependencies = self.postgres(client: client, teleTANs: teleTANs, logger: logger)
+        dependencies.services = [client, teleTANs]
+        return dependencies
+    }
+
+    /// A repository on a client someone else runs (the test support does), issuing teleTANs through `teleTANs`.
+    static func postgres(
+        client: PostgresClient,
+        teleTANs: any TeleTANClient,
+        logger: Logger,
+        clock: WallClock = .system
+    ) -> PortalDependencies {
+        PortalDependencies(
+            repository: PostgresPortalRepository(client: client, logger: logger),
+            teleTANs: teleTANs,
+            clock: clock,
+            services: [],
+            readinessChecks: [PostgresReadinessCheck(client: client)]
+        )
+    }
+
+    /// Everything in memory: the repository, and verification-service as a recording stand-in.
+    static func inMemory(
+        teleTANs: any TeleTANClient = InMemoryTeleTANClient(),
+        clock: WallClock = .system
+    ) -> PortalDependencies {
+        PortalDependencies(
+            repository: InMemoryPortalRepository(),
+            teleTANs: teleTANs,
+            clock: clock,
+            services: [],
+            readinessChecks: []
+        )
+    }
+}

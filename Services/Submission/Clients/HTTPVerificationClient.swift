@@ -1,0 +1,37 @@
+// verification-service's TAN verification over HTTP (cwa-server §1.7).
+
+import ENServiceKit
+import Foundation
+import Logging
+import ServiceLifecycle
+
+/// The live verifier: an `UpstreamClient` with bounded, jittered retries, run as a service of the application.
+struct HTTPVerificationClient: VerificationClient, Service {
+    private let upstream: UpstreamClient
+    private let url: String
+
+    /// - Parameter baseURL: `VERIFICATION_INTERNAL_URL`, e.g. `http://127.0.0.1:8012`.
+    init(baseURL: String, policy: UpstreamPolicy, logger: Logger) {
+        self.upstream = UpstreamClient(peer: "verification-service", policy: policy, logger: logger)
+        self.url = baseURL.trimmingSuffix("/") + "/version/v1/tan/verify"
+    }
+
+    func run() async throws {
+        try await self.upstream.run()
+    }
+
+    func shutdown() async throws {
+        try await self.upstream.shutdown()
+    }
+
+    /// Verifying uses the TAN up, so only attempts that never reached verification-service are repeated: a
+    /// repeat after a lost answer would find the TAN used and turn a valid submission into a 403.
+    func verify(_ tan: String) async throws(UpstreamUnavailable) -> TANVerdict {
+        let response = try await self.upstream.postJSON(self.url, #"{"tan":"\#(tan)"}"#, retries: .unsentOnly)
+        switch response.status {
+        case 200...299: return .valid(teleTANType: response.header("X-CWA-TELETAN-TYPE"))
+        case 400, 404: return .rejected
+        default: throw UpstreamUnavailable("verification-service answered \(response.status)")
+        }
+    }
+}

@@ -1,0 +1,27 @@
+// verification-service's TAN check in memory, for route tests and runs without it.
+
+import ENServiceKit
+
+/// Knows the TANs the test issued; each verifies once, as at verification-service. `unavailable` makes every call
+/// fail like an unreachable peer.
+actor InMemoryVerificationClient: VerificationClient {
+    /// Issued TANs and the teleTAN type each derives from (`nil`: a lab result's TAN).
+    private var issued: [String: String?] = [:]
+    private var unavailable = false
+
+    init() {}
+
+    func issue(_ tan: String, teleTANType: String? = nil) {
+        self.issued[tan.lowercased()] = .some(teleTANType)
+    }
+
+    func setUnavailable(_ unavailable: Bool) {
+        self.unavailable = unavailable
+    }
+
+    func verify(_ tan: String) throws(UpstreamUnavailable) -> TANVerdict {
+        guard !self.unavailable else { throw UpstreamUnavailable("verification-service is unavailable") }
+        guard let type = self.issued.removeValue(forKey: tan) else { return .rejected }
+        return .valid(teleTANType: type)
+    }
+}

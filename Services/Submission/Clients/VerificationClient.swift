@@ -1,0 +1,24 @@
+// What submission-service asks verification-service (cwa-server §1.7).
+
+import ENServiceKit
+import Foundation
+
+/// What verification-service said about a TAN.
+enum TANVerdict: Equatable, Sendable {
+    /// Valid and now used; `teleTANType` is the `X-CWA-TELETAN-TYPE` of a teleTAN-derived TAN (`TEST`, `EVENT`).
+    case valid(teleTANType: String?)
+    /// Unknown, expired or used (404), or not a TAN verification-service would issue (400).
+    case rejected
+
+    /// Whether the TAN came from an event teleTAN: only such TANs authorise a submission on behalf.
+    var isEventTAN: Bool {
+        if case .valid(let type?) = self { return type.caseInsensitiveCompare("EVENT") == .orderedSame }
+        return false
+    }
+}
+
+/// Verifies and uses up TANs through `POST {VERIFICATION_INTERNAL_URL}/version/v1/tan/verify`.
+protocol VerificationClient: Sendable {
+    /// Verifies and so uses up `tan`; throws when verification-service cannot answer.
+    func verify(_ tan: String) async throws(UpstreamUnavailable) -> TANVerdict
+}

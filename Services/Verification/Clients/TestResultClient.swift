@@ -1,0 +1,17 @@
+// What verification-service asks test-result-service.
+
+import ENServiceKit
+
+/// A result as test-result-service reports it to verification (cwa-satellites §2.1): codes 0–9.
+struct UpstreamTestResult: Decodable, Equatable, Sendable {
+    var testResult: Int
+    var sc: Int64?
+    var labId: String?
+}
+
+/// Looks up the result of a hashed GUID or DOB hash at test-result-service.
+protocol TestResultClient: Sendable {
+    /// The result for `id` (already validated: 64 hex characters, or a DOB hash). Throws when test-result-service
+    /// cannot answer; an unknown id is a pending result, not an error.
+    func result(for id: String) async throws(UpstreamUnavailable) -> UpstreamTestResult
+}

@@ -1,0 +1,132 @@
+// Sessions, TANs and teleTANs in memory, for route tests and runs without PostgreSQL.
+
+import Foundation
+
+/// The rules of the PostgreSQL repository over dictionaries; the actor makes every method atomic.
+actor InMemoryVerificationRepository: VerificationRepository {
+    private struct Session {
+        var id: Int64
+        var source: AppSession.Source
+        var tanCounter: Int
+        var createdAt: Date
+    }
+
+    private struct TAN {
+        var teleTANType: TeleTANType?
+        var createdAt: Date
+        var validFrom: Date
+        var validUntil: Date
+        var consumed: Bool
+    }
+
+    private struct StoredTeleTAN {
+        var type: TeleTANType
+        var createdAt: Date
+        var validUntil: Date
+        var redeemed: Bool
+    }
+
+    private var sessions: [String: Session] = [:]
+    /// GUID and DOB hashes, with the id of the session that registered them.
+    private var registeredKeys: [String: Int64] = [:]
+    private var tans: [String: TAN] = [:]
+    private var teleTANs: [String: StoredTeleTAN] = [:]
+    private var lastID: Int64 = 0
+
+    init() {}
+
+    func registerGUID(tokenHash: String, guid: HashedGUID, dob: DOBHash?, now: Date) -> RegistrationOutcome {
+        guard self.sessions[tokenHash] == nil else { return .tokenCollision }
+        let keys = [guid.value] + (dob.map { [$0.value] } ?? [])
+        guard Set(keys).count == keys.count, keys.allSatisfy({ self.registeredKeys[$0] == nil }) else {
+            return .keyUnavailable
+        }
+        let id = self.insertSession(tokenHash: tokenHash, source: .guid(guid, dob: dob), now: now)
+        for key in keys { self.registeredKeys[key] = id }
+        return .registered
+    }
+
+    func registerTeleTAN(tokenHash: String, teleTANHash: String, now: Date) -> RegistrationOutcome {
+        guard let teleTAN = self.teleTANs[teleTANHash], !teleTAN.redeemed, teleTAN.validUntil > now else {
+            return .keyUnavailable
+        }
+        guard self.sessions[tokenHash] == nil else { return .tokenCollision }
+        self.teleTANs[teleTANHash]?.redeemed = true
+        _ = self.insertSession(tokenHash: tokenHash, source: .teleTAN(teleTAN.type), now: now)
+        return .registered
+    }
+
+    func session(tokenHash: String) -> AppSession? {
+        self.sessions[tokenHash].map {
+            AppSession(id: $0.id, source: $0.source, tanCounter: $0.tanCounter, createdAt: $0.createdAt)
+        }
+    }
+
+    func issueTAN(
+        sessionID: Int64,
+        maxPerSession: Int,
+        tanHash: String,
+        teleTANType: TeleTANType?,
+        now: Date,
+        validUntil: Date
+    ) -> TANIssueOutcome {
+        guard let token = self.sessions.first(where: { $0.value.id == sessionID })?.key else { return .sessionGone }
+        guard self.sessions[token]!.tanCounter < maxPerSession else { return .quotaUsed }
+        guard self.tans[tanHash] == nil else { return .collision }
+        self.sessions[token]!.tanCounter += 1
+        self.tans[tanHash] = TAN(
+            teleTANType: teleTANType,
+            createdAt: now,
+            validFrom: now,
+            validUntil: validUntil,
+            consumed: false
+        )
+        return .issued
+    }
+
+    func consumeTAN(hash: String, now: Date) -> (consumed: Bool, teleTANType: TeleTANType?) {
+        guard let tan = self.tans[hash], !tan.consumed, tan.validFrom <= now, tan.validUntil > now else {
+            return (false, nil)
+        }
+        self.tans[hash]?.consumed = true
+        return (true, tan.teleTANType)
+    }
+
+    func createTeleTAN(
+        hash: String,
+        type: TeleTANType,
+        now: Date,
+        validUntil: Date,
+        limit: Int,
+        windowStart: Date,
+        lockTimeout: Duration
+    ) -> TeleTANCreation {
+        let recent = self.teleTANs.values.count { $0.createdAt > windowStart }
+        guard recent < limit else { return .rateLimited }
+        guard self.teleTANs[hash] == nil else { return .collision }
+        self.teleTANs[hash] = StoredTeleTAN(type: type, createdAt: now, validUntil: validUntil, redeemed: false)
+        return .created(inWindow: recent + 1)
+    }
+
+    func applyRetention(cutoff: Date, now: Date, rateWindowStart: Date) -> VerificationRetentionOutcome? {
+        var outcome = VerificationRetentionOutcome()
+        let expired = self.sessions.filter { $0.value.createdAt < cutoff }
+        let expiredIDs = Set(expired.values.map(\.id))
+        for token in expired.keys { self.sessions[token] = nil }
+        self.registeredKeys = self.registeredKeys.filter { !expiredIDs.contains($0.value) }
+        outcome.sessions = expired.count
+        let tansBefore = self.tans.count
+        self.tans = self.tans.filter { $0.value.createdAt >= cutoff && $0.value.validUntil > now && !$0.value.consumed }
+        outcome.tans = tansBefore - self.tans.count
+        let teleTANsBefore = self.teleTANs.count
+        self.teleTANs = self.teleTANs.filter { $0.value.validUntil > now || $0.value.createdAt > rateWindowStart }
+        outcome.teleTANs = teleTANsBefore - self.teleTANs.count
+        return outcome
+    }
+
+    private func insertSession(tokenHash: String, source: AppSession.Source, now: Date) -> Int64 {
+        self.lastID += 1
+        self.sessions[tokenHash] = Session(id: self.lastID, source: source, tanCounter: 0, createdAt: now)
+        return self.lastID
+    }
+}

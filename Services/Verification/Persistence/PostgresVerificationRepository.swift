@@ -1,0 +1,310 @@
+// Sessions, TANs and teleTANs in the `verification` database on PostgreSQL.
+
+import ENPersistence
+import Foundation
+import Logging
+import PostgresNIO
+
+/// All SQL binds its values. Every rule that must hold under concurrency is one statement or one transaction: the
+/// one-token-per-key rule (unique keys, inserted with `ON CONFLICT DO NOTHING` so no conflict is logged), the TAN
+/// quota (a conditional counter update), single-use TANs (a conditional update) and the teleTAN rate limit (a
+/// transaction-scoped advisory lock).
+struct PostgresVerificationRepository: VerificationRepository {
+    static let retentionLock = AdvisoryLock(name: "verification.retention")
+    static let teleTANIssueLock = AdvisoryLock(name: "verification.teletan.issue")
+
+    let client: PostgresClient
+    let logger: Logger
+
+    init(client: PostgresClient, logger: Logger) {
+        self.client = client
+        self.logger = logger.cappedForDatabase
+    }
+
+    /// A transaction's outcome that is not a failure but must undo what the transaction wrote.
+    private struct Rollback<Outcome: Sendable>: Error {
+        var outcome: Outcome
+    }
+
+    // MARK: - Registration
+
+    /// A session for a hashed GUID (and DOB hash). Both hashes go into `registered_key`, whose primary key makes
+    /// a value registrable once, whichever of the two columns it was first used in (§1.4).
+    func registerGUID(tokenHash: String, guid: HashedGUID, dob: DOBHash?, now: Date) async throws -> RegistrationOutcome
+    {
+        let keys = [guid.value] + (dob.map { [$0.value] } ?? [])
+        return try await self.transaction { connection in
+            let id = try await self.insertSession(
+                connection,
+                tokenHash: tokenHash,
+                """
+                INSERT INTO app_session (registration_token_hash, source, hashed_guid, hashed_guid_dob, created_at, updated_at)
+                VALUES (\(tokenHash), 'HASHED_GUID', \(guid.value), \(dob?.value), \(now), \(now))
+                ON CONFLICT DO NOTHING RETURNING id
+                """
+            )
+            let inserted = try await self.count(
+                connection,
+                """
+                WITH added AS (
+                    INSERT INTO registered_key (key_hash, session_id) SELECT key, \(id) FROM unnest(\(keys)::text[]) AS key
+                    ON CONFLICT DO NOTHING RETURNING 1
+                ) SELECT count(*) FROM added
+                """
+            )
+            guard inserted == keys.count else { throw Rollback(outcome: RegistrationOutcome.keyUnavailable) }
+            return .registered
+        }
+    }
+
+    /// A session for a teleTAN, which is marked redeemed in the same transaction; only an unredeemed, unexpired
+    /// teleTAN qualifies, and the row lock lets exactly one of concurrent registrations have it.
+    func registerTeleTAN(tokenHash: String, teleTANHash: String, now: Date) async throws -> RegistrationOutcome {
+        try await self.transaction { connection in
+            let rows = try await connection.query(
+                """
+                UPDATE tele_tan SET redeemed_at = \(now)
+                WHERE tele_tan_hash = \(teleTANHash) AND redeemed_at IS NULL AND valid_until > \(now)
+                RETURNING type
+                """,
+                logger: self.logger
+            )
+            var type: String?
+            for try await value in rows.decode(String.self) { type = value }
+            guard let type else { throw Rollback(outcome: RegistrationOutcome.keyUnavailable) }
+            _ = try await self.insertSession(
+                connection,
+                tokenHash: tokenHash,
+                """
+                INSERT INTO app_session (registration_token_hash, source, tele_tan_hash, teletan_type, created_at, updated_at)
+                VALUES (\(tokenHash), 'TELETAN', \(teleTANHash), \(type), \(now), \(now))
+                ON CONFLICT DO NOTHING RETURNING id
+                """
+            )
+            return .registered
+        }
+    }
+
+    /// Runs an `INSERT … ON CONFLICT DO NOTHING RETURNING id`. Conflicts are never raised as errors, because
+    /// PostgreSQL would write the conflicting value (a hash) into its log; when nothing was inserted, the token's
+    /// hash tells a token collision from a key in use.
+    private func insertSession(
+        _ connection: PostgresConnection,
+        tokenHash: String,
+        _ query: PostgresQuery
+    ) async throws -> Int64 {
+        let rows = try await connection.query(query, logger: self.logger)
+        for try await id in rows.decode(Int64.self) { return id }
+        let tokens = try await self.count(
+            connection,
+            "SELECT count(*) FROM app_session WHERE registration_token_hash = \(tokenHash)"
+        )
+        throw Rollback(outcome: tokens > 0 ? RegistrationOutcome.tokenCollision : .keyUnavailable)
+    }
+
+    // MARK: - Sessions and TANs
+
+    func session(tokenHash: String) async throws -> AppSession? {
+        let rows = try await self.client.query(
+            """
+            SELECT id, source, hashed_guid, hashed_guid_dob, teletan_type, tan_counter, created_at
+            FROM app_session WHERE registration_token_hash = \(tokenHash)
+            """,
+            logger: self.logger
+        )
+        for try await (id, source, guid, dob, type, counter, createdAt) in rows.decode(
+            (Int64, String, String?, String?, String?, Int32, Date).self
+        ) {
+            let parsed: AppSession.Source
+            switch source {
+            case "HASHED_GUID":
+                guard let guid = guid.flatMap(HashedGUID.init) else { throw VerificationRepositoryError.invalidRow }
+                parsed = .guid(guid, dob: dob.flatMap(DOBHash.init))
+            default:
+                guard let type = type.flatMap(TeleTANType.init(rawValue:)) else {
+                    throw VerificationRepositoryError.invalidRow
+                }
+                parsed = .teleTAN(type)
+            }
+            return AppSession(id: id, source: parsed, tanCounter: Int(counter), createdAt: createdAt)
+        }
+        return nil
+    }
+
+    /// Counts the TAN against the session's quota and stores its hash, in one transaction.
+    func issueTAN(
+        sessionID: Int64,
+        maxPerSession: Int,
+        tanHash: String,
+        teleTANType: TeleTANType?,
+        now: Date,
+        validUntil: Date
+    ) async throws -> TANIssueOutcome {
+        try await self.transaction { connection in
+            let counted = try await self.count(
+                connection,
+                """
+                WITH counted AS (
+                    UPDATE app_session SET tan_counter = tan_counter + 1, updated_at = \(now)
+                    WHERE id = \(sessionID) AND tan_counter < \(Int32(maxPerSession)) RETURNING 1
+                ) SELECT count(*) FROM counted
+                """
+            )
+            guard counted == 1 else {
+                let exists = try await self.count(
+                    connection,
+                    "SELECT count(*) FROM app_session WHERE id = \(sessionID)"
+                )
+                throw Rollback(outcome: exists == 0 ? TANIssueOutcome.sessionGone : .quotaUsed)
+            }
+            let source = teleTANType == nil ? "CONNECTED_LAB" : "TELETAN"
+            let inserted = try await self.count(
+                connection,
+                """
+                WITH added AS (
+                    INSERT INTO tan (tan_hash, source, teletan_type, created_at, valid_from, valid_until)
+                    VALUES (\(tanHash), \(source), \(teleTANType?.rawValue), \(now), \(now), \(validUntil))
+                    ON CONFLICT (tan_hash) DO NOTHING RETURNING 1
+                ) SELECT count(*) FROM added
+                """
+            )
+            guard inserted == 1 else { throw Rollback(outcome: TANIssueOutcome.collision) }
+            return .issued
+        }
+    }
+
+    /// Consumes a TAN if it exists, is inside its validity window and was not consumed; returns whether it was,
+    /// and the teleTAN type it derives from. One statement, so of concurrent calls exactly one succeeds.
+    func consumeTAN(hash: String, now: Date) async throws -> (consumed: Bool, teleTANType: TeleTANType?) {
+        let rows = try await self.client.query(
+            """
+            UPDATE tan SET consumed_at = \(now)
+            WHERE tan_hash = \(hash) AND consumed_at IS NULL AND valid_from <= \(now) AND valid_until > \(now)
+            RETURNING teletan_type
+            """,
+            logger: self.logger
+        )
+        for try await type in rows.decode(String?.self) {
+            return (true, type.flatMap(TeleTANType.init(rawValue:)))
+        }
+        return (false, nil)
+    }
+
+    // MARK: - teleTANs
+
+    /// Creates a teleTAN unless `limit` teleTANs were created after `windowStart`. Creations are serialised by a
+    /// transaction-scoped advisory lock, so the count cannot be overtaken by a concurrent insert.
+    func createTeleTAN(
+        hash: String,
+        type: TeleTANType,
+        now: Date,
+        validUntil: Date,
+        limit: Int,
+        windowStart: Date,
+        lockTimeout: Duration
+    ) async throws -> TeleTANCreation {
+        do {
+            return try await self.lockedTeleTANCreation(
+                hash: hash,
+                type: type,
+                now: now,
+                validUntil: validUntil,
+                limit: limit,
+                windowStart: windowStart,
+                lockTimeout: lockTimeout
+            )
+        } catch let error as PSQLError where error.sqlState == "55P03" {
+            // Waiting requests hold pool connections; past the lock timeout they give up rather than starve the pool.
+            return .busy
+        }
+    }
+
+    private func lockedTeleTANCreation(
+        hash: String,
+        type: TeleTANType,
+        now: Date,
+        validUntil: Date,
+        limit: Int,
+        windowStart: Date,
+        lockTimeout: Duration
+    ) async throws -> TeleTANCreation {
+        // SET takes no bind parameters; the value is an integer this code computed.
+        let milliseconds = max(1, lockTimeout / .milliseconds(1))
+        return try await self.transaction { connection in
+            try await connection.query(
+                PostgresQuery(unsafeSQL: "SET LOCAL lock_timeout = '\(Int(milliseconds))ms'"),
+                logger: self.logger
+            )
+            try await Self.teleTANIssueLock.lock(connection: connection, logger: self.logger)
+            let recent = try await self.count(
+                connection,
+                "SELECT count(*) FROM tele_tan WHERE created_at > \(windowStart)"
+            )
+            guard recent < limit else { return .rateLimited }
+            let inserted = try await self.count(
+                connection,
+                """
+                WITH added AS (
+                    INSERT INTO tele_tan (tele_tan_hash, type, created_at, valid_until)
+                    VALUES (\(hash), \(type.rawValue), \(now), \(validUntil))
+                    ON CONFLICT (tele_tan_hash) DO NOTHING RETURNING 1
+                ) SELECT count(*) FROM added
+                """
+            )
+            return inserted == 1 ? .created(inWindow: recent + 1) : .collision
+        }
+    }
+
+    // MARK: - Retention
+
+    /// Deletes sessions and TANs created before `cutoff`, TANs that expired or were consumed, and teleTANs that
+    /// expired and no longer count for the rate limit. `nil` when another replica holds the lock.
+    func applyRetention(cutoff: Date, now: Date, rateWindowStart: Date) async throws -> VerificationRetentionOutcome? {
+        try await Self.retentionLock.withTryLock(client: self.client, logger: self.logger) { connection in
+            var outcome = VerificationRetentionOutcome()
+            outcome.sessions = try await self.count(
+                connection,
+                "WITH gone AS (DELETE FROM app_session WHERE created_at < \(cutoff) RETURNING 1) SELECT count(*) FROM gone"
+            )
+            outcome.tans = try await self.count(
+                connection,
+                """
+                WITH gone AS (
+                    DELETE FROM tan WHERE created_at < \(cutoff) OR valid_until <= \(now) OR consumed_at IS NOT NULL RETURNING 1
+                ) SELECT count(*) FROM gone
+                """
+            )
+            outcome.teleTANs = try await self.count(
+                connection,
+                """
+                WITH gone AS (
+                    DELETE FROM tele_tan WHERE valid_until <= \(now) AND created_at <= \(rateWindowStart) RETURNING 1
+                ) SELECT count(*) FROM gone
+                """
+            )
+            return outcome
+        }
+    }
+
+    // MARK: - Helpers
+
+    private func count(_ connection: PostgresConnection, _ query: PostgresQuery) async throws -> Int {
+        let rows = try await connection.query(query, logger: self.logger)
+        for try await value in rows.decode(Int.self) { return value }
+        return 0
+    }
+
+    /// `withTransaction` with the closure's own error rethrown as it was thrown, and a `Rollback` returned as the
+    /// outcome it carries (after the rollback).
+    private func transaction<Outcome: Sendable>(
+        _ body: (PostgresConnection) async throws -> sending Outcome
+    ) async throws -> Outcome {
+        do {
+            return try await rethrowingTransactionCause {
+                try await self.client.withTransaction(logger: self.logger, body)
+            }
+        } catch let rollback as Rollback<Outcome> {
+            return rollback.outcome
+        }
+    }
+}

@@ -1,0 +1,53 @@
+// Storage of sessions, TANs and teleTANs, independent of the database behind it.
+
+import Foundation
+
+/// Where verification's state lives. Only hashes of secrets reach it. Every method is atomic with respect to
+/// concurrent calls, so that the rules that must hold under concurrency (one token per key, the TAN quota,
+/// single-use TANs and teleTANs, the teleTAN rate limit) hold with any number of replicas.
+protocol VerificationRepository: Sendable {
+    /// A session for a hashed GUID (and DOB hash); each hash is registrable once, in either role (§1.4).
+    func registerGUID(tokenHash: String, guid: HashedGUID, dob: DOBHash?, now: Date) async throws -> RegistrationOutcome
+
+    /// A session for a teleTAN, which is redeemed by it; only an unredeemed, unexpired teleTAN qualifies.
+    func registerTeleTAN(tokenHash: String, teleTANHash: String, now: Date) async throws -> RegistrationOutcome
+
+    /// The session of a registration token's hash.
+    func session(tokenHash: String) async throws -> AppSession?
+
+    /// Counts a TAN against the session's quota and stores its hash, together or not at all.
+    func issueTAN(
+        sessionID: Int64,
+        maxPerSession: Int,
+        tanHash: String,
+        teleTANType: TeleTANType?,
+        now: Date,
+        validUntil: Date
+    ) async throws -> TANIssueOutcome
+
+    /// Consumes a TAN that exists, is inside its validity window and was not consumed; of concurrent calls
+    /// exactly one succeeds. Returns whether it was consumed, and the teleTAN type it derives from.
+    func consumeTAN(hash: String, now: Date) async throws -> (consumed: Bool, teleTANType: TeleTANType?)
+
+    /// Creates a teleTAN unless `limit` teleTANs were created after `windowStart`; creations are serialised, and one
+    /// that waits longer than `lockTimeout` for its turn gives up (`.busy`).
+    func createTeleTAN(
+        hash: String,
+        type: TeleTANType,
+        now: Date,
+        validUntil: Date,
+        limit: Int,
+        windowStart: Date,
+        lockTimeout: Duration
+    ) async throws -> TeleTANCreation
+
+    /// Deletes sessions (and their registered keys) and TANs created before `cutoff`, TANs that expired or were
+    /// consumed, and teleTANs that expired and no longer count for the rate limit. `nil` when another replica is
+    /// running retention.
+    func applyRetention(cutoff: Date, now: Date, rateWindowStart: Date) async throws -> VerificationRetentionOutcome?
+}
+
+enum VerificationRepositoryError: Error {
+    /// A row violates what the schema's checks guarantee.
+    case invalidRow
+}

@@ -1,0 +1,54 @@
+// The settings tests build service configurations from: valid, with ports the kernel picks and no real database.
+
+package import Foundation
+
+/// Settings as a service reads them from its environment. Configurations built from these never reach a database
+/// unless a test points `DATABASE_URL` at its own.
+package enum TestSettings {
+    /// A database URL nothing listens on.
+    package static let placeholderDatabase = "postgres://test:secret@127.0.0.1:1/test"
+
+    /// test-result-service.
+    package static func testResult(_ overrides: [String: String] = [:]) -> [String: String] {
+        ["DATABASE_URL": Self.placeholderDatabase, "HTTP_PORT": "0", "INTERNAL_HTTP_PORT": "0"]
+            .merging(overrides) { _, new in new }
+    }
+
+    /// verification-service, trusting the test signing keys for teleTAN tokens, with fast retries and fake delays.
+    package static func verification(_ overrides: [String: String] = [:]) -> [String: String] {
+        [
+            "DATABASE_URL": Self.placeholderDatabase,
+            "HTTP_PORT": "0",
+            "INTERNAL_HTTP_PORT": "0",
+            "TELETAN_JWT_PUBLIC_KEYS": TestSigningKeys.shared.publicPEM,
+            "TEST_RESULT_RETRY_BACKOFF": "1ms",
+            "FAKE_DELAY_INITIAL": "1ms",
+        ].merging(overrides) { _, new in new }
+    }
+
+    /// submission-service, with fast retries and fake delays and the countries the payload builders use.
+    package static func submission(_ overrides: [String: String] = [:]) -> [String: String] {
+        [
+            "DATABASE_URL": Self.placeholderDatabase,
+            "HTTP_PORT": "0",
+            "VERIFICATION_RETRY_BACKOFF": "1ms",
+            "FAKE_DELAY_INITIAL": "1ms",
+            "SUPPORTED_COUNTRIES": "DE,FR,IT,NL",
+        ].merging(overrides) { _, new in new }
+    }
+}
+
+/// JSON bodies of verification-service's APIs.
+package enum VerificationBodies {
+    package static func registration(guid: String, dob: String? = nil) -> String {
+        if let dob { return #"{"key":"\#(guid)","keyType":"GUID","keyDob":"\#(dob)"}"# }
+        return #"{"key":"\#(guid)","keyType":"GUID"}"#
+    }
+
+    package static func teleTANRegistration(_ teleTAN: String) -> String {
+        #"{"key":"\#(teleTAN)","keyType":"TELETAN"}"#
+    }
+
+    package static func token(_ token: String) -> String { #"{"registrationToken":"\#(token)"}"# }
+    package static func tan(_ tan: String) -> String { #"{"tan":"\#(tan)"}"# }
+}
