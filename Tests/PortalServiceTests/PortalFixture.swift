@@ -184,10 +184,7 @@ struct PortalHarness: Sendable {
     ) async throws -> Officer {
         let hash = try await PasswordHasher.hash(password, cost: 4)
         let added = try await self.repository.addOfficer(
-            username: username,
-            passwordHash: hash,
-            roles: roles,
-            totpSecret: TOTP.random().secret,
+            NewOfficer(username: username, passwordHash: hash, roles: roles, totpSecret: TOTP.random().secret),
             now: self.clock.now
         )
         try #require(added, "officer \(username) exists already")

@@ -1,6 +1,6 @@
 // The settings tests build service configurations from: valid, with ports the kernel picks and no real database.
 
-package import Foundation
+import Foundation
 
 /// Settings as a service reads them from its environment. Configurations built from these never reach a database
 /// unless a test points `DATABASE_URL` at its own.

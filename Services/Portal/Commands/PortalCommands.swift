@@ -76,10 +76,12 @@ enum PortalCommands {
             let totp = TOTP.random()
             guard
                 try await store.addOfficer(
-                    username: username,
-                    passwordHash: Bcrypt.hash(password, cost: UInt8(cost)),
-                    roles: roles,
-                    totpSecret: totp.secret,
+                    NewOfficer(
+                        username: username,
+                        passwordHash: Bcrypt.hash(password, cost: UInt8(cost)),
+                        roles: roles,
+                        totpSecret: totp.secret
+                    ),
                     now: now
                 )
             else {

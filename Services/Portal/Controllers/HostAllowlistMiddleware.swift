@@ -1,5 +1,6 @@
 // Only the configured Host values, never X-Forwarded-Host (cwa-satellites §3.2), except for probes.
 
+import ENServiceKit
 import HTTPTypes
 import Hummingbird
 
@@ -9,11 +10,7 @@ struct HostAllowlistMiddleware<Context: RequestContext>: RouterMiddleware {
     let allowed: Set<String>
     static var forwardedHost: HTTPField.Name { HTTPField.Name("X-Forwarded-Host")! }
 
-    func handle(
-        _ request: Request,
-        context: Context,
-        next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: MiddlewareNext<Context>) async throws -> Response {
         let path = request.uri.path
         if path.hasPrefix("/health/") || path == "/metrics" { return try await next(request, context) }
         let host = (request.head.authority ?? "").lowercased()

@@ -24,11 +24,7 @@ struct SessionMiddleware: RouterMiddleware {
 
     let engine: PortalEngine
 
-    func handle(
-        _ request: Request,
-        context: Context,
-        next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: MiddlewareNext<Context>) async throws -> Response {
         var context = context
         let form = request.method == .post ? try await FormFields.read(request, context: context) : nil
         if let session = try await self.engine.session(token: request.cookies[Self.cookieName]?.value) {
@@ -46,11 +42,7 @@ struct SessionMiddleware: RouterMiddleware {
 struct OfficerRequiredMiddleware: RouterMiddleware {
     typealias Context = PortalRequestContext
 
-    func handle(
-        _ request: Request,
-        context: Context,
-        next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: MiddlewareNext<Context>) async throws -> Response {
         guard context.identity?.officer != nil else { return Pages.redirect("/login") }
         return try await next(request, context)
     }
@@ -62,11 +54,7 @@ struct CSRFRequiredMiddleware: RouterMiddleware {
 
     let pages: Pages
 
-    func handle(
-        _ request: Request,
-        context: Context,
-        next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: MiddlewareNext<Context>) async throws -> Response {
         guard context.identity?.form != nil else {
             return self.pages.error(
                 .forbidden,

@@ -34,3 +34,14 @@ struct AuditEvent: Sendable, Equatable {
     var action: String
     var details: String
 }
+
+/// An officer to add, as the administrator's command creates one.
+struct NewOfficer: Sendable, Equatable {
+    /// Lower case.
+    var username: String
+    /// bcrypt.
+    var passwordHash: String
+    var roles: [String]
+    /// 20 bytes.
+    var totpSecret: [UInt8]
+}

@@ -65,12 +65,14 @@ struct PortalEngine: Sendable {
     ) async throws -> IssuedSession {
         let session = IssuedSession(token: Self.randomToken(), csrf: Self.randomToken())
         try await self.repository.createSession(
-            tokenHash: Self.hash(session.token),
-            csrfHash: Self.hash(session.csrf),
-            officerID: officerID,
-            stage: stage,
-            createdAt: createdAt,
-            now: self.clock.now
+            PortalSession(
+                tokenHash: Self.hash(session.token),
+                csrfHash: Self.hash(session.csrf),
+                officerID: officerID,
+                stage: stage,
+                createdAt: createdAt,
+                lastSeenAt: self.clock.now
+            )
         )
         return session
     }
@@ -103,14 +105,11 @@ struct PortalEngine: Sendable {
     func renew(_ session: PortalSession) async throws -> IssuedSession {
         let issued = IssuedSession(token: Self.randomToken(), csrf: Self.randomToken())
         try await self.repository.deleteSession(tokenHash: session.tokenHash)
-        try await self.repository.createSession(
-            tokenHash: Self.hash(issued.token),
-            csrfHash: Self.hash(issued.csrf),
-            officerID: session.officerID,
-            stage: session.stage,
-            createdAt: session.createdAt,
-            now: self.clock.now
-        )
+        var renewed = session
+        renewed.tokenHash = Self.hash(issued.token)
+        renewed.csrfHash = Self.hash(issued.csrf)
+        renewed.lastSeenAt = self.clock.now
+        try await self.repository.createSession(renewed)
         return issued
     }
 

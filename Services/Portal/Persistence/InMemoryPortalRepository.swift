@@ -17,15 +17,15 @@ actor InMemoryPortalRepository: PortalRepository {
 
     init() {}
 
-    func addOfficer(username: String, passwordHash: String, roles: [String], totpSecret: [UInt8], now: Date) -> Bool {
-        guard !self.officers.values.contains(where: { $0.officer.username == username }) else { return false }
+    func addOfficer(_ new: NewOfficer, now: Date) -> Bool {
+        guard !self.officers.values.contains(where: { $0.officer.username == new.username }) else { return false }
         self.lastID += 1
         let officer = Officer(
             id: self.lastID,
-            username: username,
-            passwordHash: passwordHash,
-            roles: roles,
-            totpSecret: totpSecret,
+            username: new.username,
+            passwordHash: new.passwordHash,
+            roles: new.roles,
+            totpSecret: new.totpSecret,
             failedLogins: 0,
             lockedUntil: nil,
             disabled: false
@@ -94,22 +94,8 @@ actor InMemoryPortalRepository: PortalRepository {
         if self.officers[officerID]?.lastTeleTANAt == claimedAt { self.officers[officerID]?.lastTeleTANAt = nil }
     }
 
-    func createSession(
-        tokenHash: String,
-        csrfHash: String,
-        officerID: Int64?,
-        stage: PortalSession.Stage,
-        createdAt: Date,
-        now: Date
-    ) {
-        self.sessions[tokenHash] = PortalSession(
-            tokenHash: tokenHash,
-            csrfHash: csrfHash,
-            officerID: officerID,
-            stage: stage,
-            createdAt: createdAt,
-            lastSeenAt: now
-        )
+    func createSession(_ session: PortalSession) {
+        self.sessions[session.tokenHash] = session
     }
 
     func session(tokenHash: String) -> PortalSession? {

@@ -7,13 +7,7 @@ protocol PortalRepository: Sendable {
     // MARK: Officers
 
     /// Adds an officer; `false` when the name is taken.
-    func addOfficer(
-        username: String,
-        passwordHash: String,
-        roles: [String],
-        totpSecret: [UInt8],
-        now: Date
-    ) async throws -> Bool
+    func addOfficer(_ officer: NewOfficer, now: Date) async throws -> Bool
     func officer(named username: String) async throws -> Officer?
     func officer(id: Int64) async throws -> Officer?
     /// Every officer, by name.
@@ -37,14 +31,8 @@ protocol PortalRepository: Sendable {
 
     // MARK: Sessions
 
-    func createSession(
-        tokenHash: String,
-        csrfHash: String,
-        officerID: Int64?,
-        stage: PortalSession.Stage,
-        createdAt: Date,
-        now: Date
-    ) async throws
+    /// Stores a new session (its `lastSeenAt` is when it was created or renewed).
+    func createSession(_ session: PortalSession) async throws
     func session(tokenHash: String) async throws -> PortalSession?
     func touchSession(tokenHash: String, now: Date) async throws
     func deleteSession(tokenHash: String) async throws

@@ -21,18 +21,13 @@ struct PostgresPortalRepository: PortalRepository {
     // MARK: - Officers
 
     /// Adds an officer; `false` when the name is taken.
-    func addOfficer(
-        username: String,
-        passwordHash: String,
-        roles: [String],
-        totpSecret: [UInt8],
-        now: Date
-    ) async throws -> Bool {
+    func addOfficer(_ officer: NewOfficer, now: Date) async throws -> Bool {
         try await self.count(
             """
             WITH added AS (
                 INSERT INTO officer (username, password_hash, roles, totp_secret, created_at)
-                VALUES (\(username), \(passwordHash), \(roles), \(ByteBuffer(bytes: totpSecret)), \(now))
+                VALUES (\(officer.username), \(officer.passwordHash), \(officer.roles),
+                        \(ByteBuffer(bytes: officer.totpSecret)), \(now))
                 ON CONFLICT (username) DO NOTHING RETURNING 1
             ) SELECT count(*) FROM added
             """
@@ -154,18 +149,12 @@ struct PostgresPortalRepository: PortalRepository {
 
     // MARK: - Sessions
 
-    func createSession(
-        tokenHash: String,
-        csrfHash: String,
-        officerID: Int64?,
-        stage: PortalSession.Stage,
-        createdAt: Date,
-        now: Date
-    ) async throws {
+    func createSession(_ session: PortalSession) async throws {
         try await self.client.query(
             """
             INSERT INTO portal_session (token_hash, csrf_hash, officer_id, stage, created_at, last_seen_at)
-            VALUES (\(tokenHash), \(csrfHash), \(officerID), \(stage.rawValue), \(createdAt), \(now))
+            VALUES (\(session.tokenHash), \(session.csrfHash), \(session.officerID), \(session.stage.rawValue),
+                    \(session.createdAt), \(session.lastSeenAt))
             """,
             logger: self.logger
         )

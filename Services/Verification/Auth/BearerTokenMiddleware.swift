@@ -17,11 +17,7 @@ struct BearerTokenMiddleware: RouterMiddleware {
     /// Called for every request refused with 401 (the teleTAN metrics count them).
     let refused: @Sendable (Request) -> Void
 
-    func handle(
-        _ request: Request,
-        context: Context,
-        next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: MiddlewareNext<Context>) async throws -> Response {
         guard let authorization = request.headers[.authorization] else {
             throw VerificationFailure.invalidRequest("the Authorization header is required")
         }

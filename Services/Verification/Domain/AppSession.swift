@@ -45,3 +45,26 @@ struct VerificationRetentionOutcome: Sendable, Equatable {
     var tans = 0
     var teleTANs = 0
 }
+
+/// A TAN to store for a session, counted against the session's quota.
+struct TANIssue: Sendable, Equatable {
+    var sessionID: Int64
+    var maxPerSession: Int
+    var tanHash: String
+    /// The teleTAN type of a teleTAN session's TAN; `nil` for a lab result's.
+    var teleTANType: TeleTANType?
+    var now: Date
+    var validUntil: Date
+}
+
+/// A teleTAN to create within the global rate limit: at most `limit` created after `windowStart`.
+struct TeleTANRequest: Sendable, Equatable {
+    var hash: String
+    var type: TeleTANType
+    var now: Date
+    var validUntil: Date
+    var limit: Int
+    var windowStart: Date
+    /// How long a creation may wait for its turn before it gives up (`.busy`).
+    var lockTimeout: Duration
+}

@@ -110,12 +110,14 @@ struct VerificationEngine: Sendable {
             let tan = RandomUUID.generate()
             let now = self.clock.now
             let outcome = try await self.repository.issueTAN(
-                sessionID: session.id,
-                maxPerSession: self.policy.tansPerRegistrationToken,
-                tanHash: SecretHash.sha256Hex(tan),
-                teleTANType: teleTANType,
-                now: now,
-                validUntil: now.addingTimeInterval(self.policy.tanValidity.timeInterval)
+                TANIssue(
+                    sessionID: session.id,
+                    maxPerSession: self.policy.tansPerRegistrationToken,
+                    tanHash: SecretHash.sha256Hex(tan),
+                    teleTANType: teleTANType,
+                    now: now,
+                    validUntil: now.addingTimeInterval(self.policy.tanValidity.timeInterval)
+                )
             )
             switch outcome {
             case .issued:
@@ -147,13 +149,15 @@ struct VerificationEngine: Sendable {
             let teleTAN = TeleTAN.generate(using: &generator)
             let now = self.clock.now
             let outcome = try await self.repository.createTeleTAN(
-                hash: SecretHash.sha256Hex(teleTAN.value),
-                type: type,
-                now: now,
-                validUntil: now.addingTimeInterval(self.policy.teleTANValidity(type).timeInterval),
-                limit: self.policy.teleTANRateLimit,
-                windowStart: now.addingTimeInterval(-self.policy.teleTANRateWindow.timeInterval),
-                lockTimeout: self.policy.teleTANLockTimeout
+                TeleTANRequest(
+                    hash: SecretHash.sha256Hex(teleTAN.value),
+                    type: type,
+                    now: now,
+                    validUntil: now.addingTimeInterval(self.policy.teleTANValidity(type).timeInterval),
+                    limit: self.policy.teleTANRateLimit,
+                    windowStart: now.addingTimeInterval(-self.policy.teleTANRateWindow.timeInterval),
+                    lockTimeout: self.policy.teleTANLockTimeout
+                )
             )
             switch outcome {
             case .created(let inWindow):

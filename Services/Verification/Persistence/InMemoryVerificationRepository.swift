@@ -62,23 +62,18 @@ actor InMemoryVerificationRepository: VerificationRepository {
         }
     }
 
-    func issueTAN(
-        sessionID: Int64,
-        maxPerSession: Int,
-        tanHash: String,
-        teleTANType: TeleTANType?,
-        now: Date,
-        validUntil: Date
-    ) -> TANIssueOutcome {
-        guard let token = self.sessions.first(where: { $0.value.id == sessionID })?.key else { return .sessionGone }
-        guard self.sessions[token]!.tanCounter < maxPerSession else { return .quotaUsed }
-        guard self.tans[tanHash] == nil else { return .collision }
+    func issueTAN(_ issue: TANIssue) -> TANIssueOutcome {
+        guard let token = self.sessions.first(where: { $0.value.id == issue.sessionID })?.key else {
+            return .sessionGone
+        }
+        guard self.sessions[token]!.tanCounter < issue.maxPerSession else { return .quotaUsed }
+        guard self.tans[issue.tanHash] == nil else { return .collision }
         self.sessions[token]!.tanCounter += 1
-        self.tans[tanHash] = TAN(
-            teleTANType: teleTANType,
-            createdAt: now,
-            validFrom: now,
-            validUntil: validUntil,
+        self.tans[issue.tanHash] = TAN(
+            teleTANType: issue.teleTANType,
+            createdAt: issue.now,
+            validFrom: issue.now,
+            validUntil: issue.validUntil,
             consumed: false
         )
         return .issued
@@ -92,19 +87,16 @@ actor InMemoryVerificationRepository: VerificationRepository {
         return (true, tan.teleTANType)
     }
 
-    func createTeleTAN(
-        hash: String,
-        type: TeleTANType,
-        now: Date,
-        validUntil: Date,
-        limit: Int,
-        windowStart: Date,
-        lockTimeout: Duration
-    ) -> TeleTANCreation {
-        let recent = self.teleTANs.values.count { $0.createdAt > windowStart }
-        guard recent < limit else { return .rateLimited }
-        guard self.teleTANs[hash] == nil else { return .collision }
-        self.teleTANs[hash] = StoredTeleTAN(type: type, createdAt: now, validUntil: validUntil, redeemed: false)
+    func createTeleTAN(_ request: TeleTANRequest) -> TeleTANCreation {
+        let recent = self.teleTANs.values.count { $0.createdAt > request.windowStart }
+        guard recent < request.limit else { return .rateLimited }
+        guard self.teleTANs[request.hash] == nil else { return .collision }
+        self.teleTANs[request.hash] = StoredTeleTAN(
+            type: request.type,
+            createdAt: request.now,
+            validUntil: request.validUntil,
+            redeemed: false
+        )
         return .created(inWindow: recent + 1)
     }
 

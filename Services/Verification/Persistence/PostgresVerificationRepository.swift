@@ -132,15 +132,10 @@ struct PostgresVerificationRepository: VerificationRepository {
     }
 
     /// Counts the TAN against the session's quota and stores its hash, in one transaction.
-    func issueTAN(
-        sessionID: Int64,
-        maxPerSession: Int,
-        tanHash: String,
-        teleTANType: TeleTANType?,
-        now: Date,
-        validUntil: Date
-    ) async throws -> TANIssueOutcome {
-        try await self.transaction { connection in
+    func issueTAN(_ issue: TANIssue) async throws -> TANIssueOutcome {
+        let (sessionID, tanHash, teleTANType, now) = (issue.sessionID, issue.tanHash, issue.teleTANType, issue.now)
+        let (maxPerSession, validUntil) = (issue.maxPerSession, issue.validUntil)
+        return try await self.transaction { connection in
             let counted = try await self.count(
                 connection,
                 """
@@ -192,44 +187,20 @@ struct PostgresVerificationRepository: VerificationRepository {
 
     // MARK: - teleTANs
 
-    /// Creates a teleTAN unless `limit` teleTANs were created after `windowStart`. Creations are serialised by a
+    /// Creates a teleTAN unless the limit is reached in the window. Creations are serialised by a
     /// transaction-scoped advisory lock, so the count cannot be overtaken by a concurrent insert.
-    func createTeleTAN(
-        hash: String,
-        type: TeleTANType,
-        now: Date,
-        validUntil: Date,
-        limit: Int,
-        windowStart: Date,
-        lockTimeout: Duration
-    ) async throws -> TeleTANCreation {
+    func createTeleTAN(_ request: TeleTANRequest) async throws -> TeleTANCreation {
         do {
-            return try await self.lockedTeleTANCreation(
-                hash: hash,
-                type: type,
-                now: now,
-                validUntil: validUntil,
-                limit: limit,
-                windowStart: windowStart,
-                lockTimeout: lockTimeout
-            )
+            return try await self.lockedTeleTANCreation(request)
         } catch let error as PSQLError where error.sqlState == "55P03" {
             // Waiting requests hold pool connections; past the lock timeout they give up rather than starve the pool.
             return .busy
         }
     }
 
-    private func lockedTeleTANCreation(
-        hash: String,
-        type: TeleTANType,
-        now: Date,
-        validUntil: Date,
-        limit: Int,
-        windowStart: Date,
-        lockTimeout: Duration
-    ) async throws -> TeleTANCreation {
+    private func lockedTeleTANCreation(_ request: TeleTANRequest) async throws -> TeleTANCreation {
         // SET takes no bind parameters; the value is an integer this code computed.
-        let milliseconds = max(1, lockTimeout / .milliseconds(1))
+        let milliseconds = max(1, request.lockTimeout / .milliseconds(1))
         return try await self.transaction { connection in
             try await connection.query(
                 PostgresQuery(unsafeSQL: "SET LOCAL lock_timeout = '\(Int(milliseconds))ms'"),
@@ -238,15 +209,15 @@ struct PostgresVerificationRepository: VerificationRepository {
             try await Self.teleTANIssueLock.lock(connection: connection, logger: self.logger)
             let recent = try await self.count(
                 connection,
-                "SELECT count(*) FROM tele_tan WHERE created_at > \(windowStart)"
+                "SELECT count(*) FROM tele_tan WHERE created_at > \(request.windowStart)"
             )
-            guard recent < limit else { return .rateLimited }
+            guard recent < request.limit else { return .rateLimited }
             let inserted = try await self.count(
                 connection,
                 """
                 WITH added AS (
                     INSERT INTO tele_tan (tele_tan_hash, type, created_at, valid_until)
-                    VALUES (\(hash), \(type.rawValue), \(now), \(validUntil))
+                    VALUES (\(request.hash), \(request.type.rawValue), \(request.now), \(request.validUntil))
                     ON CONFLICT (tele_tan_hash) DO NOTHING RETURNING 1
                 ) SELECT count(*) FROM added
                 """

@@ -16,30 +16,15 @@ protocol VerificationRepository: Sendable {
     func session(tokenHash: String) async throws -> AppSession?
 
     /// Counts a TAN against the session's quota and stores its hash, together or not at all.
-    func issueTAN(
-        sessionID: Int64,
-        maxPerSession: Int,
-        tanHash: String,
-        teleTANType: TeleTANType?,
-        now: Date,
-        validUntil: Date
-    ) async throws -> TANIssueOutcome
+    func issueTAN(_ issue: TANIssue) async throws -> TANIssueOutcome
 
     /// Consumes a TAN that exists, is inside its validity window and was not consumed; of concurrent calls
     /// exactly one succeeds. Returns whether it was consumed, and the teleTAN type it derives from.
     func consumeTAN(hash: String, now: Date) async throws -> (consumed: Bool, teleTANType: TeleTANType?)
 
-    /// Creates a teleTAN unless `limit` teleTANs were created after `windowStart`; creations are serialised, and one
-    /// that waits longer than `lockTimeout` for its turn gives up (`.busy`).
-    func createTeleTAN(
-        hash: String,
-        type: TeleTANType,
-        now: Date,
-        validUntil: Date,
-        limit: Int,
-        windowStart: Date,
-        lockTimeout: Duration
-    ) async throws -> TeleTANCreation
+    /// Creates a teleTAN unless the request's limit is reached; creations are serialised, and one that waits longer
+    /// than its `lockTimeout` for its turn gives up (`.busy`).
+    func createTeleTAN(_ request: TeleTANRequest) async throws -> TeleTANCreation
 
     /// Deletes sessions (and their registered keys) and TANs created before `cutoff`, TANs that expired or were
     /// consumed, and teleTANs that expired and no longer count for the rate limit. `nil` when another replica is

@@ -13,11 +13,7 @@ package struct BodySizeLimitMiddleware<Context: RequestContext>: RouterMiddlewar
         self.maxBytes = maxBytes
     }
 
-    package func handle(
-        _ request: Request,
-        context: Context,
-        next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
+    package func handle(_ request: Request, context: Context, next: MiddlewareNext<Context>) async throws -> Response {
         if let declared = request.headers[.contentLength] {
             guard let length = Int(declared), length >= 0 else {
                 throw APIError(.badRequest, "invalid Content-Length")

@@ -37,11 +37,7 @@ package struct ClientCertificateMiddleware<Context: ChannelRequestContext>: Rout
         self.source = source
     }
 
-    package func handle(
-        _ request: Request,
-        context: Context,
-        next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
+    package func handle(_ request: Request, context: Context, next: MiddlewareNext<Context>) async throws -> Response {
         let thumbprint: CertificateThumbprint
         switch self.source {
         case .tls:

@@ -15,11 +15,7 @@ import Logging
 package struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     package init() {}
 
-    package func handle(
-        _ request: Request,
-        context: Context,
-        next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
+    package func handle(_ request: Request, context: Context, next: MiddlewareNext<Context>) async throws -> Response {
         do {
             return try await next(request, context)
         } catch let error as APIError {

@@ -12,11 +12,7 @@ package struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
 
     package init() {}
 
-    package func handle(
-        _ request: Request,
-        context: Context,
-        next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
+    package func handle(_ request: Request, context: Context, next: MiddlewareNext<Context>) async throws -> Response {
         var context = context
         let id = request.headers[Self.headerName].flatMap { Self.isAcceptable($0) ? $0 : nil } ?? Self.newID()
         context.logger[metadataKey: "hb.request.id"] = nil

@@ -17,11 +17,7 @@ package struct RequestObservabilityMiddleware<Context: RequestContext>: RouterMi
         self.factory = factory
     }
 
-    package func handle(
-        _ request: Request,
-        context: Context,
-        next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
+    package func handle(_ request: Request, context: Context, next: MiddlewareNext<Context>) async throws -> Response {
         let start = ContinuousClock.now
         var status = 500
         let active = Meter(

@@ -59,11 +59,7 @@ extension Logger {
 struct ResponseHeadersMiddleware<Context: RequestContext>: RouterMiddleware {
     let headers: HTTPFields
 
-    func handle(
-        _ request: Request,
-        context: Context,
-        next: (Request, Context) async throws -> Response
-    ) async throws -> Response {
+    func handle(_ request: Request, context: Context, next: MiddlewareNext<Context>) async throws -> Response {
         var response = try await next(request, context)
         for field in self.headers {
             response.headers[field.name] = field.value

@@ -70,10 +70,12 @@ struct PortalTokenTests {
                 logger: logger
             )
             let added = try await engine.repository.addOfficer(
-                username: name,
-                passwordHash: try await PasswordHasher.hash("correct-Horse-battery-9", cost: 4),
-                roles: ["c19hotline"],
-                totpSecret: TOTP.random().secret,
+                NewOfficer(
+                    username: name,
+                    passwordHash: try await PasswordHasher.hash("correct-Horse-battery-9", cost: 4),
+                    roles: ["c19hotline"],
+                    totpSecret: TOTP.random().secret
+                ),
                 now: Date()
             )
             try #require(added)
