@@ -1,5 +1,5 @@
 # The two commands of the README are `make run` and `make test`; everything else supports them.
-# Every swift invocation runs with deterministic hashing (see shared/design/BUILD-NOTES.md, pitfall 1).
+# Every swift invocation runs with deterministic hashing (Shared/README.md, "Build pitfalls", 1).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -eu -o pipefail -c
@@ -9,7 +9,7 @@ SWIFT ?= swift
 CONFIG ?= debug
 PG := deploy/local/postgres.sh
 # protoc-gen-swift is built in its own scratch folder: building it in .build would make the next normal build
-# compile every executable of every dependency (BUILD-NOTES pitfall 2).
+# compile every executable of every dependency (Shared/README.md, "Build pitfalls", 2).
 PROTOC_GEN_SWIFT := .build-protoc/release/protoc-gen-swift
 PROTO_OUT := Shared/Models/Generated
 PROTO_OPTS := Visibility=Package,FileNaming=PathToUnderscores,UseAccessLevelOnImports=true

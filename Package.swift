@@ -221,6 +221,7 @@ let package = Package(
         libraryTests("ENCrypto"),
         libraryTests("ENPersistence"),
         libraryTests("ENServiceKit"),
+        libraryTests("ENKeyStore"),
         serviceTests("TestResult"),
         serviceTests(
             "Verification",

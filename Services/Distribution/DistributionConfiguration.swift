@@ -34,7 +34,8 @@ struct DistributionConfiguration: ServiceConfiguration {
     /// - the thresholds and windows of `KeyDistributionPolicy`
     /// - `SIGNING_KEY_FILES` (required: `path[:key id[:version]]`, comma-separated), `SIGNATURE_APP_BUNDLE_ID`
     /// - `APP_CONFIG_FILE` (the bundled `app-config.json` when unset)
-    /// - `OBJECT_STORE` (`directory` or `s3`), `CDN_DIRECTORY` (.data/cdn), the `S3_*` settings and the `PUBLISH_*` limits
+    /// - `OBJECT_STORE` (`directory` or `s3`), `CDN_DIRECTORY` (.data/cdn), the `S3_*` settings and the `PUBLISH_*`
+    ///   limits
     init(settings: SettingsReader) {
         self.http = ListenAddress(
             settings: settings,

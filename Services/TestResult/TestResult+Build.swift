@@ -112,7 +112,7 @@ extension TestResult {
         dependencies: TestResultDependencies,
         metrics: TestResultMetrics,
         logger: Logger
-    ) -> RetentionPass<RetentionOutcome> {
+    ) -> RetentionPass<TestResultRetentionOutcome> {
         RetentionPass(name: "testresult.retention", logger: logger) {
             let now = dependencies.clock.now
             let outcome = try await dependencies.repository.applyRetention(

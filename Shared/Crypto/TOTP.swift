@@ -3,7 +3,8 @@
 import Crypto
 package import Foundation
 
-/// The portal's second factor (and `cwa officer`'s code). Secrets are 20 random bytes, shown once to the officer as an `otpauth://` URI (base32).
+/// The portal's second factor (and `cwa officer`'s code). Secrets are 20 random bytes, shown once to the officer as an
+/// `otpauth://` URI (base32).
 package struct TOTP: Sendable {
     package static let stepSeconds: Int64 = 30
     package static let digits = 6

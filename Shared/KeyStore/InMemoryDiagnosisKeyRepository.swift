@@ -1,8 +1,9 @@
 // The `keys` database in memory, for route tests and runs without PostgreSQL.
 
-/// Keeps keys and check-ins in memory with the rules of the PostgreSQL repository: a key is stored once per type,
-/// never beside a PCR key of the same data, an encrypted check-in once; one publication run at a time, whose
-/// deletions are put back when it fails.
+/// Keeps keys and check-ins in memory with the rules of the PostgreSQL repository: the schema's checks (a row the
+/// tables would refuse fails the whole submission, after its authorisation), a key stored once per type and never
+/// beside a PCR key of the same data, an encrypted check-in once, check-ins read in the order stored; one publication
+/// run at a time, whose deletions are put back in their places when it fails.
 package struct InMemoryDiagnosisKeyRepository: DiagnosisKeyRepository {
     private let state = InMemoryKeyState()
 
@@ -17,7 +18,11 @@ package struct InMemoryDiagnosisKeyRepository: DiagnosisKeyRepository {
         } catch {
             throw .refused(error)
         }
-        return await self.state.insert(submission)
+        do {
+            return try await self.state.insert(submission)
+        } catch {
+            throw .database(error, afterAuthorization: true)
+        }
     }
 
     package func withPublicationRun<Result: Sendable>(
@@ -51,21 +56,43 @@ package struct StoredKey: Sendable, Equatable {
     package var consentToFederation: Bool
 }
 
+/// An encrypted check-in with its place in the table (the identity column's order) and its hour.
+struct StoredReport: Sendable {
+    var id: Int
+    var row: ProtectedReportRow
+    var hour: Int64
+}
+
+/// An unencrypted check-in with its place in the table, its hour and its submission's type.
+struct StoredWarning: Sendable {
+    var id: Int
+    var row: TraceWarningRow
+    var hour: Int64
+    var type: String
+}
+
 /// What a publication run deleted, so that a failed run can put it back.
 struct DeletedRows: Sendable {
     var keys: [StoredKey] = []
-    var reports: [(ProtectedReportRow, hour: Int64)] = []
-    var warnings: [(TraceWarningRow, hour: Int64, type: String)] = []
+    var reports: [StoredReport] = []
+    var warnings: [StoredWarning] = []
+}
+
+/// A row the PostgreSQL schema's checks would refuse.
+struct KeyStoreConstraintViolation: Error, CustomStringConvertible {
+    let description: String
 }
 
 /// The rows, behind an actor so that every insert and deletion is atomic.
 actor InMemoryKeyState {
     private(set) var keys: [StoredKey] = []
-    private var reports: [(ProtectedReportRow, hour: Int64)] = []
-    private var warnings: [(TraceWarningRow, hour: Int64, type: String)] = []
+    private var reports: [StoredReport] = []
+    private var warnings: [StoredWarning] = []
+    private var lastID = 0
     private var running = false
 
-    func insert(_ submission: KeySubmission) -> KeySubmissionOutcome {
+    func insert(_ submission: KeySubmission) throws -> KeySubmissionOutcome {
+        try Self.check(submission)
         var outcome = KeySubmissionOutcome()
         for row in submission.keys {
             let taken = self.keys.contains {
@@ -85,15 +112,53 @@ actor InMemoryKeyState {
             )
             outcome.keys += 1
         }
-        for report in submission.protectedReports where !self.reports.contains(where: { $0.0 == report }) {
-            self.reports.append((report, submission.submissionHour))
+        for report in submission.protectedReports where !self.reports.contains(where: { $0.row == report }) {
+            self.lastID += 1
+            self.reports.append(StoredReport(id: self.lastID, row: report, hour: submission.submissionHour))
             outcome.protectedReports += 1
         }
         for warning in submission.traceWarnings {
-            self.warnings.append((warning, submission.submissionHour, submission.submissionType))
+            self.lastID += 1
+            self.warnings.append(
+                StoredWarning(
+                    id: self.lastID,
+                    row: warning,
+                    hour: submission.submissionHour,
+                    type: submission.submissionType
+                )
+            )
             outcome.traceWarnings += 1
         }
         return outcome
+    }
+
+    /// The checks of the `keys` tables (`CreateKeys`).
+    private static func check(_ submission: KeySubmission) throws(KeyStoreConstraintViolation) {
+        func require(_ condition: Bool, _ what: String) throws(KeyStoreConstraintViolation) {
+            if !condition { throw KeyStoreConstraintViolation(description: what) }
+        }
+        let countryCode = /^[A-Z]{2}$/
+        try require(submission.submissionType.wholeMatch(of: /^SUBMISSION_TYPE_[A-Z_]+$/) != nil, "submission_type")
+        try require(submission.submissionHour >= 0, "submission_timestamp")
+        try require(submission.originCountry.wholeMatch(of: countryCode) != nil, "origin_country")
+        for key in submission.keys {
+            try require(key.keyData.count == 16, "key_data")
+            try require(key.rollingStartIntervalNumber > 0, "rolling_start_interval_number")
+            try require((1...144).contains(key.rollingPeriod), "rolling_period")
+            try require((1...8).contains(key.transmissionRiskLevel), "transmission_risk_level")
+            try require((-15...4000).contains(key.daysSinceOnsetOfSymptoms), "days_since_onset_of_symptoms")
+        }
+        for report in submission.protectedReports {
+            try require(report.locationIDHash.count == 32, "trace_location_id_hash")
+            try require(report.iv.count == 16, "initialization_vector")
+            try require(report.encryptedCheckInRecord.count == 16, "encrypted_check_in_record")
+            try require(report.mac.count == 32, "mac")
+        }
+        for warning in submission.traceWarnings {
+            try require(warning.traceLocationID.count == 32, "trace_location_id")
+            try require(warning.startIntervalNumber >= 0 && warning.period >= 0, "start_interval_number, period")
+            try require((1...8).contains(warning.transmissionRiskLevel), "transmission_risk_level")
+        }
     }
 
     func beginRun() -> Bool {
@@ -105,8 +170,8 @@ actor InMemoryKeyState {
     func endRun(restoring deleted: DeletedRows?) {
         if let deleted {
             self.keys += deleted.keys
-            self.reports += deleted.reports
-            self.warnings += deleted.warnings
+            self.reports = (self.reports + deleted.reports).sorted { $0.id < $1.id }
+            self.warnings = (self.warnings + deleted.warnings).sorted { $0.id < $1.id }
         }
         self.running = false
     }
@@ -140,25 +205,25 @@ actor InMemoryKeyState {
     }
 
     func checkInReports(after afterHour: Int64, before beforeHour: Int64) -> [StoredCheckInReport] {
-        self.reports.filter { $0.hour > afterHour && $0.hour < beforeHour }.map { report, hour in
+        self.reports.filter { $0.hour > afterHour && $0.hour < beforeHour }.map { stored in
             StoredCheckInReport(
-                locationIDHash: report.locationIDHash,
-                initializationVector: report.iv,
-                encryptedCheckInRecord: report.encryptedCheckInRecord,
-                mac: report.mac,
-                submissionHour: hour
+                locationIDHash: stored.row.locationIDHash,
+                initializationVector: stored.row.iv,
+                encryptedCheckInRecord: stored.row.encryptedCheckInRecord,
+                mac: stored.row.mac,
+                submissionHour: stored.hour
             )
         }
     }
 
     func traceWarnings(after afterHour: Int64, before beforeHour: Int64) -> [StoredTraceWarning] {
-        self.warnings.filter { $0.hour > afterHour && $0.hour < beforeHour }.map { warning, hour, _ in
+        self.warnings.filter { $0.hour > afterHour && $0.hour < beforeHour }.map { stored in
             StoredTraceWarning(
-                locationIDHash: warning.traceLocationID,
-                startIntervalNumber: UInt32(clamping: warning.startIntervalNumber),
-                period: UInt32(clamping: warning.period),
-                transmissionRiskLevel: UInt32(clamping: warning.transmissionRiskLevel),
-                submissionHour: hour
+                locationIDHash: stored.row.traceLocationID,
+                startIntervalNumber: UInt32(clamping: stored.row.startIntervalNumber),
+                period: UInt32(clamping: stored.row.period),
+                transmissionRiskLevel: UInt32(clamping: stored.row.transmissionRiskLevel),
+                submissionHour: stored.hour
             )
         }
     }

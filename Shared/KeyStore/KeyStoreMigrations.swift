@@ -3,7 +3,7 @@
 package import ENPersistence
 
 /// The `keys` group: diagnosis keys, their federation mirror and check-ins. Submission applies it at start;
-/// distribution and federation read and write the same tables.
+/// distribution reads and deletes the same tables through `DiagnosisKeyRepository`.
 package enum KeyStoreMigrations {
     package static let group = MigrationGroup(name: "keys", migrations: [CreateKeys()])
 }

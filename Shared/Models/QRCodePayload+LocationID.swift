@@ -4,9 +4,9 @@ import Crypto
 package import Foundation
 
 extension QRCodePayload {
-    /// The location id: SHA-256 of the ASCII bytes `CWA-GUID` followed by the serialized `QRCodePayload`
-    /// exactly as it appears in the QR code (cwa event registration; vectors/event-qr-codes.json). It is
-    /// computed over the received bytes, never over a re-encoding, so unknown fields cannot change it.
+    /// The location id: SHA-256 of the ASCII bytes `CWA-GUID` followed by the serialized `QRCodePayload` exactly as it
+    /// appears in the QR code (cwa event registration; Tests/ENModelsTests/Vectors/event-qr-codes.json). It is computed
+    /// over the received bytes, never over a re-encoding, so unknown fields cannot change it.
     package static func locationID(ofSerializedPayload payload: some DataProtocol) -> Data {
         var hasher = SHA256()
         hasher.update(data: Array("CWA-GUID".utf8))

@@ -5,7 +5,7 @@ package import Logging
 import NIOSSL
 package import PostgresNIO
 
-/// Connection settings for one PostgreSQL database (ARCHITECTURE §4: one database per bounded context).
+/// Connection settings for one PostgreSQL database (one database per bounded context: Shared/README.md, "Databases").
 package struct DatabaseConfiguration: Sendable, CustomStringConvertible {
     /// Transport security towards the database, spelled as libpq's `sslmode`.
     package enum TLSMode: String, Sendable, CaseIterable {

@@ -19,7 +19,7 @@ extension DatabaseMigration {
     }
 }
 
-/// The ordered migrations of one schema (`keystore`, `testresult`, …); history is kept per group.
+/// The ordered migrations of one schema (`keys`, `testresult`, …); history is kept per group.
 package struct MigrationGroup: Sendable {
     package let name: String
     package let migrations: [any DatabaseMigration]

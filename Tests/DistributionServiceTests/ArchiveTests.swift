@@ -112,17 +112,36 @@ struct ArchiveTests {
         #expect(Set(parsed.keys.map(\.keyData)).count == 3)
     }
 
-    @Test("an export without keys is still a valid, signed message")
+    /// Whether `signature` (DER) over `content` verifies with the public key of `key` alone.
+    static func verifies(_ signature: TEKSignature, of content: [UInt8], with key: SigningKey) throws -> Bool {
+        let publicKey = try P256.Signing.PublicKey(pemRepresentation: key.publicKeyPEM)
+        let ecdsa = try P256.Signing.ECDSASignature(derRepresentation: signature.signature)
+        return publicKey.isValidSignature(ecdsa, for: content)
+    }
+
+    @Test("an export without keys is still a valid message, signed so that the public key verifies it")
     func emptyExport() throws {
+        let signer = Self.signer()
         let bin = KeyExportEncoder.exportBin(
             keys: [],
             region: "EUR",
             start: 0,
             end: 3_600,
-            signatureInfos: Self.signer().signatureInfos
+            signatureInfos: signer.signatureInfos
         )
         let parsed = try TemporaryExposureKeyExport(serializedBytes: Array(bin.dropFirst(16)))
+        let entries = try ZipArchive.entries(of: try signer.archive(content: bin))
+        let list = try TEKSignatureList(serializedBytes: entries[1].data)
+        let signature = try #require(list.signatures.first)
+        var tampered = bin
+        tampered[tampered.count - 1] ^= 1
+
         #expect(parsed.keys.isEmpty && parsed.region == "EUR" && parsed.endTimestamp == 3_600)
+        #expect(parsed.signatureInfos == signer.signatureInfos)
+        #expect(entries[0].data == bin)
+        #expect(list.signatures.count == 1)
+        #expect(try Self.verifies(signature, of: bin, with: signer.keys[0]))
+        #expect(try !Self.verifies(signature, of: tampered, with: signer.keys[0]))
     }
 
     @Test("the ZIP holds exactly export.bin and export.sig, reads back, and unzip accepts it")
@@ -175,10 +194,8 @@ struct ArchiveTests {
             #expect(signature.batchNum == 1 && signature.batchSize == 1)
             #expect(signature.signatureInfo.signatureAlgorithm == "1.2.840.10045.4.3.2")
             #expect(signature.signatureInfo.verificationKeyID == "262")
-            let publicKey = try P256.Signing.PublicKey(pemRepresentation: key.publicKeyPEM)
-            let ecdsa = try P256.Signing.ECDSASignature(derRepresentation: signature.signature)
-            #expect(publicKey.isValidSignature(ecdsa, for: bin))
-            #expect(!publicKey.isValidSignature(ecdsa, for: tampered))
+            #expect(try Self.verifies(signature, of: bin, with: key))
+            #expect(try !Self.verifies(signature, of: tampered, with: key))
         }
     }
 

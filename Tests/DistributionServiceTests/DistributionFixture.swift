@@ -204,12 +204,7 @@ struct DistributionFixture: Sendable {
     /// The file holding the object `key`, as the gateway serves it: `<key>`, or `<key>/index` when the key is also a
     /// folder; `nil` when there is neither.
     func path(of key: String) -> String? {
-        let plain = self.root.appendingPathComponent(key).path
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: plain, isDirectory: &isDirectory) else { return nil }
-        guard isDirectory.boolValue else { return plain }
-        let index = plain + "/index"
-        return FileManager.default.fileExists(atPath: index) ? index : nil
+        self.store.existingFile(for: key)
     }
 
     /// Whether the object `key` is published.

@@ -42,28 +42,32 @@ struct EventQRCodeVectorTests {
         var testDescription: String { self.name }
     }
 
-    static let vectors: [Vector] = {
+    /// The vector file is not in the test bundle.
+    struct VectorFileMissing: Error {}
+
+    /// The vectors of `Vectors/event-qr-codes.json`; a missing, unreadable or malformed file throws, which fails
+    /// every test that takes them as arguments.
+    static func vectors() throws -> [Vector] {
         struct File: Decodable { let vectors: [Vector] }
         guard
-            let url = Bundle.module.url(forResource: "event-qr-codes", withExtension: "json", subdirectory: "Vectors"),
-            let data = try? Data(contentsOf: url), let file = try? JSONDecoder().decode(File.self, from: data)
-        else { return [] }
-        return file.vectors
-    }()
-
-    @Test("the vector file is present and holds vectors")
-    func vectorsLoaded() {
-        #expect(Self.vectors.count >= 3)
+            let url = Bundle.module.url(forResource: "event-qr-codes", withExtension: "json", subdirectory: "Vectors")
+        else { throw VectorFileMissing() }
+        return try JSONDecoder().decode(File.self, from: Data(contentsOf: url)).vectors
     }
 
-    @Test("the URL fragment decodes to the payload bytes", arguments: Self.vectors)
+    @Test("the vector file is present and holds vectors")
+    func vectorsLoaded() throws {
+        #expect(try Self.vectors().count >= 3)
+    }
+
+    @Test("the URL fragment decodes to the payload bytes", arguments: try Self.vectors())
     func urlFragment(_ vector: Vector) throws {
         let payload = try #require(QRCodePayload.payloadBytes(fromURL: vector.url))
 
         #expect(Hex.encode(payload) == vector.payload_hex)
     }
 
-    @Test("the payload decodes to the vector's fields, vendor data included", arguments: Self.vectors)
+    @Test("the payload decodes to the vector's fields, vendor data included", arguments: try Self.vectors())
     func decodesPayload(_ vector: Vector) throws {
         let bytes = try #require(Hex.decode(vector.payload_hex))
 
@@ -92,7 +96,7 @@ struct EventQRCodeVectorTests {
         )
     }
 
-    @Test("the location id is SHA-256(\"CWA-GUID\" ‖ payload) and its hash matches", arguments: Self.vectors)
+    @Test("the location id is SHA-256(\"CWA-GUID\" ‖ payload) and its hash matches", arguments: try Self.vectors())
     func locationID(_ vector: Vector) throws {
         let bytes = try #require(Hex.decode(vector.payload_hex))
 
@@ -104,7 +108,7 @@ struct EventQRCodeVectorTests {
 
     @Test(
         "re-encoding the decoded payload gives the same bytes (field numbers and types match the reference)",
-        arguments: Self.vectors
+        arguments: try Self.vectors()
     )
     func roundTrip(_ vector: Vector) throws {
         let bytes = try #require(Hex.decode(vector.payload_hex))

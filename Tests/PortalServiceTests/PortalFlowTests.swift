@@ -330,7 +330,7 @@ struct PortalFlowTests {
                 for (fields, message) in cases {
                     let reply = try await browser.post("/password", fields)
                     #expect(reply.status == .badRequest, "\(message)")
-                    #expect(reply.content(ofID: "message") == Texts.english[message])
+                    #expect(reply.content(ofID: "message") == PageTexts.english[message])
                 }
 
                 let changed = try await browser.post(
@@ -338,7 +338,7 @@ struct PortalFlowTests {
                     ["current": PortalHarness.password, "new": newPassword, "repeat": newPassword]
                 )
                 #expect(changed.status == .ok)
-                #expect(changed.content(ofID: "message") == Texts.english["password_changed"])
+                #expect(changed.content(ofID: "message") == PageTexts.english["password_changed"])
                 #expect(try await browser.post("/logout").location == "/login")
 
                 harness.clock.advance(by: 30)

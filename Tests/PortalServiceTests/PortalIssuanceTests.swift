@@ -129,11 +129,8 @@ struct PortalIssuanceTests {
             let officer = try await harness.addOfficer("officer1", roles: ["c19hotline"])
             try await harness.withReplica { replica in
                 // The officer signs in on replica A and issues one.
-                let session = try await harness.app.test(.router) { client in
-                    let browser = PortalBrowser(client: client)
-                    try await harness.signIn(browser, officer)
+                let session = try await harness.signedInCookie(officer) { browser async throws in
                     #expect(try await browser.post("/teletan", ["type": "TEST"]).status == .ok)
-                    return try #require(browser.cookie)
                 }
 
                 // Ten seconds later, with the same session, on replica B: the rate-limit page with the 20 s left.
@@ -162,19 +159,11 @@ struct PortalIssuanceTests {
         try await PortalHarness.run { harness in
             let officer = try await harness.addOfficer("officer1", roles: ["c19hotline"])
             try await harness.withReplica { replica in
-                let session = try await harness.app.test(.router) { client in
-                    let browser = PortalBrowser(client: client)
-                    try await harness.signIn(browser, officer)
-                    return try #require(browser.cookie)
-                }
+                let session = try await harness.signedInCookie(officer)
                 // A second session of the same officer, logged in on replica B (every page renews a session's id, so two
                 // browsers cannot share one).
-                let second = try await replica.test(.router) { client in
-                    let browser = PortalBrowser(client: client)
-                    harness.clock.advance(by: 30)  // the next TOTP step: a used code cannot be replayed
-                    try await harness.signIn(browser, officer)
-                    return try #require(browser.cookie)
-                }
+                harness.clock.advance(by: 30)  // the next TOTP step: a used code cannot be replayed
+                let second = try await harness.signedInCookie(officer, on: replica)
 
                 let statuses = try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
                     group.addTask { try await PortalBrowser.reusing(session, on: harness.app) }
@@ -188,46 +177,54 @@ struct PortalIssuanceTests {
         }
     }
 
-    @Test("verification-service down: a 503 page, nothing issued, and the officer's slot is given back")
-    func verificationDown() async throws {
+    /// verification-service failing to issue a teleTAN, and the page the officer gets.
+    struct UpstreamFailure: Sendable, CustomTestStringConvertible {
+        let testDescription: String
+        let behaviour: InMemoryTeleTANClient.Behaviour
+        let status: HTTPResponse.Status
+        /// The key of the page's message in `PageTexts.english`.
+        let message: String
+
+        static let all = [
+            UpstreamFailure(
+                testDescription: "down (503)",
+                behaviour: .unavailable,
+                status: .serviceUnavailable,
+                message: "unavailable"
+            ),
+            UpstreamFailure(
+                testDescription: "at its global limit (429)",
+                behaviour: .answer(.rateLimited),
+                status: .tooManyRequests,
+                message: "server_rate_limited"
+            ),
+        ]
+    }
+
+    @Test(
+        "verification-service down or at its limit: its own page, nothing issued, and the officer's slot is given back",
+        arguments: UpstreamFailure.all
+    )
+    func verificationFails(_ failure: UpstreamFailure) async throws {
         try await PortalHarness.run { harness in
             let officer = try await harness.addOfficer("officer1", roles: ["c19hotline"])
-            await harness.issuer.behave(.unavailable)
+            await harness.issuer.behave(failure.behaviour)
             try await harness.browse { browser in
                 try await harness.signIn(browser, officer)
 
-                let down = try await browser.post("/teletan", ["type": "TEST"])
-                #expect(down.status == .serviceUnavailable)
-                #expect(down.content(ofID: "error-message") == Texts.english["unavailable"])
-                #expect(!down.has(id: "teletan"))
+                let refused = try await browser.post("/teletan", ["type": "TEST"])
+                #expect(refused.status == failure.status)
+                #expect(refused.content(ofID: "error-message") == PageTexts.english[failure.message])
+                #expect(!refused.has(id: "teletan"))
+                #expect(!refused.has(id: "rate-limited"), "not the officer's own 30-second limit")
 
-                // Back up a second later: no 30-second wait, because nothing was issued.
+                // Back a second later: no 30-second wait, because nothing was issued.
                 await harness.issuer.behave(.answer(.created(PortalHarness.teleTAN)))
                 harness.clock.advance(by: 1)
                 _ = try await browser.get("/")
                 #expect(try await browser.post("/teletan", ["type": "TEST"]).status == .ok)
             }
             #expect(try await harness.actions(of: "officer1").filter { $0 == "teletan_issued" }.count == 1)
-        }
-    }
-
-    @Test("verification-service's global limit (429) gets its own page and gives the slot back")
-    func serverRateLimited() async throws {
-        try await PortalHarness.run { harness in
-            let officer = try await harness.addOfficer("officer1", roles: ["c19hotline"])
-            await harness.issuer.behave(.answer(.rateLimited))
-            try await harness.browse { browser in
-                try await harness.signIn(browser, officer)
-
-                let limited = try await browser.post("/teletan", ["type": "TEST"])
-                #expect(limited.status == .tooManyRequests)
-                #expect(limited.content(ofID: "error-message") == Texts.english["server_rate_limited"])
-                #expect(!limited.has(id: "rate-limited"))
-
-                await harness.issuer.behave(.answer(.created(PortalHarness.teleTAN)))
-                _ = try await browser.get("/")
-                #expect(try await browser.post("/teletan", ["type": "TEST"]).status == .ok)
-            }
         }
     }
 
@@ -243,7 +240,7 @@ struct PortalIssuanceTests {
                 try await harness.signIn(browser, officer)
                 let down = try await browser.post("/teletan", ["type": "TEST"])
                 #expect(down.status == .serviceUnavailable)
-                #expect(down.content(ofID: "error-message") == Texts.english["unavailable"])
+                #expect(down.content(ofID: "error-message") == PageTexts.english["unavailable"])
             }
         }
     }

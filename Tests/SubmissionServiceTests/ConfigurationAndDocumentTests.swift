@@ -85,7 +85,7 @@ struct ConfigurationAndDocumentTests {
                 "POST /version/v1/diagnosis-keys", "POST /version/v1/submission-on-behalf",
             ]
         )
-        let harness = try UnitHarness()
+        let harness = try SubmissionRouterHarness()
         for operation in documented {
             let parts = operation.split(separator: " ")
             let status = try await harness.app.test(.router) { client in

@@ -109,7 +109,7 @@ struct PayloadRuleTests {
             PayloadRule.firstViolation(of: PayloadRule.diagnosisKeys, in: payload, policy: policy)?.rule == breach.rule
         )
 
-        let harness = try UnitHarness()
+        let harness = try SubmissionRouterHarness()
         let reply = try await harness.post(payload.bytes, headers: SubmissionPayloads.headers(tan: UUID().uuidString))
         #expect(reply.status == .badRequest)
         #expect(reply.body.readableBytes == 0)
@@ -127,7 +127,7 @@ struct PayloadRuleTests {
         let policy = try SubmissionFixture.configuration().policy
         #expect(PayloadRule.firstViolation(of: PayloadRule.onBehalf, in: payload, policy: policy)?.rule == breach.rule)
 
-        let harness = try UnitHarness(verdict: .valid(teleTANType: "EVENT"))
+        let harness = try SubmissionRouterHarness(verdict: .valid(teleTANType: "EVENT"))
         let reply = try await harness.post(
             payload.bytes,
             path: "/version/v1/submission-on-behalf",
@@ -157,7 +157,7 @@ struct PayloadRuleTests {
 
     @Test("a rejected rule is counted under its name in the metrics")
     func rejectionMetric() async throws {
-        let harness = try UnitHarness()
+        let harness = try SubmissionRouterHarness()
         var payload = SubmissionPayloads.payload()
         payload.origin = "NL"
         _ = try await harness.post(payload.bytes, headers: SubmissionPayloads.headers(tan: UUID().uuidString))

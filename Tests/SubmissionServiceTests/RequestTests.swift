@@ -22,7 +22,7 @@ struct RequestTests {
         "missing or non-integer cwa-fake, a cwa-otp, both authorisations or none: 400, empty, without verifying anything"
     )
     func headers() async throws {
-        let harness = try UnitHarness()
+        let harness = try SubmissionRouterHarness()
         let body = SubmissionPayloads.payload().bytes
         var noFake = SubmissionPayloads.headers(tan: Self.tan)
         noFake[SubmissionController.fakeHeader] = nil
@@ -42,7 +42,7 @@ struct RequestTests {
 
     @Test("a body that is not a protobuf message: 400; another content type: 415")
     func bodies() async throws {
-        let harness = try UnitHarness()
+        let harness = try SubmissionRouterHarness()
         let garbage = try await harness.post(
             ByteBuffer(bytes: [0xFF, 0xFF, 0xFF]),
             headers: SubmissionPayloads.headers(tan: Self.tan)
@@ -63,7 +63,7 @@ struct RequestTests {
 
     @Test("a body over MAX_REQUEST_BYTES gets 413, real or fake")
     func sizeLimit() async throws {
-        let harness = try UnitHarness(["MAX_REQUEST_BYTES": "1000"])
+        let harness = try SubmissionRouterHarness(["MAX_REQUEST_BYTES": "1000"])
         var payload = SubmissionPayloads.payload()
         payload.requestPadding = Data(count: 2000)
         #expect(
@@ -79,7 +79,7 @@ struct RequestTests {
 
     @Test("a database that cannot be reached: 503 with Retry-After, and the TAN is not sent to verification")
     func databaseDown() async throws {
-        let harness = try UnitHarness(databaseDown: true)
+        let harness = try SubmissionRouterHarness(databaseDown: true)
         let reply = try await harness.post(
             SubmissionPayloads.payload().bytes,
             headers: SubmissionPayloads.headers(tan: Self.tan)
@@ -91,7 +91,7 @@ struct RequestTests {
 
     @Test("a real submission stores what it prepared and answers the check-in counts")
     func realSubmission() async throws {
-        let harness = try UnitHarness()
+        let harness = try SubmissionRouterHarness()
         var payload = SubmissionPayloads.payload(keys: 5)
         payload.checkInProtectedReports = [SubmissionPayloads.protectedReport()]
         let reply = try await harness.post(payload.bytes, headers: SubmissionPayloads.headers(tan: Self.tan))
@@ -106,7 +106,7 @@ struct RequestTests {
         arguments: ["1", "2", " -1 "]
     )
     func fakeRequest(_ value: String) async throws {
-        let harness = try UnitHarness()
+        let harness = try SubmissionRouterHarness()
         let real = try await harness.post(
             SubmissionPayloads.payload().bytes,
             headers: SubmissionPayloads.headers(tan: Self.tan)
@@ -132,7 +132,7 @@ struct RequestTests {
 
     @Test("a fake request waits a delay drawn around the real durations of its own endpoint")
     func fakeDelay() async throws {
-        let harness = try UnitHarness(["FAKE_DELAY_INITIAL": "10ms"])
+        let harness = try SubmissionRouterHarness(["FAKE_DELAY_INITIAL": "10ms"])
         for _ in 0..<200 { harness.runtime.delays[.onBehalf]?.record(.milliseconds(800)) }
         _ = try await harness.post(
             nil,
@@ -149,7 +149,7 @@ struct RequestTests {
 
     @Test("the real submissions' durations move the estimate, and it is exported as a gauge")
     func estimateMoves() async throws {
-        let harness = try UnitHarness(["FAKE_DELAY_INITIAL": "5s"])
+        let harness = try SubmissionRouterHarness(["FAKE_DELAY_INITIAL": "5s"])
         _ = try await harness.post(
             SubmissionPayloads.payload().bytes,
             headers: SubmissionPayloads.headers(tan: Self.tan)
@@ -166,7 +166,7 @@ struct RequestTests {
     func concurrentDummies() async throws {
         // Each dummy's wait returns only once all 200 are waiting: served one after another, they would never finish.
         let barrier = Barrier(parties: 200)
-        let base = try UnitHarness(["FAKE_DELAY_INITIAL": "5s"])
+        let base = try SubmissionRouterHarness(["FAKE_DELAY_INITIAL": "5s"])
         var controller = base.runtime.controller
         controller.sleep = { _ in await barrier.arrive() }
         let app = Application(router: try Submission.buildRouter(base.runtime, controller: controller))
@@ -189,7 +189,7 @@ struct RequestTests {
 
     @Test("payloads with random bytes changed never crash the service nor get a 5xx: 200 or 400")
     func mutatedPayloads() async throws {
-        let harness = try UnitHarness([
+        let harness = try SubmissionRouterHarness([
             "UNENCRYPTED_CHECKINS_ENABLED": "true", "RANDOM_CHECKINS_PADDING_MULTIPLIER": "3",
         ])
         var payload = SubmissionPayloads.payload(keys: 4)

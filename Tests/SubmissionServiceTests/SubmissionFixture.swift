@@ -38,7 +38,7 @@ final class RecordingVerifier: VerificationClient {
 
 /// The in-memory key store, remembering every submission it was given; or, `failing`, a store whose database is
 /// down before the authorisation runs.
-final class RecordingStore: DiagnosisKeyRepository {
+final class RecordingKeyRepository: DiagnosisKeyRepository {
     let stored = Mutexed<[KeySubmission]>([])
     private let keys = InMemoryDiagnosisKeyRepository()
     let failing: Bool
@@ -51,7 +51,7 @@ final class RecordingStore: DiagnosisKeyRepository {
         _ submission: KeySubmission,
         authorize: () async throws(Refusal) -> Void
     ) async throws(KeySubmissionFailure<Refusal>) -> KeySubmissionOutcome {
-        if self.failing { throw .database(UnitHarnessError.databaseDown, afterAuthorization: false) }
+        if self.failing { throw .database(RouterHarnessError.databaseDown, afterAuthorization: false) }
         let outcome = try await self.keys.store(submission, authorize: authorize)
         self.stored.withLock { $0.append(submission) }
         return outcome
@@ -66,9 +66,9 @@ final class RecordingStore: DiagnosisKeyRepository {
 
 /// The submission router over recording fakes: no database, no verification-service. Fake requests record their
 /// delay instead of waiting it.
-struct UnitHarness: Sendable {
+struct SubmissionRouterHarness: Sendable {
     let verifier: RecordingVerifier
-    let store: RecordingStore
+    let store: RecordingKeyRepository
     let runtime: SubmissionRuntime
     let app: ServiceApplication<ServiceRequestContext>
     let sleeps: Mutexed<[Duration]>
@@ -80,7 +80,7 @@ struct UnitHarness: Sendable {
     ) throws {
         let configuration = try SubmissionFixture.configuration(overrides)
         self.verifier = RecordingVerifier(verdict)
-        self.store = RecordingStore(failing: databaseDown)
+        self.store = RecordingKeyRepository(failing: databaseDown)
         let dependencies = SubmissionDependencies.inMemory(
             verifier: self.verifier,
             keys: self.store,
@@ -107,7 +107,7 @@ struct UnitHarness: Sendable {
     }
 }
 
-enum UnitHarnessError: Error {
+enum RouterHarnessError: Error {
     case databaseDown
 }
 

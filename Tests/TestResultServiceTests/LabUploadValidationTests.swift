@@ -202,29 +202,17 @@ struct LabUploadValidationTests {
         arguments: Self.rejections
     )
     func rejectsInvalidField(_ rejection: Rejection) async throws {
-        let repository = InMemoryTestResultRepository()
-        let app = try TestResultFixture.labApp(dependencies: self.dependencies(repository))
+        let (reply, stored) = try await self.upload(ByteBuffer(string: rejection.body), to: rejection.path)
 
-        try await app.test(.router) { client in
-            let response = try await client.execute(
-                uri: rejection.path,
-                method: .post,
-                headers: .json,
-                body: ByteBuffer(string: rejection.body)
-            )
-
-            #expect(response.status == .badRequest)
-            #expect(response.headers[.contentType] == "application/json; charset=utf-8")
-            let error = try JSONDecoder().decode([String: String].self, from: response.body.data)
-            #expect(error["error"]?.contains(rejection.message) == true, "got \(error)")
-        }
-        #expect(await repository.count == 0)
+        #expect(reply.status == .badRequest)
+        #expect(reply.headers[.contentType] == "application/json; charset=utf-8")
+        let error = try JSONDecoder().decode([String: String].self, from: reply.body.data)
+        #expect(error["error"]?.contains(rejection.message) == true, "got \(error)")
+        #expect(stored == 0)
     }
 
     @Test("valid variants are accepted: x-prefixed DOB hash, upper case, no sc, no labId")
     func acceptsValidVariants() async throws {
-        let repository = InMemoryTestResultRepository()
-        let app = try TestResultFixture.labApp(dependencies: self.dependencies(repository))
         let dobHash = "x" + Self.id.dropFirst()
         let body = TestResultFixture.batch(
             labID: nil,
@@ -234,42 +222,25 @@ struct LabUploadValidationTests {
             ]
         )
 
-        try await app.test(.router) { client in
-            let response = try await client.execute(
-                uri: "/api/v1/lab/results",
-                method: .post,
-                headers: .json,
-                body: body
-            )
+        let (reply, stored) = try await self.upload(body)
 
-            #expect(response.status == .noContent)
-            #expect(response.body.readableBytes == 0)
-        }
-        #expect(await repository.count == 3)
+        #expect(reply.status == .noContent)
+        #expect(reply.body.readableBytes == 0)
+        #expect(stored == 3)
     }
 
     @Test("more results than LAB_MAX_RESULTS_PER_UPLOAD are refused")
     func rejectsTooManyResults() async throws {
-        let repository = InMemoryTestResultRepository()
-        let configuration = try TestResultFixture.configuration(["LAB_MAX_RESULTS_PER_UPLOAD": "3"])
-        let app = try TestResultFixture.labApp(
-            configuration: configuration,
-            dependencies: self.dependencies(repository)
-        )
         let entries = (0..<4).map { (TestIDs.hashedGUID("\($0)"), 2, Int64?.none) }
 
-        try await app.test(.router) { client in
-            let response = try await client.execute(
-                uri: "/api/v1/lab/results",
-                method: .post,
-                headers: .json,
-                body: TestResultFixture.batch(entries)
-            )
+        let (reply, stored) = try await self.upload(
+            TestResultFixture.batch(entries),
+            settings: ["LAB_MAX_RESULTS_PER_UPLOAD": "3"]
+        )
 
-            #expect(response.status == .badRequest)
-            #expect(response.body.text.contains("more than 3 entries"))
-        }
-        #expect(await repository.count == 0)
+        #expect(reply.status == .badRequest)
+        #expect(reply.text.contains("more than 3 entries"))
+        #expect(stored == 0)
     }
 
     @Test(
@@ -277,48 +248,26 @@ struct LabUploadValidationTests {
         arguments: [nil, "text/plain", "application/x-www-form-urlencoded", "application/jsonx"]
     )
     func rejectsWrongContentType(_ contentType: String?) async throws {
-        let repository = InMemoryTestResultRepository()
-        let app = try TestResultFixture.labApp(dependencies: self.dependencies(repository))
         let headers: HTTPFields = contentType.map { [.contentType: $0] } ?? [:]
 
-        try await app.test(.router) { client in
-            let response = try await client.execute(
-                uri: "/api/v1/lab/results",
-                method: .post,
-                headers: headers,
-                body: TestResultFixture.batch([(Self.id, 2, nil)])
-            )
+        let (reply, stored) = try await self.upload(TestResultFixture.batch([(Self.id, 2, nil)]), headers: headers)
 
-            #expect(response.status == .unsupportedMediaType)
-        }
-        #expect(await repository.count == 0)
+        #expect(reply.status == .unsupportedMediaType)
+        #expect(stored == 0)
     }
 
     @Test("a body over HTTP_MAX_BODY_SIZE gets 413 and closes the connection; nothing is stored")
     func rejectsOversizedBody() async throws {
-        let repository = InMemoryTestResultRepository()
-        let configuration = try TestResultFixture.configuration(["HTTP_MAX_BODY_SIZE": "1024"])
-        let app = try TestResultFixture.labApp(
-            configuration: configuration,
-            dependencies: self.dependencies(repository)
-        )
         let entries = (0..<20).map { (TestIDs.hashedGUID("\($0)"), 2, Int64?.none) }
         let body = TestResultFixture.batch(entries)
         #expect(body.readableBytes > 1024)
 
-        try await app.test(.router) { client in
-            let response = try await client.execute(
-                uri: "/api/v1/lab/results",
-                method: .post,
-                headers: .json,
-                body: body
-            )
+        let (reply, stored) = try await self.upload(body, settings: ["HTTP_MAX_BODY_SIZE": "1024"])
 
-            #expect(response.status == .contentTooLarge)
-            #expect(response.headers[.connection] == "close")
-            #expect(response.body.text.contains("larger than 1024 bytes"))
-        }
-        #expect(await repository.count == 0)
+        #expect(reply.status == .contentTooLarge)
+        #expect(reply.headers[.connection] == "close")
+        #expect(reply.text.contains("larger than 1024 bytes"))
+        #expect(stored == 0)
     }
 
     @Test("a later entry for the same id in one batch replaces the earlier one")
@@ -349,6 +298,24 @@ struct LabUploadValidationTests {
         #expect(id.storageKey(for: .rapidAntigen) != SecretHash.sha256Hex(id.raw.lowercased()))
     }
 
+    /// Posts `body` to `path` of a lab router configured with `overrides` over an empty in-memory repository;
+    /// returns the reply and how many results the repository holds afterwards.
+    private func upload(
+        _ body: ByteBuffer,
+        to path: String = "/api/v1/lab/results",
+        headers: HTTPFields = .json,
+        settings overrides: [String: String] = [:]
+    ) async throws -> (reply: RouterReply, stored: Int) {
+        let repository = InMemoryTestResultRepository()
+        let app = try TestResultFixture.labApp(
+            configuration: try TestResultFixture.configuration(overrides),
+            dependencies: self.dependencies(repository)
+        )
+        let reply = try await app.post(path, headers: headers, body: body)
+        return (reply, await repository.count)
+    }
+
+    /// In-memory dependencies on the suite's clock, with `repository`.
     private func dependencies(_ repository: InMemoryTestResultRepository) -> TestResultDependencies {
         var dependencies = TestResultDependencies.inMemory(clock: Self.clock.wallClock)
         dependencies.repository = repository

@@ -13,16 +13,26 @@ import Testing
 
 @Suite("test-result-service process", .postgres())
 struct ProcessLifecycleTests {
-    @Test("SIGTERM while serving: exits 0 after draining")
-    func sigtermExitsZero() async throws {
-        let database = try PostgresTestDatabase.require()
+    /// The built binary serving on the test's database, with its lab port once it listens; the caller kills it.
+    private func startServing(_ database: PostgresTestDatabase) async throws -> (ServiceProcess, labPort: Int) {
         let service = try ServiceProcess.start(
             BuiltProduct.url("test-result-service"),
             environment: database.processEnvironment
         )
+        do {
+            return (service, try await service.waitForPort(listener: "lab"))
+        } catch {
+            service.kill()
+            throw error
+        }
+    }
+
+    @Test("SIGTERM while serving: exits 0 after draining")
+    func sigtermExitsZero() async throws {
+        let database = try PostgresTestDatabase.require()
+        let (service, labPort) = try await self.startServing(database)
         defer { service.kill() }
 
-        let labPort = try await service.waitForPort(listener: "lab")
         let internalPort = try await service.waitForPort(listener: "internal")
         let ready = try await HTTP.get("http://127.0.0.1:\(labPort)/health/ready")
         let lookup = try await HTTP.post(
@@ -41,12 +51,8 @@ struct ProcessLifecycleTests {
     @Test("SIGTERM during an upload: the request in flight completes, then the process exits 0")
     func sigtermDrainsInFlightRequest() async throws {
         let database = try PostgresTestDatabase.require()
-        let service = try ServiceProcess.start(
-            BuiltProduct.url("test-result-service"),
-            environment: database.processEnvironment
-        )
+        let (service, labPort) = try await self.startServing(database)
         defer { service.kill() }
-        let labPort = try await service.waitForPort(listener: "lab")
         let id = TestIDs.hashedGUID()
         let body = Array(TestResultFixture.batch([(id, 2, nil)]).readableBytesView)
         let (stream, continuation) = AsyncStream.makeStream(of: ByteBuffer.self)

@@ -14,15 +14,36 @@ import Testing
 struct RetentionTests {
     static let day: TimeInterval = 86400
 
+    /// The service's dependencies on the test's database, reading `clock`.
+    private func dependencies(_ database: PostgresTestDatabase, clock: ManualClock) -> TestResultDependencies {
+        TestResultDependencies.postgres(client: database.client, logger: database.logger, clock: clock.wallClock)
+    }
+
+    /// Stores one result of `code` for `id`, created at the clock's time.
+    private func store(
+        _ id: String,
+        code: Int,
+        in dependencies: TestResultDependencies,
+        clock: ManualClock
+    ) async throws {
+        _ = try await dependencies.repository.store(
+            [
+                ResultUpload(
+                    key: id,
+                    result: try #require(LabTestResult(code: code)),
+                    sampleCollectedAt: clock.now,
+                    labID: nil
+                )
+            ],
+            now: clock.now
+        )
+    }
+
     @Test("after 21 days results read as redeemed of their own kind; after 60 days they are gone")
     func masksThenDeletes() async throws {
         let database = try PostgresTestDatabase.require()
         let clock = ManualClock()
-        let dependencies = TestResultDependencies.postgres(
-            client: database.client,
-            logger: database.logger,
-            clock: clock.wallClock
-        )
+        let dependencies = self.dependencies(database, clock: clock)
         let repository = dependencies.repository
         let policy = RetentionPolicy()
         let metrics = TestResultMetrics(factory: ServiceEnvironment.testing().metricsFactory)
@@ -45,10 +66,7 @@ struct RetentionTests {
             now: clock.now
         )
         clock.advance(by: 20 * Self.day)
-        _ = try await repository.store(
-            [ResultUpload(key: young, result: LabTestResult(code: 1)!, sampleCollectedAt: clock.now, labID: nil)],
-            now: clock.now
-        )
+        try await self.store(young, code: 1, in: dependencies, clock: clock)
 
         try await retention.run()
         let atDay20 = try await self.codes(database)
@@ -120,23 +138,16 @@ struct RetentionTests {
         )
 
         #expect(whileHeld == nil)
-        #expect(afterwards == RetentionOutcome(masked: 1, deleted: 0))
+        #expect(afterwards == TestResultRetentionOutcome(masked: 1, deleted: 0))
     }
 
-    @Test("the application runs retention by itself every RETENTION_INTERVAL")
+    @Test("the application runs retention by itself at start and again every RETENTION_INTERVAL")
     func periodicTaskRunsRetention() async throws {
         let database = try PostgresTestDatabase.require()
         let clock = ManualClock()
-        let dependencies = TestResultDependencies.postgres(
-            client: database.client,
-            logger: database.logger,
-            clock: clock.wallClock
-        )
-        let id = TestIDs.hashedGUID()
-        _ = try await dependencies.repository.store(
-            [ResultUpload(key: id, result: LabTestResult(code: 7)!, sampleCollectedAt: clock.now, labID: nil)],
-            now: clock.now
-        )
+        let dependencies = self.dependencies(database, clock: clock)
+        let first = TestIDs.hashedGUID()
+        try await self.store(first, code: 7, in: dependencies, clock: clock)
         clock.advance(by: 22 * Self.day)
         let configuration = try TestResultFixture.configuration(["RETENTION_INTERVAL": "1s"])
         let app = try TestResult.buildApplication(
@@ -144,16 +155,26 @@ struct RetentionTests {
             dependencies: dependencies,
             environment: .testing()
         )
+        let second = TestIDs.hashedGUID()
 
-        let masked = Mutexed(false)
+        let observed = Mutexed<(atStart: Bool, stored: [String: Int], later: Bool)>((false, [:], false))
         try await LiveServer.run(app) { _ in
-            // The first pass runs when the application starts; wait for it.
-            masked.value = try await Poll.until(every: .milliseconds(100), attempts: 100) {
-                try await self.codes(database) == [id: 9]
+            // The first pass runs when the application starts.
+            observed.value.atStart = try await Poll.until(every: .milliseconds(100), attempts: 300) {
+                try await self.codes(database) == [first: 9]
+            }
+            // A result that becomes due only after the first pass: a later pass must mask it.
+            try await self.store(second, code: 2, in: dependencies, clock: clock)
+            observed.value.stored = try await self.codes(database)
+            clock.advance(by: 22 * Self.day)
+            observed.value.later = try await Poll.until(every: .milliseconds(100), attempts: 300) {
+                try await self.codes(database) == [first: 9, second: 4]
             }
         }
 
-        #expect(masked.value)
+        #expect(observed.value.atStart, "the first pass did not mask the result due at start")
+        #expect(observed.value.stored == [first: 9, second: 2])
+        #expect(observed.value.later, "no later pass masked the result that became due after the first")
     }
 
     private func codes(_ database: PostgresTestDatabase) async throws -> [String: Int] {

@@ -68,13 +68,18 @@ struct TestResultConfigurationTests {
         #expect(colonForm.labCertificateAllowlist.map(\.hex) == [String(repeating: "ab", count: 32)])
     }
 
-    @Test("every problem is reported at once")
+    @Test("every problem is reported at once, each naming its setting")
     func allProblemsAtOnce() {
-        let problems = self.problems([
+        let bad = [
             "DATABASE_URL": "", "HTTP_PORT": "99999", "RESULT_MASK_AFTER": "forever", "LAB_MAX_RESULTS_PER_UPLOAD": "0",
-        ])
+        ]
 
-        #expect(problems.count == 4, "\(problems)")
+        let problems = self.problems(bad)
+
+        #expect(problems.count == bad.count, "\(problems)")
+        for setting in bad.keys.sorted() {
+            #expect(problems.contains { $0.hasPrefix(setting) }, "\(setting) is not named in \(problems)")
+        }
     }
 
     private func problems(_ values: [String: String]) -> [String] {

@@ -13,6 +13,9 @@ struct CWA: AsyncParsableCommand {
             Addresses and credentials default to the CWA_* environment variables that
             `deploy/local/run.sh env` prints for a running fleet: eval "$(deploy/local/run.sh env)".
             """,
-        subcommands: [Lab.self, Phone.self, Officer.self, VerifyArchive.self, Load.self, PrivacyCheck.self]
+        subcommands: [
+            LabCommand.self, PhoneCommand.self, OfficerCommand.self, VerifyArchiveCommand.self, LoadCommand.self,
+            PrivacyCheck.self,
+        ]
     )
 }

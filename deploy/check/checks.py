@@ -200,7 +200,7 @@ def check_compose(ctx: Context) -> str:
                 if mig.get("depends_on", {}).get("postgres", {}).get("condition") != "service_healthy":
                     problems.append(f"{migrate}: does not wait for a healthy postgres")
         elif depends.get("migrate-submission", {}).get("condition") != "service_completed_successfully":
-            problems.append("distribution-service: does not wait for submission's migrations (its tables)")
+            problems.append("distribution-service: does not wait for the key store's migrations, which migrate-submission applies")
     dist = services.get("distribution-service", {})
     if dist.get("command") != ["serve"]:
         problems.append("distribution-service: not run as a loop (command serve)")
@@ -451,7 +451,6 @@ def check_dockerfile(ctx: Context) -> str:
     for needle, why in [
         ("swift build -c release --static-swift-stdlib --product \"${SERVICE}\"", "no static-stdlib release build of ${SERVICE}"),
         ("*.resources", "the SwiftPM resource bundles (*.resources) are not copied"),
-        ("libpq-dev libssl-dev libcurl4-openssl-dev", "the build stage lacks the original design's packages"),
     ]:
         if needle not in build_text:
             problems.append(why)

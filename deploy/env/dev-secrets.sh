@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Development secrets for deploy/compose.yaml and the local Kubernetes overlay. Never use them in production: there
-# the keys come from your PKI and HSM/KMS, and the passwords from your secret store (the README, "Deploying", says which).
+# the keys come from your PKI and HSM/KMS, and the passwords from your secret store (deploy/README.md, "Compose on
+# one host", says which).
 #
 #   deploy/env/dev-secrets.sh [OUT]        OUT defaults to deploy/
 #

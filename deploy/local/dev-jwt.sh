@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Development bearer tokens for teleTAN creation: the stand-in for the portal's identity provider on loopback.
 #
-#   deploy/local/dev-jwt.sh keys                    create .data/keys/teletan-jwt.{key,pub.pem} if missing, print the public key's path
-#   deploy/local/dev-jwt.sh token [ROLE…]           print an RS256 JWT, valid 5 minutes, with these realm roles (default c19hotline)
+#   deploy/local/dev-jwt.sh keys           create .data/keys/teletan-jwt.{key,pub.pem} if missing, print the
+#                                          public key's path
+#   deploy/local/dev-jwt.sh token [ROLE…]  print an RS256 JWT, valid 5 minutes, with these realm roles
+#                                          (default c19hotline)
 #
 # verification-service trusts the public key through TELETAN_JWT_PUBLIC_KEYS (make run sets it). Never use
 # these keys outside a development machine.

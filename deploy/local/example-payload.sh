@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
-# Prints a binary SubmissionPayload on stdout, for trying submission-service with curl until the cwa client
-# exists. The keys are random, one per day before today (UTC), with TRLs 1–8 in turn; consent to federation.
+# Prints a binary SubmissionPayload on stdout, for trying submission-service with curl, without the cwa client. The keys are random, one per day before today (UTC), with TRLs 1–8 in turn; consent to federation.
 #
 #   deploy/local/example-payload.sh [KEYS] [TYPE]
 #     KEYS  number of keys (default 14)

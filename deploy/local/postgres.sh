@@ -2,7 +2,7 @@
 # Private, local PostgreSQL 15 cluster for development, tests and CI.
 #
 # One cluster, one database per bounded context, one login role per service
-# (docs: shared/design/ARCHITECTURE.md §4). It listens on 127.0.0.1 only, on its
+# (Shared/README.md, "Databases"). It listens on 127.0.0.1 only, on its
 # own port, without Unix sockets, so it never collides with a system server.
 # Run `deploy/local/postgres.sh --help` for the commands.
 set -euo pipefail
@@ -395,9 +395,10 @@ start_server() {
     # user cannot reach. fd 9 (the lock) must not leak into the long-lived server.
     printf '\n==== %s start (port %s) ====\n' "$(date -u +%FT%TZ)" "$PORT" >>"$LOG"
     # fsync=off: this cluster is for development and tests, never for data that must survive an OS crash (a
-    # PostgreSQL crash loses nothing; an OS crash can corrupt it: re-create it). With fsync on, the test suite's
-    # hundreds of CREATE/DROP DATABASE made one checkpoint sync 32,000 files for 30 s, and connection attempts
-    # timed out behind it on CI. Passed on each start, so clusters created before this change get it too.
+    # PostgreSQL crash loses nothing; an OS crash can corrupt it: re-create it). With fsync on, a checkpoint after the
+    # suite's hundreds of CREATE/DROP DATABASE syncs tens of thousands of files for about half a minute, and
+    # connection attempts time out behind it. Passed on each start rather than written to postgresql.conf, so every
+    # existing cluster runs with it.
     as_pg "$PG_BIN/pg_ctl" start -W -D "$CLUSTER" -o "-p $PORT -c fsync=off" >>"$LOG" 2>&1 9>&- \
         || fail_with_log "$LOG" "pg_ctl start failed"
     wait_until_ready

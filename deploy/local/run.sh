@@ -232,7 +232,7 @@ stop_services() {
     rm -f "$pidfile"
     if is_ours "$pid"; then
       kill -TERM "$pid" 2>/dev/null || true
-      # The services drain for at most 8 s; give them 12 before insisting.
+      # The services stop within 9 s (7 s to drain, 2 s for cancelled work); give them 12 before insisting.
       for _ in $(seq 1 120); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
       kill -0 "$pid" 2>/dev/null && { say "$name did not stop in time; killing it"; kill -KILL "$pid" 2>/dev/null || true; }
       say "stopped $name"
@@ -328,7 +328,7 @@ fi
 stop_after_failure() { local code=$?; if [ "$code" -ne 0 ]; then stop_all >&2; fi; }
 trap stop_after_failure EXIT
 
-# Two waves: distribution reads the keys tables that submission's migrations create, so it starts once the others
+# Two waves: distribution reads the keys tables that submission-service creates (the key store's migrations), so it starts once the others
 # are ready.
 start_wave() {
   local entry name binary settings port
@@ -391,7 +391,7 @@ Try it with the cwa client (make run built it; eval "\$(deploy/local/run.sh env)
   SHIFTING_POLICY_THRESHOLD=1 INCLUDE_INCOMPLETE_HOURS=true make distribute
   \$cwa phone sync --state /tmp/b.json
   \$cwa officer teletan --type TEST
-  (the README walks through these journeys)
+  (README.md and the services' READMEs walk through these journeys)
 
 Logs: $logs
 INFO

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Databases and roles of the suite in a PostgreSQL 15 server (ARCHITECTURE §4): one database per bounded context,
-# one login role per service, the same layout deploy/local/postgres.sh gives the local cluster.
+# Databases and roles of the suite in a PostgreSQL 15 server (Shared/README.md, "Databases"): one database per
+# bounded context, one login role per service, the same layout deploy/local/postgres.sh gives the local cluster.
 #
 #   database      owner          also
 #   keys          submission     distribution (CONNECT; SELECT, DELETE on its tables), federation (CONNECT)
@@ -74,7 +74,7 @@ ALTER DATABASE verification OWNER TO verification;
 ALTER DATABASE testresult OWNER TO testresult;
 ALTER DATABASE portal OWNER TO portal;
 ALTER DATABASE datadonation OWNER TO datadonation;
--- Each service reaches only its own database; keys is shared as ARCHITECTURE §4 says.
+-- Each service reaches only its own database; keys is shared (Shared/README.md, "Databases").
 REVOKE CONNECT, TEMPORARY ON DATABASE keys, verification, testresult, portal, datadonation FROM PUBLIC;
 GRANT CONNECT ON DATABASE keys TO distribution, federation;
 SQL
@@ -85,8 +85,8 @@ SQL
     echo 'GRANT pg_signal_backend TO en_test;'
   fi
   cat <<'SQL'
--- submission's migrations create the keys tables; distribution reads them and deletes what is past retention.
--- Default privileges cover tables created later, the plain GRANT those that exist already.
+-- submission-service applies the key store's migrations (the keys tables); distribution reads them and deletes what is
+-- past retention. Default privileges cover tables created later, the plain GRANT those that exist already.
 \c keys
 ALTER DEFAULT PRIVILEGES FOR ROLE submission IN SCHEMA public GRANT SELECT, DELETE ON TABLES TO distribution;
 GRANT SELECT, DELETE ON ALL TABLES IN SCHEMA public TO distribution;

@@ -50,7 +50,7 @@ extension AppConfigurationFile {
     /// The apps read a key's TRL back as infectiousness offset + report-type offset, the infectiousness coming from
     /// the platform's DSOS map; for every TRL the distribution publishes, that must give the TRL again.
     static func validate(
-        _ encoding: TrlEncoding,
+        _ encoding: TransmissionRiskLevelEncoding,
         _ field: String,
         infectiousness map: [String: Int32],
         mappedAt mapField: String

@@ -173,7 +173,7 @@ extension AppConfigurationFile {
         var minutesAtAttenuationWeights: [MinutesAtAttenuationWeight]
         var normalizedTimePerEWToRiskLevelMapping: [NormalizedTimeToRiskLevel]
         var normalizedTimePerDayToRiskLevelMapping: [NormalizedTimeToRiskLevel]
-        var trlEncoding: TrlEncoding
+        var trlEncoding: TransmissionRiskLevelEncoding
         var transmissionRiskValueMapping: [TransmissionRiskValue]
         /// 1…14.
         @WholeNumber var maxEncounterAgeInDays: Int32
@@ -204,7 +204,7 @@ extension AppConfigurationFile {
 
     /// How the apps read back the TRL the distribution encodes in DSOS and report type (cwa-server §3.2):
     /// TRL = infectiousness offset + report-type offset.
-    struct TrlEncoding: Codable, Sendable {
+    struct TransmissionRiskLevelEncoding: Codable, Sendable {
         @WholeNumber var infectiousnessOffsetStandard: Int32
         @WholeNumber var infectiousnessOffsetHigh: Int32
         @WholeNumber var reportTypeOffsetRecursive: Int32

@@ -1,4 +1,5 @@
-// The thresholds and windows of key distribution (cwa-server §3.2–§3.4, §3.9), each a setting with the reference's default.
+// The thresholds and windows of key distribution (cwa-server §3.2–§3.4, §3.9), each a setting with the reference's
+// default.
 
 import ENModels
 import ENServiceKit

@@ -1,4 +1,4 @@
-// The CDN tree in a local directory, served by the gateway as static files (cwa-server §3.5, ARCHITECTURE §6).
+// The CDN tree in a local directory, served by the gateway as static files (cwa-server §3.5).
 
 import ENModels
 import Foundation
@@ -85,8 +85,9 @@ struct DirectoryStore: ObjectStore {
         return isDirectoryIndex ? url.appendingPathComponent("index") : url
     }
 
-    /// The file holding `key`: `<key>/index` when the key is a folder, `<key>` otherwise.
-    private func existingFile(for key: String) -> String? {
+    /// The file holding `key` as the gateway serves it: `<key>/index` when the key is a folder, `<key>` otherwise;
+    /// `nil` when there is neither.
+    func existingFile(for key: String) -> String? {
         let plain = self.root.appendingPathComponent(key).path
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: plain, isDirectory: &isDirectory) else { return nil }

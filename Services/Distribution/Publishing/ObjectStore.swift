@@ -20,7 +20,7 @@ struct CDNObject: Sendable, Equatable {
     }
 
     /// Key files (every key ending in a digit: day and hour archives, trace-warning hours) are never rewritten once
-    /// published (cwa-server §3.8, issue #650).
+    /// published (cwa-server §3.8).
     var isKeyFile: Bool { CDNObject.isKeyFile(self.key) }
 
     static func isKeyFile(_ key: String) -> Bool {

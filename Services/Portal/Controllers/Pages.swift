@@ -34,7 +34,7 @@ struct Pages: Sendable {
         values: [String: Any] = [:]
     ) -> Response {
         var context = values
-        context["t"] = Texts.table(language)
+        context["t"] = PageTexts.table(language)
         context["lang"] = language.rawValue
         let html = self.library.render(context, withTemplate: template) ?? "<!doctype html><title>Error</title>"
         let headers: HTTPFields = [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"]
@@ -49,7 +49,7 @@ struct Pages: Sendable {
         values: [String: Any] = [:]
     ) -> Response {
         var context = values
-        context["message"] = Texts.table(language)[key] ?? key
+        context["message"] = PageTexts.table(language)[key] ?? key
         context["status"] = status.code
         return self.render("error", status: status, language: language, values: context)
     }
@@ -60,7 +60,7 @@ struct Pages: Sendable {
 }
 
 /// The pages' words in both languages.
-enum Texts {
+enum PageTexts {
     static func table(_ language: Pages.Language) -> [String: String] {
         language == .de ? self.german : self.english
     }

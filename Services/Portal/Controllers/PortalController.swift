@@ -262,7 +262,7 @@ struct PortalController: Sendable {
             session: session,
             officer: officer,
             values: [
-                "message": Texts.table(Pages.language(of: request))[message] ?? message, "ok": outcome == .changed,
+                "message": PageTexts.table(Pages.language(of: request))[message] ?? message, "ok": outcome == .changed,
             ]
         )
     }

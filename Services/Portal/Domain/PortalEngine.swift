@@ -20,7 +20,7 @@ enum LoginOutcome: Sendable, Equatable {
     case refused
 }
 
-enum IssueOutcome: Sendable, Equatable {
+enum TeleTANIssueOutcome: Sendable, Equatable {
     case issued(teleTAN: String, validUntil: Date)
     /// The officer's own interval: the seconds left.
     case tooSoon(seconds: Int)
@@ -231,7 +231,7 @@ struct PortalEngine: Sendable {
     /// A teleTAN of `kind`: the role is checked, then the officer's own interval (a row update every replica sees),
     /// then verification-service is asked with a 60-second token carrying the officer's roles. The teleTAN is
     /// returned for display only: it is never stored or logged; the audit names type and authority.
-    func issueTeleTAN(officer: Officer, kind: TeleTANKind, authority: String?) async throws -> IssueOutcome {
+    func issueTeleTAN(officer: Officer, kind: TeleTANKind, authority: String?) async throws -> TeleTANIssueOutcome {
         guard officer.has(kind.requiredRole) else { return .forbidden }
         var authorityName = ""
         if kind == .event {

@@ -2,7 +2,8 @@
 
 import Foundation
 
-/// The rules of the PostgreSQL repository over dictionaries; the actor makes every method atomic.
+/// The rules of the PostgreSQL repository over dictionaries, its schema's checks included (a name or TOTP secret the
+/// table refuses, a session whose token exists or whose officer does not); the actor makes every method atomic.
 actor InMemoryPortalRepository: PortalRepository {
     private struct Record {
         var officer: Officer
@@ -17,7 +18,10 @@ actor InMemoryPortalRepository: PortalRepository {
 
     init() {}
 
-    func addOfficer(_ new: NewOfficer, now: Date) -> Bool {
+    func addOfficer(_ new: NewOfficer, now: Date) throws -> Bool {
+        guard new.username.wholeMatch(of: /^[a-z0-9][a-z0-9._-]{1,63}$/) != nil, new.totpSecret.count == 20 else {
+            throw PortalConstraintViolation(description: "officer")
+        }
         guard !self.officers.values.contains(where: { $0.officer.username == new.username }) else { return false }
         self.lastID += 1
         let officer = Officer(
@@ -94,7 +98,13 @@ actor InMemoryPortalRepository: PortalRepository {
         if self.officers[officerID]?.lastTeleTANAt == claimedAt { self.officers[officerID]?.lastTeleTANAt = nil }
     }
 
-    func createSession(_ session: PortalSession) {
+    func createSession(_ session: PortalSession) throws {
+        guard self.sessions[session.tokenHash] == nil else {
+            throw PortalConstraintViolation(description: "portal_session.token_hash")
+        }
+        guard session.officerID.map({ self.officers[$0] != nil }) ?? true else {
+            throw PortalConstraintViolation(description: "portal_session.officer_id")
+        }
         self.sessions[session.tokenHash] = session
     }
 
@@ -127,4 +137,9 @@ actor InMemoryPortalRepository: PortalRepository {
     private func endSessions(of officerID: Int64) {
         self.sessions = self.sessions.filter { $0.value.officerID != officerID }
     }
+}
+
+/// A row the PostgreSQL schema's checks or keys would refuse.
+struct PortalConstraintViolation: Error, CustomStringConvertible {
+    let description: String
 }

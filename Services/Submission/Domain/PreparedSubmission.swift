@@ -41,25 +41,6 @@ struct PreparedSubmission: Sendable, Equatable {
     }
 }
 
-/// Ten-minute intervals and whole hours since the epoch.
-enum ENTime {
-    static let intervalSeconds = 600
-    static let intervalsPerDay = 144
-
-    static func interval(_ date: Date) -> Int {
-        Int((date.timeIntervalSince1970 / Double(self.intervalSeconds)).rounded(.down))
-    }
-
-    static func hour(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 / 3600).rounded(.down))
-    }
-
-    /// The interval of midnight UTC that begins the day of `date`.
-    static func midnightInterval(_ date: Date) -> Int {
-        self.interval(date) / self.intervalsPerDay * self.intervalsPerDay
-    }
-}
-
 extension PreparedSubmission {
     /// The rows for a validated `payload` submitted at `now`. `random` draws padding key data, fake check-in
     /// jitter and the shuffles; production passes the system's CSPRNG.
@@ -75,7 +56,7 @@ extension PreparedSubmission {
             originCountry: origin,
             visitedCountries: Set(payload.visitedCountries + [origin]).sorted(),
             consentToFederation: payload.consentToFederation,
-            submissionHour: ENTime.hour(now),
+            submissionHour: EpochIntervals.hour(now),
             keys: []
         )
         let kept = Self.keysInWindow(payload.keys, policy: policy, now: now)
@@ -105,8 +86,8 @@ extension PreparedSubmission {
         policy: SubmissionPolicy,
         now: Date
     ) -> [TemporaryExposureKey] {
-        let current = ENTime.interval(now)
-        let oldest = ENTime.midnightInterval(now) - policy.retentionDays * ENTime.intervalsPerDay
+        let current = EpochIntervals.interval(now)
+        let oldest = EpochIntervals.midnightInterval(now) - policy.retentionDays * EpochIntervals.intervalsPerDay
         return keys.filter { (oldest...current).contains(Int($0.rollingStartIntervalNumber)) }
     }
 
@@ -161,11 +142,11 @@ enum CheckInFilter {
     /// day after the submission: the reference has no such filter, but such an end is no real visit, and its
     /// period would not fit the stored column.
     static func accepted(_ checkIns: [CheckIn], policy: CheckInPolicy, now: Date) -> [CheckIn] {
-        let perDay = Dictionary(grouping: checkIns) { $0.startIntervalNumber / UInt32(ENTime.intervalsPerDay) }
+        let perDay = Dictionary(grouping: checkIns) { $0.startIntervalNumber / UInt32(EpochIntervals.intervalsPerDay) }
         if perDay.values.contains(where: { $0.count > policy.maxPerDay }) { return [] }
-        let current = ENTime.interval(now)
-        let oldestEnd = current - policy.acceptedEventDateThresholdDays * ENTime.intervalsPerDay
-        let latestEnd = current + ENTime.intervalsPerDay
+        let current = EpochIntervals.interval(now)
+        let oldestEnd = current - policy.acceptedEventDateThresholdDays * EpochIntervals.intervalsPerDay
+        let latestEnd = current + EpochIntervals.intervalsPerDay
         return checkIns.filter {
             !self.zeroRiskTRLs.contains($0.transmissionRiskLevel)
                 && (oldestEnd...latestEnd).contains(Int($0.endIntervalNumber))
@@ -195,10 +176,11 @@ enum CheckInFilter {
                 )
             )
             for counter in 0..<policy.paddingMultiplier {
-                let midnight = start / ENTime.intervalsPerDay * ENTime.intervalsPerDay
+                let midnight = start / EpochIntervals.intervalsPerDay * EpochIntervals.intervalsPerDay
                 let fakeStart = max(midnight, start + Int.random(in: -5...5, using: &random))
                 let fakePeriod =
-                    period == ENTime.intervalsPerDay ? period : max(2, period + Int.random(in: -2...2, using: &random))
+                    period == EpochIntervals.intervalsPerDay
+                    ? period : max(2, period + Int.random(in: -2...2, using: &random))
                 let location = Array(checkIn.locationID) + policy.paddingPepper + Array(String(counter).utf8)
                 rows.append(
                     TraceWarningRow(

@@ -26,7 +26,7 @@ enum SubmissionFailure: Error, Equatable, APIErrorConvertible {
     case fakeHeaderNotInteger
 
     /// The reference answers its protobuf endpoints' refusals with an empty body (cwa-server §1.3), and so do we
-    /// (ARCHITECTURE §5); the message is logged at debug level.
+    /// (Shared/README.md, "Errors"); the message is logged at debug level.
     var apiError: APIError {
         self.describedError.withoutBody()
     }

@@ -3,8 +3,8 @@
 import ENServiceKit
 import Foundation
 
-/// Results are masked as redeemed `maskAfter` their creation and deleted `deleteAfter` it; the job runs every
-/// `interval` on one replica at a time.
+/// Results are masked as redeemed `maskAfter` their creation and deleted `deleteAfter` it; the job runs `interval`
+/// after each pass ends, on one replica at a time.
 struct RetentionPolicy: Sendable, Equatable {
     var maskAfter: Duration
     var deleteAfter: Duration

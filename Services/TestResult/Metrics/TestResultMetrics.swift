@@ -33,7 +33,7 @@ struct TestResultMetrics: Sendable {
     }
 
     /// Rows masked and deleted by retention.
-    func recordRetention(_ outcome: RetentionOutcome) {
+    func recordRetention(_ outcome: TestResultRetentionOutcome) {
         Counter(label: "en_testresult_retention_masked_total", factory: self.factory).increment(by: outcome.masked)
         Counter(label: "en_testresult_retention_deleted_total", factory: self.factory).increment(by: outcome.deleted)
     }

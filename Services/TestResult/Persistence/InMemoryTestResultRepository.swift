@@ -50,8 +50,8 @@ actor InMemoryTestResultRepository: TestResultRepository {
         return StoredResult(result: row.result, sampleCollectedAt: row.sampleCollectedAt, labID: row.labID)
     }
 
-    func applyRetention(maskBefore: Date, deleteBefore: Date, now: Date) async throws -> RetentionOutcome? {
-        var outcome = RetentionOutcome()
+    func applyRetention(maskBefore: Date, deleteBefore: Date, now: Date) async throws -> TestResultRetentionOutcome? {
+        var outcome = TestResultRetentionOutcome()
         for (key, row) in self.rows {
             if row.createdAt < deleteBefore {
                 self.rows[key] = nil

@@ -102,9 +102,9 @@ struct PostgresTestResultRepository: TestResultRepository {
         return nil
     }
 
-    func applyRetention(maskBefore: Date, deleteBefore: Date, now: Date) async throws -> RetentionOutcome? {
+    func applyRetention(maskBefore: Date, deleteBefore: Date, now: Date) async throws -> TestResultRetentionOutcome? {
         try await Self.retentionLock.withTryLock(client: self.client, logger: self.logger) { connection in
-            var outcome = RetentionOutcome()
+            var outcome = TestResultRetentionOutcome()
             // Deletion first, so rows about to go are not rewritten.
             let deleted = try await connection.query(
                 "DELETE FROM test_result WHERE created_at < \(deleteBefore) RETURNING 1",

@@ -14,7 +14,7 @@ protocol TestResultRepository: Sendable {
 
     /// Masks rows created before `maskBefore` as redeemed and deletes rows created before `deleteBefore`.
     /// Returns `nil` when another replica is running retention right now.
-    func applyRetention(maskBefore: Date, deleteBefore: Date, now: Date) async throws -> RetentionOutcome?
+    func applyRetention(maskBefore: Date, deleteBefore: Date, now: Date) async throws -> TestResultRetentionOutcome?
 }
 
 /// What a batch store did.
@@ -26,7 +26,7 @@ struct StoreOutcome: Sendable, Equatable {
 }
 
 /// What a retention run did.
-struct RetentionOutcome: Sendable, Equatable {
+struct TestResultRetentionOutcome: Sendable, Equatable {
     var masked = 0
     var deleted = 0
 }

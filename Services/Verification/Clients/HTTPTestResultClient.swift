@@ -27,14 +27,14 @@ struct HTTPTestResultClient: TestResultClient, Service {
     }
 
     /// The result for `id` (already validated: 64 hex characters, or a DOB hash).
-    func result(for id: String) async throws(UpstreamUnavailable) -> UpstreamTestResult {
+    func result(for id: String) async throws(UpstreamUnavailable) -> ReportedTestResult {
         let response = try await self.upstream.postJSON(self.url, #"{"id":"\#(id)"}"#)
         guard response.status == 200 else {
             throw UpstreamUnavailable("test-result-service answered \(response.status)")
         }
         guard
             let result = try? JSONDecoder().decode(
-                UpstreamTestResult.self,
+                ReportedTestResult.self,
                 from: Data(response.body.readableBytesView)
             ),
             (0...9).contains(result.testResult), (result.labId?.unicodeScalars.count ?? 0) <= 64

@@ -5,12 +5,12 @@ import ENServiceKit
 /// Answers from results set by the test; an id never set is pending (code 0), as test-result-service answers.
 /// `unavailable` makes every lookup fail like an unreachable peer.
 actor InMemoryTestResultClient: TestResultClient {
-    private var results: [String: UpstreamTestResult] = [:]
+    private var results: [String: ReportedTestResult] = [:]
     private var unavailable = false
 
     init() {}
 
-    func set(_ result: UpstreamTestResult, for id: String) {
+    func set(_ result: ReportedTestResult, for id: String) {
         self.results[id] = result
     }
 
@@ -18,8 +18,8 @@ actor InMemoryTestResultClient: TestResultClient {
         self.unavailable = unavailable
     }
 
-    func result(for id: String) throws(UpstreamUnavailable) -> UpstreamTestResult {
+    func result(for id: String) throws(UpstreamUnavailable) -> ReportedTestResult {
         guard !self.unavailable else { throw UpstreamUnavailable("test-result-service is unavailable") }
-        return self.results[id] ?? UpstreamTestResult(testResult: 0, sc: nil, labId: nil)
+        return self.results[id] ?? ReportedTestResult(testResult: 0, sc: nil, labId: nil)
     }
 }

@@ -3,7 +3,7 @@
 import ENServiceKit
 
 /// A result as test-result-service reports it to verification (cwa-satellites §2.1): codes 0–9.
-struct UpstreamTestResult: Decodable, Equatable, Sendable {
+struct ReportedTestResult: Decodable, Equatable, Sendable {
     var testResult: Int
     var sc: Int64?
     var labId: String?
@@ -13,5 +13,5 @@ struct UpstreamTestResult: Decodable, Equatable, Sendable {
 protocol TestResultClient: Sendable {
     /// The result for `id` (already validated: 64 hex characters, or a DOB hash). Throws when test-result-service
     /// cannot answer; an unknown id is a pending result, not an error.
-    func result(for id: String) async throws(UpstreamUnavailable) -> UpstreamTestResult
+    func result(for id: String) async throws(UpstreamUnavailable) -> ReportedTestResult
 }

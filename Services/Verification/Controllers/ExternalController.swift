@@ -50,7 +50,7 @@ struct ExternalController: Sendable {
             input: { try await $0.decodeJSON(as: RegistrationTokenBody.self, context: context).validated() },
             real: { try await self.engine.result(token: $0) },
             fake: {
-                ResultView(
+                AppTestResult(
                     testResult: VerificationEngine.positive,
                     sc: Int64(self.engine.clock.now.timeIntervalSince1970.rounded(.down))
                 )

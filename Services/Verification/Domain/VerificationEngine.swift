@@ -13,7 +13,7 @@ enum RegistrationKey: Sendable, Equatable {
 }
 
 /// A test result as the app sees it.
-struct ResultView: Sendable, Equatable {
+struct AppTestResult: Sendable, Equatable {
     var testResult: Int
     /// Sample collection time, epoch seconds.
     var sc: Int64
@@ -67,11 +67,11 @@ struct VerificationEngine: Sendable {
     }
 
     /// The result for the app's poll. teleTAN sessions are positive by definition, dated at registration.
-    func result(token: String) async throws -> ResultView {
+    func result(token: String) async throws -> AppTestResult {
         let session = try await self.session(token, unknown: .unknownToken)
         switch session.source {
         case .teleTAN:
-            return ResultView(
+            return AppTestResult(
                 testResult: Self.positive,
                 sc: Int64(session.createdAt.timeIntervalSince1970.rounded(.down)),
                 labId: nil
@@ -82,7 +82,7 @@ struct VerificationEngine: Sendable {
     }
 
     /// The result and hashed GUID for the internal poll; the DOB check always applies, teleTAN sessions are refused.
-    func internalResult(token: String) async throws -> (result: ResultView, hashedGUID: HashedGUID) {
+    func internalResult(token: String) async throws -> (result: AppTestResult, hashedGUID: HashedGUID) {
         let session = try await self.session(token, unknown: .unknownSession)
         guard case .guid(let guid, let dob) = session.source else { throw VerificationFailure.teleTANSession }
         return (try await self.lookup(guid, dob: dob), guid)
@@ -192,7 +192,7 @@ struct VerificationEngine: Sendable {
 
     /// Asks test-result-service for the GUID's result and, when there is a DOB hash, for that one too (at the
     /// same time); different results mean the birth date was wrong (403).
-    private func lookup(_ guid: HashedGUID, dob: DOBHash?) async throws -> ResultView {
+    private func lookup(_ guid: HashedGUID, dob: DOBHash?) async throws -> AppTestResult {
         do {
             guard let dob else { return Self.view(try await self.testResults.result(for: guid.value)) }
             async let guidResult = self.testResults.result(for: guid.value)
@@ -206,8 +206,8 @@ struct VerificationEngine: Sendable {
         }
     }
 
-    private static func view(_ result: UpstreamTestResult) -> ResultView {
-        ResultView(testResult: result.testResult, sc: result.sc ?? 0, labId: result.labId)
+    private static func view(_ result: ReportedTestResult) -> AppTestResult {
+        AppTestResult(testResult: result.testResult, sc: result.sc ?? 0, labId: result.labId)
     }
 }
 

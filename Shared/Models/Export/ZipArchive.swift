@@ -161,7 +161,7 @@ package enum CRC32 {
     package static func checksum(_ bytes: [UInt8]) -> UInt32 {
         var crc: UInt32 = 0xFFFF_FFFF
         bytes.withUnsafeBufferPointer { buffer in
-            self.table.withUnsafeBufferPointer { t in
+            self.table.withUnsafeBufferPointer { tables in
                 var index = 0
                 let count = buffer.count
                 while index + 8 <= count {
@@ -170,14 +170,14 @@ package enum CRC32 {
                         ^ (UInt32(buffer[index]) | UInt32(buffer[index + 1]) << 8
                             | UInt32(buffer[index + 2]) << 16 | UInt32(buffer[index + 3]) << 24)
                     crc =
-                        t[7 * 256 + Int(low & 0xFF)] ^ t[6 * 256 + Int((low >> 8) & 0xFF)]
-                        ^ t[5 * 256 + Int((low >> 16) & 0xFF)] ^ t[4 * 256 + Int(low >> 24)]
-                        ^ t[3 * 256 + Int(buffer[index + 4])] ^ t[2 * 256 + Int(buffer[index + 5])]
-                        ^ t[1 * 256 + Int(buffer[index + 6])] ^ t[Int(buffer[index + 7])]
+                        tables[7 * 256 + Int(low & 0xFF)] ^ tables[6 * 256 + Int((low >> 8) & 0xFF)]
+                        ^ tables[5 * 256 + Int((low >> 16) & 0xFF)] ^ tables[4 * 256 + Int(low >> 24)]
+                        ^ tables[3 * 256 + Int(buffer[index + 4])] ^ tables[2 * 256 + Int(buffer[index + 5])]
+                        ^ tables[1 * 256 + Int(buffer[index + 6])] ^ tables[Int(buffer[index + 7])]
                     index += 8
                 }
                 while index < count {
-                    crc = (crc >> 8) ^ t[Int((crc ^ UInt32(buffer[index])) & 0xFF)]
+                    crc = (crc >> 8) ^ tables[Int((crc ^ UInt32(buffer[index])) & 0xFF)]
                     index += 1
                 }
             }

@@ -4,14 +4,14 @@ import Foundation
 package import HTTPTypes
 package import Hummingbird
 
-/// A client-facing error (ARCHITECTURE §5): the status and a short message, rendered as `{"error": "<message>"}`.
-/// Messages describe the rule that was broken and never echo secrets or payload bytes.
+/// A client-facing error (Shared/README.md, "Errors"): the status and a short message, rendered as
+/// `{"error": "<message>"}`. Messages describe the rule that was broken and never echo secrets or payload bytes.
 package struct APIError: HTTPResponseError, Equatable, CustomStringConvertible {
     package let status: HTTPResponse.Status
     package let message: String
     package let headers: HTTPFields
-    /// Whether the answer has an empty body, as the reference's app-facing protobuf endpoints answer (ARCHITECTURE
-    /// §5); the message is then only logged.
+    /// Whether the answer has an empty body, as the reference's app-facing protobuf endpoints answer; the message is
+    /// then only logged.
     package private(set) var isBodyless = false
 
     package init(_ status: HTTPResponse.Status, _ message: String, headers: HTTPFields = [:]) {

@@ -4,8 +4,8 @@ import ENPersistence
 package import Logging
 import ServiceLifecycle
 
-/// Runs `work` at start and then every `interval`. A failing run is logged and retried at the next tick; the
-/// loop ends as soon as the service group shuts down (the sleep and the running work are cancelled).
+/// Runs `work` at start and then `interval` after each run ends. A failing run is logged and retried at the next
+/// turn; the loop ends as soon as the service group shuts down (the sleep and the running work are cancelled).
 package struct PeriodicTask: Service {
     private let name: String
     private let interval: Duration

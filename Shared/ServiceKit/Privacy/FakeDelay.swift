@@ -9,20 +9,20 @@ import Synchronization
 /// (cwa-server §1.11, cwa-satellites §1.5, beyond the reference).
 ///
 /// The reference waits a Poisson-distributed number of milliseconds around a moving average of real durations. That
-/// matches the mean but not the shape: real durations cluster tightly, the Poisson spread does not, and through the
-/// gateway a two-sample Kolmogorov–Smirnov test over 500 real and 500 dummy submissions told them apart (D = 0.27,
-/// p < 0.0001; `cwa privacy-check`). So the last `recentCount` real durations are kept, and once
-/// `replayThreshold` of them exist a dummy waits as long as a randomly chosen one took: its delay then has the
-/// distribution of real durations, and it follows a change of load as fast as the window turns over. Until then,
-/// and for the `average` the metrics show, the reference's moving average and Poisson delay remain. Dummies sleep on
-/// SwiftNIO's event-loop timers (`eventLoopSleep`), and `wait` subtracts how late recent sleeps woke up: with
-/// `Task.sleep` the dummies stayed about 0.5 ms behind the real requests at every percentile, enough for the test.
+/// matches the mean but not the shape: real durations cluster tightly, the Poisson spread does not, and a two-sample
+/// Kolmogorov–Smirnov test (`cwa privacy-check`) tells such dummies from real submissions. So the last `recentCount`
+/// real durations are kept, and once `replayThreshold` of them exist a dummy waits as long as a randomly chosen one
+/// took: its delay then has the distribution of real durations, and it follows a change of load as fast as the
+/// window turns over. Until then, and for the `average` the metrics show, the reference's moving average and Poisson
+/// delay remain. Dummies sleep on SwiftNIO's event-loop timers (`eventLoopSleep`), and `wait` subtracts how late
+/// recent sleeps woke up: `Task.sleep` wakes about 0.5 ms late at every percentile, enough for the test to tell
+/// dummies from real requests.
 ///
 /// Nothing takes a lock. The average is one atomic integer of microseconds that a recording moves by
 /// `(sample − average) / samples` with a compare-and-exchange, retried when another recording came first: a plain
-/// load-then-add let eight concurrent recordings each add a quarter of the same gap, and the average overshot every
-/// duration recorded (a test caught it). The recent durations are a ring of atomic slots that a recording claims by
-/// an atomic increment. No request ever waits for a lock on this hot path.
+/// load-then-add would let concurrent recordings each add the same gap and push the average past every recorded
+/// duration. The recent durations are a ring of atomic slots that a recording claims by an atomic increment. No
+/// request ever waits for a lock on this hot path.
 package final class FakeDelay: Sendable {
     private let microseconds: Atomic<Int>
     private let samples: Int

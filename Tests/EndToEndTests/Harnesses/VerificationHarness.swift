@@ -108,6 +108,25 @@ struct VerificationHarness: Sendable {
         return token
     }
 
+    /// Registers a teleTAN and returns the reply, whatever it is.
+    func registerTeleTAN(_ teleTAN: String, headers: HTTPFields = .json) async throws -> Reply {
+        try await self.post(
+            self.external,
+            "/version/v1/registrationToken",
+            VerificationBodies.teleTANRegistration(teleTAN),
+            headers: headers
+        )
+    }
+
+    /// Registers a teleTAN and returns the token (the registration must succeed).
+    func registeredToken(teleTAN: String) async throws -> String {
+        let reply = try await self.registerTeleTAN(teleTAN)
+        guard reply.status == .created, let token = try reply.string("registrationToken") else {
+            throw HarnessError("teleTAN registration failed: \(reply.status) \(reply.text)")
+        }
+        return token
+    }
+
     func poll(_ token: String, headers: HTTPFields = .json) async throws -> Reply {
         try await self.post(self.external, "/version/v1/testresult", VerificationBodies.token(token), headers: headers)
     }

@@ -44,7 +44,7 @@ struct PortalTokenTests {
         portalKey: P256.Signing.PrivateKey,
         verificationURL: String,
         officer name: String
-    ) async throws -> (outcome: IssueOutcome, logText: String) {
+    ) async throws -> (outcome: TeleTANIssueOutcome, logText: String) {
         let database = try PostgresTestDatabase.require()
         let logs = InMemoryLogHandler()
         let logger = Logger(label: "portal-test", factory: { _ in logs })

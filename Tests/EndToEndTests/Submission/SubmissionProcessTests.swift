@@ -59,7 +59,7 @@ struct SubmissionProcessTests {
 
         // Keys for the days before the real today: the binary runs on the system clock.
         var payload = SubmissionPayloads.payload()
-        let today = ENTime.midnightInterval(Date())
+        let today = EpochIntervals.midnightInterval(Date())
         for index in payload.keys.indices {
             payload.keys[index].rollingStartIntervalNumber = Int32(today - (index + 1) * 144)
         }

@@ -51,7 +51,7 @@ struct SubmissionTests {
             #expect(
                 try await harness.count(
                     "diagnosis_key",
-                    where: "submission_timestamp = \(ENTime.hour(SubmissionPayloads.start))"
+                    where: "submission_timestamp = \(EpochIntervals.hour(SubmissionPayloads.start))"
                 ) == 14
             )
             #expect(try await harness.count("federation_upload_key", where: "batch_tag IS NULL") == 14)

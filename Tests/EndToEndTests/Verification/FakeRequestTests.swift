@@ -48,13 +48,7 @@ struct FakeRequestTests {
             try await harness.labResult(guid, code: 2, labID: String(repeating: "Ä", count: 64))
             let withLabID = try await harness.poll(token, headers: Self.realWithHeader)
             let teleTAN = try await harness.teleTAN()
-            let teleToken =
-                try await harness.post(
-                    harness.external,
-                    "/version/v1/registrationToken",
-                    VerificationBodies.teleTANRegistration(teleTAN)
-                )
-                .string("registrationToken") ?? ""
+            let teleToken = try await harness.registeredToken(teleTAN: teleTAN)
             let teleSession = try await harness.poll(teleToken)
             let fake = try await harness.poll(RandomUUID.generate(), headers: Self.fake)
 
@@ -91,12 +85,7 @@ struct FakeRequestTests {
             let teleTAN = try await harness.teleTAN()
             let registerFake = try await harness.register(guid: TestIDs.hashedGUID(), headers: Self.fake)
             let sameGUIDFake = try await harness.register(guid: guid, headers: Self.fake)
-            let teleTANFake = try await harness.post(
-                harness.external,
-                "/version/v1/registrationToken",
-                VerificationBodies.teleTANRegistration(teleTAN),
-                headers: Self.fake
-            )
+            let teleTANFake = try await harness.registerTeleTAN(teleTAN, headers: Self.fake)
             // test-result-service is unreachable here: a fake that called it would get 503.
             let pollFake = try await harness.poll(token, headers: Self.fake)
             let tanFake = try await harness.requestTAN(token, headers: Self.fake)

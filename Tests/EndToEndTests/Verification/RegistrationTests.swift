@@ -70,16 +70,8 @@ struct RegistrationTests {
     func oneTokenPerTeleTAN() async throws {
         try await VerificationHarness.run { harness async throws in
             let single = try await harness.teleTAN()
-            let first = try await harness.post(
-                harness.external,
-                "/version/v1/registrationToken",
-                VerificationBodies.teleTANRegistration(single)
-            )
-            let again = try await harness.post(
-                harness.external,
-                "/version/v1/registrationToken",
-                VerificationBodies.teleTANRegistration(single)
-            )
+            let first = try await harness.registerTeleTAN(single)
+            let again = try await harness.registerTeleTAN(single)
             let raced = try await harness.teleTAN()
             let replies = try await harness.parallel(
                 50,
@@ -103,22 +95,10 @@ struct RegistrationTests {
             let event = try await harness.teleTAN(.event)
             let eventLate = try await harness.teleTAN(.event)
             harness.clock.advance(by: 3600)
-            let testExpired = try await harness.post(
-                harness.external,
-                "/version/v1/registrationToken",
-                VerificationBodies.teleTANRegistration(test)
-            )
-            let eventValid = try await harness.post(
-                harness.external,
-                "/version/v1/registrationToken",
-                VerificationBodies.teleTANRegistration(event)
-            )
+            let testExpired = try await harness.registerTeleTAN(test)
+            let eventValid = try await harness.registerTeleTAN(event)
             harness.clock.advance(by: 2 * 86400 - 3600)
-            let eventExpired = try await harness.post(
-                harness.external,
-                "/version/v1/registrationToken",
-                VerificationBodies.teleTANRegistration(eventLate)
-            )
+            let eventExpired = try await harness.registerTeleTAN(eventLate)
 
             #expect(testExpired.status == .badRequest)
             #expect(eventValid.status == .created)
@@ -131,11 +111,7 @@ struct RegistrationTests {
         try await VerificationHarness.run { harness async throws in
             var generator = SystemRandomNumberGenerator()
             let teleTAN = TeleTAN.generate(using: &generator).value
-            let reply = try await harness.post(
-                harness.external,
-                "/version/v1/registrationToken",
-                VerificationBodies.teleTANRegistration(teleTAN)
-            )
+            let reply = try await harness.registerTeleTAN(teleTAN)
 
             #expect(reply.status == .badRequest)
             #expect(try await harness.count("app_session") == 0)

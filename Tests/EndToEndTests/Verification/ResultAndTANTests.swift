@@ -73,12 +73,7 @@ struct ResultAndTANTests {
     func teleTANSessionResult() async throws {
         try await VerificationHarness.run { harness async throws in
             let teleTAN = try await harness.teleTAN()
-            let registration = try await harness.post(
-                harness.external,
-                "/version/v1/registrationToken",
-                VerificationBodies.teleTANRegistration(teleTAN)
-            )
-            let token = try registration.string("registrationToken") ?? ""
+            let token = try await harness.registeredToken(teleTAN: teleTAN)
             harness.clock.advance(by: 600)
             let result = try await harness.poll(token).json()
             let internalPoll = try await harness.post(
@@ -188,13 +183,7 @@ struct ResultAndTANTests {
             }
 
             let teleTAN = try await harness.teleTAN(.event)
-            let teleToken =
-                try await harness.post(
-                    harness.external,
-                    "/version/v1/registrationToken",
-                    VerificationBodies.teleTANRegistration(teleTAN)
-                )
-                .string("registrationToken") ?? ""
+            let teleToken = try await harness.registeredToken(teleTAN: teleTAN)
             let teleTANDerived = try await harness.requestTAN(teleToken).string("tan") ?? ""
             let teleVerified = try await harness.verify(teleTANDerived)
 

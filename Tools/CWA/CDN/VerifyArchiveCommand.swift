@@ -4,7 +4,7 @@ import ArgumentParser
 import ENModels
 import Foundation
 
-struct VerifyArchive: AsyncParsableCommand {
+struct VerifyArchiveCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "verify-archive",
         abstract: "Check a CDN archive: its entries, the export header and fields, and every signature."

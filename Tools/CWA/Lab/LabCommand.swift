@@ -5,8 +5,12 @@ import ENCrypto
 import ENModels
 import Foundation
 
-struct Lab: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "A connected lab.", subcommands: [Upload.self])
+struct LabCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "lab",
+        abstract: "A connected lab.",
+        subcommands: [Upload.self]
+    )
 }
 
 /// The lab's server and certificate.
@@ -81,7 +85,7 @@ enum LabID {
     }
 }
 
-extension Lab {
+extension LabCommand {
     struct Upload: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Post a test result for a GUID.")
 

@@ -15,8 +15,9 @@ enum LoadKind: String, ExpressibleByArgument, CaseIterable {
     case polls
 }
 
-struct Load: AsyncParsableCommand {
+struct LoadCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "load",
         abstract: "Send requests at a fixed rate and report throughput and latency.",
         discussion: """
             Requests start on schedule whether or not earlier ones have finished (an open loop), and latency is measured
@@ -50,7 +51,7 @@ struct Load: AsyncParsableCommand {
         let app = try self.gateway.client(connections: min(self.maxInFlight, 256))
         let report = try await withGateway(app) { app in
             let request = try await self.prepare(total: total, app: app)
-            status("sending \(total) \(self.kind.rawValue) at \(self.rate)/s for \(self.duration) s")
+            printProgress("sending \(total) \(self.kind.rawValue) at \(self.rate)/s for \(self.duration) s")
             return await OpenLoop(rate: self.rate, total: total, maxInFlight: self.maxInFlight).run(request)
         }
         print(
@@ -69,29 +70,33 @@ struct Load: AsyncParsableCommand {
             // Dummies store nothing, so a pool of bodies serves any number of them; built before the clock starts.
             let payloads = try (0..<min(total, 256)).map { _ in try SubmissionBuilder.withRandomKeys(now: Date()) }
             return { index in
-                try await Submission.fake(client: app, app: base, payload: payloads[index % payloads.count])
+                try await SubmissionCalls.fake(client: app, app: base, payload: payloads[index % payloads.count])
             }
         case .submissions:
             let tans = try await Provisioner.with(app: app, gateway: self.gateway, lab: self.lab) {
-                try await $0.tans(total, progress: status)
+                try await $0.tans(total, progress: printProgress)
             }
             let payloads = try (0..<total).map { _ in try SubmissionBuilder.withRandomKeys(now: Date()) }
             return { index in
-                try await Submission.submit(client: app, app: base, tan: tans[index], payload: payloads[index])
+                try await SubmissionCalls.submit(client: app, app: base, tan: tans[index], payload: payloads[index])
             }
         case .polls:
             let tokens = try await Provisioner.with(app: app, gateway: self.gateway, lab: self.lab) {
-                try await $0.registrationTokens(min(total, 1000), progress: status)
+                try await $0.registrationTokens(min(total, 1000), progress: printProgress)
             }
             return { index in
-                try await TestRegistration.poll(client: app, app: base, registrationToken: tokens[index % tokens.count])
+                try await RegistrationCalls.poll(
+                    client: app,
+                    app: base,
+                    registrationToken: tokens[index % tokens.count]
+                )
             }
         }
     }
 }
 
 /// A line on standard error (progress), so standard output holds only the report.
-func status(_ line: String) {
+func printProgress(_ line: String) {
     FileHandle.standardError.write(Data("  \(line)\n".utf8))
 }
 
@@ -111,7 +116,7 @@ struct OpenLoop {
                 try? await Task.sleep(until: start + .seconds(second), clock: .continuous)
                 if Task.isCancelled { break }
                 let snapshot = recorder.state.withLock { $0 }
-                status(
+                printProgress(
                     "\(second) s: \(snapshot.completed) done, \(snapshot.failures) failed, p50 \(snapshot.millis(50)) ms, p99 \(snapshot.millis(99)) ms"
                 )
             }

@@ -29,12 +29,12 @@ struct PrivacyCheck: AsyncParsableCommand {
         let app = try self.gateway.client()
         let samples = try await withGateway(app) { app in
             let tans = try await Provisioner.with(app: app, gateway: self.gateway, lab: self.lab) {
-                try await $0.tans(self.requests, progress: status)
+                try await $0.tans(self.requests, progress: printProgress)
             }
             // Real and dummy in a random order, so drift in the server's state affects both alike.
             let order = (Array(repeating: true, count: self.requests) + Array(repeating: false, count: self.requests))
                 .shuffled()
-            status("sending \(order.count) submissions, \(self.concurrency) at a time")
+            printProgress("sending \(order.count) submissions, \(self.concurrency) at a time")
             return try await self.send(order: order, tans: tans, app: app)
         }
         if let file = self.samples {
@@ -98,9 +98,9 @@ struct PrivacyCheck: AsyncParsableCommand {
                     let reply: Reply
                     let payload = try SubmissionBuilder.withRandomKeys(now: Date())
                     if let tan {
-                        reply = try await Submission.submit(client: app, app: base, tan: tan, payload: payload)
+                        reply = try await SubmissionCalls.submit(client: app, app: base, tan: tan, payload: payload)
                     } else {
-                        reply = try await Submission.fake(client: app, app: base, payload: payload)
+                        reply = try await SubmissionCalls.fake(client: app, app: base, payload: payload)
                     }
                     return Sample(real: tan != nil, status: reply.status, size: reply.wireSize, seconds: reply.seconds)
                 }

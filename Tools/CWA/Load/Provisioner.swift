@@ -29,7 +29,7 @@ struct Provisioner {
         }
         progress("uploaded \(count) positive results")
         let tokens = try await self.each(guids) { guid in
-            try await TestRegistration.register(
+            try await RegistrationCalls.register(
                 client: self.app,
                 app: self.appURL,
                 key: LabID.posted(guid: guid),
@@ -44,7 +44,7 @@ struct Provisioner {
     func tans(_ count: Int, progress: (String) -> Void) async throws -> [String] {
         let tokens = try await self.registrationTokens(count, progress: progress)
         let tans = try await self.each(tokens) { token in
-            try await Submission.tan(client: self.app, app: self.appURL, registrationToken: token)
+            try await SubmissionCalls.tan(client: self.app, app: self.appURL, registrationToken: token)
         }
         progress("got \(count) TANs")
         return tans

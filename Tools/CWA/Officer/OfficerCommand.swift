@@ -5,8 +5,9 @@ import ENCrypto
 import Foundation
 import NIOHTTP1
 
-struct Officer: AsyncParsableCommand {
+struct OfficerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "officer",
         abstract: "A public-health officer at the portal.",
         subcommands: [TeleTANCommand.self]
     )
@@ -16,7 +17,7 @@ enum TeleTANType: String, ExpressibleByArgument, CaseIterable {
     case TEST, EVENT
 }
 
-extension Officer {
+extension OfficerCommand {
     struct TeleTANCommand: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "teletan",
@@ -61,7 +62,7 @@ extension Officer {
             let client = try self.gateway.client()
             let started = ContinuousClock.now
             let teleTAN = try await withGateway(client) { client in
-                let session = PortalSession(client: client, base: self.portalURL.trimmingSuffix("/"))
+                let session = PortalBrowserSession(client: client, base: self.portalURL.trimmingSuffix("/"))
                 try await session.logIn(user: user, password: password, totp: totp)
                 let issued = try await session.issue(type: self.type, authority: self.authority)
                 try await session.logOut()
@@ -88,7 +89,7 @@ extension Officer {
 }
 
 /// A browser session at the portal: the session cookie, the CSRF token of the last page, form posts.
-final class PortalSession {
+final class PortalBrowserSession {
     let client: GatewayClient
     let base: String
     private var cookie: String?

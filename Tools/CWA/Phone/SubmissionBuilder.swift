@@ -83,7 +83,8 @@ enum CheckInEncryption {
         SymmetricKey(data: SHA256.hash(data: Array("CWA-MAC".utf8) + Array(locationID)))
     }
 
-    /// One report: `locationIdHash` (32 bytes), a random `iv` (16), `encryptedCheckInRecord` (one block, 16) and `mac` (32).
+    /// One report: `locationIdHash` (32 bytes), a random `iv` (16), `encryptedCheckInRecord` (one block, 16) and `mac`
+    /// (32).
     static func report(
         locationID: Data,
         start: UInt32,

@@ -45,7 +45,3 @@ struct CreatePortal: DatabaseMigration {
         "CREATE INDEX audit_event_at ON audit_event (at)",
     ]
 }
-
-enum PortalMigrations {
-    static let group = MigrationGroup(name: "portal", migrations: [CreatePortal()])
-}

@@ -62,8 +62,3 @@ struct CreateVerification: DatabaseMigration {
         "CREATE INDEX tele_tan_created_at ON tele_tan (created_at)",
     ]
 }
-
-/// The migrations of the `verification` database, in order.
-enum VerificationMigrations {
-    static let group = MigrationGroup(name: "verification", migrations: [CreateVerification()])
-}

@@ -5,8 +5,9 @@ import ENModels
 import Foundation
 import NIOHTTP1
 
-struct Phone: AsyncParsableCommand {
+struct PhoneCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "phone",
         abstract: "A simulated phone: keys, encounters, test registration, submission and CDN sync.",
         subcommands: [New.self, Meet.self, Register.self, Poll.self, Submit.self, Sync.self]
     )
@@ -21,7 +22,7 @@ struct PhoneFile: ParsableArguments {
     func save(_ state: PhoneState) throws { try state.save(self.path) }
 }
 
-extension Phone {
+extension PhoneCommand {
     struct New: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create a phone with one temporary exposure key per day."
@@ -115,7 +116,7 @@ extension Phone {
             }
             var state = try self.phone.load()
             state.registrationToken = try await withGateway(try self.gateway.client()) { client in
-                try await TestRegistration.register(client: client, app: self.gateway.app, key: key, keyType: keyType)
+                try await RegistrationCalls.register(client: client, app: self.gateway.app, key: key, keyType: keyType)
             }
             state.lastTestResult = nil
             try self.phone.save(state)
@@ -136,7 +137,7 @@ extension Phone {
             }
             struct Answer: Decodable { var testResult: Int }
             let reply = try await withGateway(try self.gateway.client()) { client in
-                try await TestRegistration.poll(client: client, app: self.gateway.app, registrationToken: token)
+                try await RegistrationCalls.poll(client: client, app: self.gateway.app, registrationToken: token)
             }
             guard reply.status == 200 else { throw ClientFailure("poll refused: HTTP \(reply.status) \(reply.text)") }
             let result = try decodeJSON(Answer.self, from: reply, what: "poll").testResult
@@ -177,7 +178,7 @@ extension Phone {
             let outcome = try await withGateway(try self.gateway.client()) { client in
                 if self.fake {
                     return (
-                        try await Submission.fake(
+                        try await SubmissionCalls.fake(
                             client: client,
                             app: self.gateway.app,
                             payload: try SubmissionBuilder.withRandomKeys(now: now)
@@ -192,7 +193,7 @@ extension Phone {
                     guard let token = state.registrationToken else {
                         throw ClientFailure("no registered test (cwa phone register first)")
                     }
-                    tan = try await Submission.tan(client: client, app: self.gateway.app, registrationToken: token)
+                    tan = try await SubmissionCalls.tan(client: client, app: self.gateway.app, registrationToken: token)
                 }
                 let payload = try SubmissionBuilder.payload(
                     keys: state.keys,
@@ -201,7 +202,8 @@ extension Phone {
                     rapidTest: self.rapid
                 )
                 return (
-                    try await Submission.submit(client: client, app: self.gateway.app, tan: tan, payload: payload), tan
+                    try await SubmissionCalls.submit(client: client, app: self.gateway.app, tan: tan, payload: payload),
+                    tan
                 )
             }
             let (reply, tan) = outcome
@@ -273,7 +275,7 @@ extension Phone {
 }
 
 /// The calls of a submission: a TAN for the registration, then the upload.
-enum Submission {
+enum SubmissionCalls {
     static func tan(client: GatewayClient, app: String, registrationToken: String) async throws -> String {
         struct Answer: Decodable { var tan: String }
         let reply = try await client.postJSON(
@@ -310,7 +312,7 @@ enum Submission {
 }
 
 /// The calls of a test's registration and of polling its result.
-enum TestRegistration {
+enum RegistrationCalls {
     /// The registration token for a GUID's hash or a teleTAN (`keyType` GUID or TELETAN).
     static func register(client: GatewayClient, app: String, key: String, keyType: String) async throws -> String {
         struct Answer: Decodable { var registrationToken: String }

@@ -1,4 +1,4 @@
-// Registration tokens, TANs, hashed GUIDs and DOB hashes: the formats of cwa-satellites §1.2–1.3.
+// Registration tokens and TANs: random UUIDs in the format of cwa-satellites §1.3.
 
 import ENCrypto
 
@@ -49,27 +49,5 @@ enum RandomUUID {
 
     private static func isLowerHex(_ byte: UInt8) -> Bool {
         (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte)
-    }
-}
-
-/// The SHA-256 hex of a test's GUID, as the app sends it (`^[0-9A-Fa-f]{64}$`), kept in lowercase so that one
-/// GUID has one form for the one-token rule and for test-result-service.
-struct HashedGUID: Hashable, Sendable {
-    let value: String
-
-    init?(_ text: String) {
-        guard Hex.isSHA256(text) else { return nil }
-        self.value = text.lowercased()
-    }
-}
-
-/// The date-of-birth hash (`^[XxA-Fa-f0-9][A-Fa-f0-9]{63}$`, §1.2–1.3): SHA-256 hex of GUID and birth date with
-/// its first character replaced by `x`; kept in lowercase.
-struct DOBHash: Hashable, Sendable {
-    let value: String
-
-    init?(_ text: String) {
-        guard Hex.isSHA256(text, xPrefix: true) else { return nil }
-        self.value = text.lowercased()
     }
 }

@@ -221,6 +221,22 @@ struct PortalHarness: Sendable {
         }
     }
 
+    /// Signs `officer` in with a new browser on `app` (this replica unless given), runs `body` with that browser,
+    /// and returns its session cookie.
+    @discardableResult
+    func signedInCookie(
+        _ officer: Officer,
+        on app: App? = nil,
+        then body: @Sendable (PortalBrowser) async throws -> Void = { _ in }
+    ) async throws -> String {
+        try await (app ?? self.app).test(.router) { client in
+            let browser = PortalBrowser(client: client)
+            try await self.signIn(browser, officer)
+            try await body(browser)
+            return try #require(browser.cookie)
+        }
+    }
+
     /// Password and second factor with the clock's current code, ending on the start page.
     @discardableResult
     func signIn(
