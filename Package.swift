@@ -382,7 +382,7 @@ func libraryTests(_ module: String, extra: [Target.Dependency] = [], resources: 
             .product(name: "HTTPTypes", package: "swift-http-types"),
             .product(name: "InMemoryLogging", package: "swift-log"),
             .product(name: "MetricsTestKit", package: "swift-metrics"),
-        ],
+        ] + extra,
         path: "Tests/\(module)Tests",
         resources: resources,
         swiftSettings: swiftSettings
