@@ -96,7 +96,7 @@ struct RequestTests {
         payload.checkInProtectedReports = [SubmissionPayloads.protectedReport()]
         let reply = try await harness.post(payload.bytes, headers: SubmissionPayloads.headers(tan: Self.tan))
         #expect(reply.status == .ok)
-        #expect(reply.headers[SubmissionController.savedCheckInsHeader] == "1")
+        #expect(reply.headers[SubmissionController.savedCheckInsHeader] == "001")
         #expect(harness.verifier.calls.withLock { $0 } == 1)
         #expect(harness.store.stored.withLock { $0.first?.keys.count } == 5)
     }
@@ -160,6 +160,65 @@ struct RequestTests {
         }
         #expect(text.contains(#"en_submission_fake_delay_seconds{endpoint="diagnosis_keys"}"#))
         #expect(text.contains(#"en_submission_requests_total{endpoint="diagnosis_keys",kind="real"} 1"#))
+    }
+
+    @Test("refused TANs do not feed the estimate: a flood of random TANs leaves the dummies' delay where it was")
+    func refusedTANsDoNotMoveEstimate() async throws {
+        let harness = try SubmissionRouterHarness(["FAKE_DELAY_INITIAL": "5s"], verdict: .rejected)
+        let before = try #require(harness.runtime.delays[.diagnosisKeys]?.average)
+
+        for _ in 0..<20 {
+            let reply = try await harness.post(
+                SubmissionPayloads.payload().bytes,
+                headers: SubmissionPayloads.headers(tan: UUID().uuidString.lowercased())
+            )
+            #expect(reply.status == .forbidden)
+        }
+
+        #expect(harness.runtime.delays[.diagnosisKeys]?.average == before)
+        #expect(harness.verifier.calls.withLock { $0 } == 20)
+    }
+
+    @Test("a real answer with 12 saved check-ins has the headers of a dummy's, byte for byte in length")
+    func answerLengthsMatch() async throws {
+        let harness = try SubmissionRouterHarness()
+        var payload = SubmissionPayloads.payload()
+        payload.checkInProtectedReports = (0..<12).map { _ in SubmissionPayloads.protectedReport() }
+        let real = try await harness.post(payload.bytes, headers: SubmissionPayloads.headers(tan: Self.tan))
+        let fake = try await harness.post(nil, headers: SubmissionPayloads.headers(fake: "1"))
+        let length = { (reply: Reply) in
+            reply.headers.filter { $0.name != .init("x-request-id")! }.map { $0.name.rawName.count + $0.value.count }
+                .reduce(0, +)
+        }
+
+        #expect(real.status == .ok)
+        #expect(real.headers[SubmissionController.savedCheckInsHeader] == "012")
+        #expect(fake.headers[SubmissionController.savedCheckInsHeader] == "000")
+        #expect(length(real) == length(fake))
+        #expect(SubmissionController.fixedWidth(7) == "007" && SubmissionController.fixedWidth(280) == "280")
+    }
+
+    @Test("more check-ins than MAX_CHECKINS_PER_SUBMISSION, of either kind: 400, nothing verified")
+    func tooManyCheckIns() async throws {
+        let harness = try SubmissionRouterHarness(["MAX_CHECKINS_PER_SUBMISSION": "3"])
+        var encrypted = SubmissionPayloads.payload()
+        encrypted.checkInProtectedReports = (0..<4).map { _ in SubmissionPayloads.protectedReport() }
+        var plain = SubmissionPayloads.payload()
+        plain.checkIns = (0..<4).map { SubmissionPayloads.checkIn(location: UInt8($0 + 1)) }
+        var atLimit = SubmissionPayloads.payload()
+        atLimit.checkInProtectedReports = (0..<3).map { _ in SubmissionPayloads.protectedReport() }
+
+        let refusedEncrypted = try await harness.post(
+            encrypted.bytes,
+            headers: SubmissionPayloads.headers(tan: Self.tan)
+        )
+        let refusedPlain = try await harness.post(plain.bytes, headers: SubmissionPayloads.headers(tan: Self.tan))
+        #expect(harness.verifier.calls.withLock { $0 } == 0)
+        let accepted = try await harness.post(atLimit.bytes, headers: SubmissionPayloads.headers(tan: Self.tan))
+
+        #expect(refusedEncrypted.status == .badRequest)
+        #expect(refusedPlain.status == .badRequest)
+        #expect(accepted.status == .ok)
     }
 
     @Test("dummies are served concurrently: 200 of them are waiting at the same time", .timeLimit(.minutes(1)))

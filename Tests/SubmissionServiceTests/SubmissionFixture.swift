@@ -30,7 +30,7 @@ final class RecordingVerifier: VerificationClient {
         self.verdict = verdict
     }
 
-    func verify(_ tan: String) async throws(UpstreamUnavailable) -> TANVerdict {
+    func verify(_ tan: String, event: Bool) async throws(UpstreamUnavailable) -> TANVerdict {
         self.calls.withLock { $0 += 1 }
         return self.verdict
     }

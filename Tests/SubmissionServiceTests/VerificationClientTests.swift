@@ -50,19 +50,19 @@ struct VerificationClientTests {
         try await Self.withPeer(status: .ok, headers: [HTTPField.Name("X-CWA-TELETAN-TYPE")!: "event"]) {
             client,
             _ async throws in
-            let verdict = try await client.verify(Self.tan)
+            let verdict = try await client.verify(Self.tan, event: false)
             #expect(verdict == .valid(teleTANType: "event"))
             #expect(verdict.isEventTAN)
         }
         try await Self.withPeer(status: .ok) { client, _ async throws in
-            #expect(try await client.verify(Self.tan).isEventTAN == false)
+            #expect(try await client.verify(Self.tan, event: false).isEventTAN == false)
         }
     }
 
     @Test("404 and 400 mean the TAN is refused", arguments: [HTTPResponse.Status.notFound, .badRequest])
     func refused(_ status: HTTPResponse.Status) async throws {
         try await Self.withPeer(status: status) { client, calls async throws in
-            #expect(try await client.verify(Self.tan) == .rejected)
+            #expect(try await client.verify(Self.tan, event: false) == .rejected)
             #expect(calls.withLock { $0 } == 1)
         }
     }
@@ -70,7 +70,7 @@ struct VerificationClientTests {
     @Test("a 5xx answer is not repeated: the TAN may have been used up by the first attempt")
     func serverErrorNotRepeated() async throws {
         try await Self.withPeer(status: .internalServerError) { client, calls async throws in
-            await #expect(throws: UpstreamUnavailable.self) { try await client.verify(Self.tan) }
+            await #expect(throws: UpstreamUnavailable.self) { try await client.verify(Self.tan, event: false) }
             #expect(calls.withLock { $0 } == 1)
         }
     }
@@ -78,7 +78,7 @@ struct VerificationClientTests {
     @Test("another client error is a contract problem, not a refused TAN")
     func unexpectedStatus() async throws {
         try await Self.withPeer(status: .unauthorized) { client, _ async throws in
-            await #expect(throws: UpstreamUnavailable.self) { try await client.verify(Self.tan) }
+            await #expect(throws: UpstreamUnavailable.self) { try await client.verify(Self.tan, event: false) }
         }
     }
 
@@ -92,7 +92,7 @@ struct VerificationClientTests {
             policy: policy,
             logger: Logger(label: "test")
         )
-        await #expect(throws: UpstreamUnavailable.self) { try await client.verify(Self.tan) }
+        await #expect(throws: UpstreamUnavailable.self) { try await client.verify(Self.tan, event: false) }
         try await client.shutdown()
         #expect(UpstreamClient.isConnectFailure(HTTPClientError.connectTimeout))
         #expect(!UpstreamClient.isConnectFailure(HTTPClientError.readTimeout))

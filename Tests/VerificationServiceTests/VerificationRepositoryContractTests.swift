@@ -287,6 +287,41 @@ struct VerificationRepositoryContractTests {
         }
     }
 
+    @Test(
+        "a TAN of the other kind than required is not consumed (wrong kind) and stays usable with the right one",
+        arguments: RepositoryBackend.allCases
+    )
+    func tanKindChecked(_ backend: RepositoryBackend) async throws {
+        try await self.withRepository(backend) { repository in
+            _ = try await Self.register(repository, "t1", guid: "a")
+            _ = try await repository.createTeleTAN(Self.teleTAN("tele", type: .event))
+            _ = try await repository.registerTeleTAN(
+                tokenHash: Self.hash("t2"),
+                teleTANHash: Self.hash("tele"),
+                now: Self.now
+            )
+            _ = try await repository.issueTAN(Self.tan("lab", session: try await Self.sessionID(repository, "t1")))
+            _ = try await repository.issueTAN(
+                Self.tan("event", session: try await Self.sessionID(repository, "t2"), type: .event)
+            )
+            let consume = { (tan: String, requirement: TANRequirement) in
+                try await repository.consumeTAN(hash: Self.hash(tan), now: Self.now, requiring: requirement)
+            }
+
+            let labAsEvent = try await consume("lab", .event)
+            let eventAsKeys = try await consume("event", .notEvent)
+            let lab = try await consume("lab", .notEvent)
+            let event = try await consume("event", .event)
+            let unknown = try await consume("never issued", .event)
+
+            #expect(labAsEvent == .wrongKind)
+            #expect(eventAsKeys == .wrongKind)
+            #expect(lab == .consumed(nil))
+            #expect(event == .consumed(.event))
+            #expect(unknown == .unavailable)
+        }
+    }
+
     // MARK: - teleTANs
 
     @Test(

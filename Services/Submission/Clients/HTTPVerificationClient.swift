@@ -25,11 +25,14 @@ struct HTTPVerificationClient: VerificationClient, Service {
     }
 
     /// Verifying uses the TAN up, so only attempts that never reached verification-service are repeated: a
-    /// repeat after a lost answer would find the TAN used and turn a valid submission into a 403.
-    func verify(_ tan: String) async throws(UpstreamUnavailable) -> TANVerdict {
-        let response = try await self.upstream.postJSON(self.url, #"{"tan":"\#(tan)"}"#, retries: .unsentOnly)
+    /// repeat after a lost answer would find the TAN used and turn a valid submission into a 403. The kind travels in
+    /// `event`, so verification-service consumes only a TAN of the kind the endpoint accepts.
+    func verify(_ tan: String, event: Bool) async throws(UpstreamUnavailable) -> TANVerdict {
+        let body = #"{"tan":"\#(tan)","event":\#(event)}"#
+        let response = try await self.upstream.postJSON(self.url, body, retries: .unsentOnly)
         switch response.status {
         case 200...299: return .valid(teleTANType: response.header("X-CWA-TELETAN-TYPE"))
+        case 409: return .wrongKind
         case 400, 404: return .rejected
         default: throw UpstreamUnavailable("verification-service answered \(response.status)")
         }

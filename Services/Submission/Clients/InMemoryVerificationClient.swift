@@ -19,9 +19,11 @@ actor InMemoryVerificationClient: VerificationClient {
         self.unavailable = unavailable
     }
 
-    func verify(_ tan: String) throws(UpstreamUnavailable) -> TANVerdict {
+    func verify(_ tan: String, event: Bool) throws(UpstreamUnavailable) -> TANVerdict {
         guard !self.unavailable else { throw UpstreamUnavailable("verification-service is unavailable") }
-        guard let type = self.issued.removeValue(forKey: tan) else { return .rejected }
+        guard let type = self.issued[tan] else { return .rejected }
+        guard (type?.uppercased() == "EVENT") == event else { return .wrongKind }
+        self.issued[tan] = nil
         return .valid(teleTANType: type)
     }
 }

@@ -9,6 +9,8 @@ enum TANVerdict: Equatable, Sendable {
     case valid(teleTANType: String?)
     /// Unknown, expired or used (404), or not a TAN verification-service would issue (400).
     case rejected
+    /// Valid, but not of the kind asked for (409): verification-service left it usable.
+    case wrongKind
 
     /// Whether the TAN came from an event teleTAN: only such TANs authorise a submission on behalf.
     var isEventTAN: Bool {
@@ -19,6 +21,7 @@ enum TANVerdict: Equatable, Sendable {
 
 /// Verifies and uses up TANs through `POST {VERIFICATION_INTERNAL_URL}/version/v1/tan/verify`.
 protocol VerificationClient: Sendable {
-    /// Verifies and so uses up `tan`; throws when verification-service cannot answer.
-    func verify(_ tan: String) async throws(UpstreamUnavailable) -> TANVerdict
+    /// Verifies and so uses up `tan` when it is of the kind asked for (`event`: an EVENT teleTAN's, or not); throws
+    /// when verification-service cannot answer.
+    func verify(_ tan: String, event: Bool) async throws(UpstreamUnavailable) -> TANVerdict
 }

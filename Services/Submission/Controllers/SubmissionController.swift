@@ -65,17 +65,9 @@ struct SubmissionController: Sendable {
 
         let tan = try Self.tan(request.headers)
         self.metrics.recordRequest(endpoint, fake: false)
-        let receipt: SubmissionReceipt
-        do {
-            receipt = try await self.engine.submit(endpoint, body: body.readableBytesView, tan: tan)
-        } catch {
-            // The reference folds 403s into the estimate too (§1.4): refusals by verification-service cost its round
-            // trip like a success. A TAN that is no UUID never reaches it, so it does not pull the estimate down.
-            if [.tanRejected, .eventTANNotAllowed, .eventTANRequired].contains(error) {
-                self.record(endpoint, since: started)
-            }
-            throw error
-        }
+        // Only stored submissions feed the estimate. The reference also folds refused TANs into it (§1.4), but a flood
+        // of random TANs would then fill it with fast refusals, and dummies would answer faster than real uploads.
+        let receipt = try await self.engine.submit(endpoint, body: body.readableBytesView, tan: tan)
         self.record(endpoint, since: started)
         return Self.success(receipt)
     }
@@ -104,9 +96,17 @@ struct SubmissionController: Sendable {
         Response(
             status: .ok,
             headers: [
-                Self.savedCheckInsHeader: String(receipt.savedCheckIns),
-                Self.filteredCheckInsHeader: String(receipt.filteredCheckIns),
+                Self.savedCheckInsHeader: Self.fixedWidth(receipt.savedCheckIns),
+                Self.filteredCheckInsHeader: Self.fixedWidth(receipt.filteredCheckIns),
             ]
         )
+    }
+
+    /// A count as three digits (`007`): every answer's headers have the same length, whatever a real upload saved,
+    /// so a dummy's `000` cannot be told from a real count by size. Counts never exceed
+    /// `CheckInPolicy.maxPerSubmission` (at most 999), and `007` reads as 7 as an integer.
+    static func fixedWidth(_ count: Int) -> String {
+        let digits = String(min(max(count, 0), 999))
+        return String(repeating: "0", count: 3 - digits.count) + digits
     }
 }

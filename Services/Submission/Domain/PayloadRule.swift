@@ -32,14 +32,14 @@ extension PayloadRule {
     /// cover already (key length, positive start, a known report type).
     static let diagnosisKeys: [PayloadRule] = [
         .rollingStartAtMidnight, .keyCount, .origin, .visitedCountries, .riskOrOnset, .transmissionRiskLevel,
-        .daysSinceOnset, .plainCheckIns, .protectedReports, .rollingPeriod, .keySubmissionType,
+        .daysSinceOnset, .plainCheckIns, .checkInCount, .protectedReports, .rollingPeriod, .keySubmissionType,
         .keyLength, .positiveRollingStart, .knownReportType,
     ]
 
     /// Submission on behalf of an event's guests (§1.5, last paragraph).
     static let onBehalf: [PayloadRule] = [
         .noKeys, .noVisitedCountries, .noConsent, .hostWarningType, .oneLocation, .protectedReportsPresent,
-        .oneLocationHash, .plainCheckIns, .protectedReports,
+        .oneLocationHash, .plainCheckIns, .checkInCount, .protectedReports,
     ]
 
     // MARK: Keys
@@ -123,6 +123,15 @@ extension PayloadRule {
     // MARK: Check-ins
 
     /// Rule 8: a deprecated plain check-in has a valid TRL, a 32-byte location id and a non-empty interval.
+    /// Our limit, beyond the reference (which bounds check-ins by the request size only): at most
+    /// `maxPerSubmission` encrypted and as many unencrypted check-ins, so that the counts an answer reports fit
+    /// its fixed-width headers.
+    static let checkInCount = PayloadRule(name: "check_in_count") { payload, policy in
+        let limit = policy.checkIns.maxPerSubmission
+        return payload.checkIns.count <= limit && payload.checkInProtectedReports.count <= limit
+            ? nil : "a submission holds at most \(limit) checkIns and \(limit) checkInProtectedReports"
+    }
+
     static let plainCheckIns = PayloadRule(name: "check_ins") { payload, _ in
         payload.checkIns.allSatisfy {
             (1...8).contains($0.transmissionRiskLevel) && $0.locationID.count == 32 && $0.startIntervalNumber > 0

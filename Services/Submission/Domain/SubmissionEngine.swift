@@ -93,7 +93,9 @@ extension SubmissionEngine {
     func authorize(_ endpoint: SubmissionEndpoint, tan: String) async throws(SubmissionFailure) {
         let verdict: TANVerdict
         do {
-            verdict = try await self.verifier.verify(tan)
+            // Verification-service consumes only a TAN of the kind the endpoint takes; the check below also holds
+            // against one that ignores the request's `event` (the reference's).
+            verdict = try await self.verifier.verify(tan, event: endpoint == .onBehalf)
         } catch {
             self.metrics.recordUnavailable(endpoint, dependency: "verification")
             throw .verificationUnavailable
@@ -101,6 +103,8 @@ extension SubmissionEngine {
         let failure: SubmissionFailure? =
             switch (endpoint, verdict) {
             case (_, .rejected): .tanRejected
+            case (.diagnosisKeys, .wrongKind): .eventTANNotAllowed
+            case (.onBehalf, .wrongKind): .eventTANRequired
             case (.diagnosisKeys, _) where verdict.isEventTAN: .eventTANNotAllowed
             case (.onBehalf, _) where !verdict.isEventTAN: .eventTANRequired
             default: nil

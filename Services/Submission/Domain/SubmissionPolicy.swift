@@ -98,6 +98,8 @@ struct CheckInPolicy: Sendable, Equatable {
     var maxPerDay = 20
     /// Unencrypted check-ins that ended more than this many days ago are dropped.
     var acceptedEventDateThresholdDays = 10
+    /// Most check-ins of either kind in one submission: 20 a day for 14 days.
+    var maxPerSubmission = 280
     /// Fake trace warnings stored per real unencrypted check-in.
     var paddingMultiplier = 1
     /// Secret bytes mixed into the location ids of fake check-ins, so they cannot be recomputed.
@@ -117,6 +119,12 @@ struct CheckInPolicy: Sendable, Equatable {
             default: defaults.maxPerDay,
             range: 1...1000,
             help: "A day with more unencrypted check-ins than this drops all of them."
+        )
+        self.maxPerSubmission = settings.int(
+            "MAX_CHECKINS_PER_SUBMISSION",
+            default: defaults.maxPerSubmission,
+            range: 1...999,
+            help: "Most encrypted and most unencrypted check-ins one submission may hold; more get 400."
         )
         self.acceptedEventDateThresholdDays = settings.int(
             "ACCEPTED_EVENT_DATE_THRESHOLD_DAYS",

@@ -29,10 +29,11 @@ struct InternalController: Sendable {
     }
 
     /// POST /version/v1/tan/verify → 200 with an empty body (plus `X-CWA-TELETAN-TYPE` for teleTAN-derived TANs),
-    /// 404 when the TAN is unknown, expired or used. Each TAN verifies once.
+    /// 404 when the TAN is unknown, expired or used, 409 when it is not of the kind `event` asks for (it then stays
+    /// usable). Each TAN verifies once.
     func verify(_ request: Request, context: Context) async throws -> Response {
-        let tan = try await request.decodeJSON(as: TANBody.self, context: context).validated()
-        let type = try await self.engine.verifyTAN(tan)
+        let (tan, requirement) = try await request.decodeJSON(as: TANBody.self, context: context).validated()
+        let type = try await self.engine.verifyTAN(tan, requiring: requirement)
         var headers = HTTPFields()
         if let type { headers[Self.teleTANTypeHeader] = type.rawValue }
         return Response(status: .ok, headers: headers)

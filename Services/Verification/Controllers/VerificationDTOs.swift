@@ -46,12 +46,21 @@ struct RegistrationTokenBody: Decodable, Sendable {
     }
 }
 
+/// `{"tan": "<uuid>", "event"?: bool}`. `event` is our extension: `true` consumes only a TAN of an EVENT teleTAN,
+/// `false` any other; absent, any TAN (the reference's request).
 struct TANBody: Decodable, Sendable {
     var tan: String
+    var event: Bool?
 
-    func validated() throws(VerificationFailure) -> String {
+    func validated() throws(VerificationFailure) -> (tan: String, requirement: TANRequirement) {
         guard RandomUUID.isValid(self.tan) else { throw .invalidRequest("tan: expected a UUID v4 in lower case") }
-        return self.tan
+        let requirement: TANRequirement =
+            switch self.event {
+            case nil: .any
+            case true?: .event
+            case false?: .notEvent
+            }
+        return (self.tan, requirement)
     }
 }
 

@@ -131,15 +131,25 @@ struct VerificationEngine: Sendable {
         throw VerificationEngineError.randomnessExhausted
     }
 
-    /// Consumes a TAN; returns the teleTAN type it derives from, if any.
-    func verifyTAN(_ tan: String) async throws -> TeleTANType? {
-        let (consumed, type) = try await self.repository.consumeTAN(
+    /// Consumes a TAN that meets `requirement`; returns the teleTAN type it derives from, if any. A TAN of the other
+    /// kind stays usable.
+    func verifyTAN(_ tan: String, requiring requirement: TANRequirement = .any) async throws -> TeleTANType? {
+        let consumption = try await self.repository.consumeTAN(
             hash: SecretHash.sha256Hex(tan),
-            now: self.clock.now
+            now: self.clock.now,
+            requiring: requirement
         )
-        self.metrics.recordTANVerification(outcome: consumed ? "verified" : "rejected")
-        guard consumed else { throw VerificationFailure.tanNotRedeemable }
-        return type
+        switch consumption {
+        case .consumed(let type):
+            self.metrics.recordTANVerification(outcome: "verified")
+            return type
+        case .wrongKind:
+            self.metrics.recordTANVerification(outcome: "wrong_kind")
+            throw VerificationFailure.tanOfOtherKind
+        case .unavailable:
+            self.metrics.recordTANVerification(outcome: "rejected")
+            throw VerificationFailure.tanNotRedeemable
+        }
     }
 
     /// A new teleTAN of `type`, within the global rate limit.

@@ -20,6 +20,8 @@ enum VerificationFailure: Error, Equatable, APIErrorConvertible {
     /// The internal result endpoint serves only GUID sessions.
     case teleTANSession
     case tanNotRedeemable
+    /// Valid and unused, but not of the kind the caller asked for (it stays usable).
+    case tanOfOtherKind
     case unauthorized(String)
     case rateLimited
     /// teleTAN creations are queued longer than the lock timeout.
@@ -38,6 +40,7 @@ enum VerificationFailure: Error, Equatable, APIErrorConvertible {
         case .dobMismatch: APIError(.forbidden, "the date-of-birth check failed")
         case .teleTANSession: APIError(.forbidden, "the registration token belongs to a teleTAN")
         case .tanNotRedeemable: APIError(.notFound, "the TAN is unknown, expired or used")
+        case .tanOfOtherKind: APIError(.conflict, "the TAN is not of the kind asked for; it stays usable")
         case .unauthorized(let message): APIError(.unauthorized, message)
         case .rateLimited: APIError(.tooManyRequests, "the teleTAN rate limit is reached; try again later")
         case .busy: APIError(.serviceUnavailable, "teleTAN creation is busy; try again", headers: [.retryAfter: "5"])

@@ -46,6 +46,36 @@ struct VerificationRetentionOutcome: Sendable, Equatable {
     var teleTANs = 0
 }
 
+/// Which TANs a verification may consume: the caller says which kind it can use, so a TAN of the other kind is left
+/// usable instead of being spent and then refused.
+enum TANRequirement: Sendable, Equatable {
+    /// Any TAN (the reference's behaviour).
+    case any
+    /// Only a TAN of an EVENT teleTAN (a submission on behalf).
+    case event
+    /// Any TAN but one of an EVENT teleTAN (a key submission).
+    case notEvent
+
+    /// Whether a TAN derived from `type` (`nil`: a lab result's) meets the requirement.
+    func admits(_ type: TeleTANType?) -> Bool {
+        switch self {
+        case .any: true
+        case .event: type == .event
+        case .notEvent: type != .event
+        }
+    }
+}
+
+/// What consuming a TAN did.
+enum TANConsumption: Sendable, Equatable {
+    /// Consumed now; the teleTAN type it derives from, if any.
+    case consumed(TeleTANType?)
+    /// Valid and unused, but not of the kind required: left as it was.
+    case wrongKind
+    /// Unknown, outside its validity window, or used.
+    case unavailable
+}
+
 /// A TAN to store for a session, counted against the session's quota.
 struct TANIssue: Sendable, Equatable {
     var sessionID: Int64

@@ -79,12 +79,13 @@ actor InMemoryVerificationRepository: VerificationRepository {
         return .issued
     }
 
-    func consumeTAN(hash: String, now: Date) -> (consumed: Bool, teleTANType: TeleTANType?) {
+    func consumeTAN(hash: String, now: Date, requiring requirement: TANRequirement) -> TANConsumption {
         guard let tan = self.tans[hash], !tan.consumed, tan.validFrom <= now, tan.validUntil > now else {
-            return (false, nil)
+            return .unavailable
         }
+        guard requirement.admits(tan.teleTANType) else { return .wrongKind }
         self.tans[hash]?.consumed = true
-        return (true, tan.teleTANType)
+        return .consumed(tan.teleTANType)
     }
 
     func createTeleTAN(_ request: TeleTANRequest) -> TeleTANCreation {

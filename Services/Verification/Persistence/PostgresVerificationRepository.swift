@@ -170,19 +170,36 @@ struct PostgresVerificationRepository: VerificationRepository {
 
     /// Consumes a TAN if it exists, is inside its validity window and was not consumed; returns whether it was,
     /// and the teleTAN type it derives from. One statement, so of concurrent calls exactly one succeeds.
-    func consumeTAN(hash: String, now: Date) async throws -> (consumed: Bool, teleTANType: TeleTANType?) {
+    func consumeTAN(hash: String, now: Date, requiring requirement: TANRequirement) async throws -> TANConsumption {
+        // NULL for any kind; otherwise whether the TAN must (true) or must not (false) be an EVENT teleTAN's.
+        let event: Bool? =
+            switch requirement {
+            case .any: nil
+            case .event: true
+            case .notEvent: false
+            }
         let rows = try await self.client.query(
             """
             UPDATE tan SET consumed_at = \(now)
             WHERE tan_hash = \(hash) AND consumed_at IS NULL AND valid_from <= \(now) AND valid_until > \(now)
+              AND (\(event)::boolean IS NULL OR coalesce(teletan_type = 'EVENT', false) = \(event)::boolean)
             RETURNING teletan_type
             """,
             logger: self.logger
         )
         for try await type in rows.decode(String?.self) {
-            return (true, type.flatMap(TeleTANType.init(rawValue:)))
+            return .consumed(type.flatMap(TeleTANType.init(rawValue:)))
         }
-        return (false, nil)
+        guard requirement != .any else { return .unavailable }
+        let usable = try await self.client.query(
+            """
+            SELECT count(*) FROM tan
+            WHERE tan_hash = \(hash) AND consumed_at IS NULL AND valid_from <= \(now) AND valid_until > \(now)
+            """,
+            logger: self.logger
+        )
+        for try await count in usable.decode(Int.self) where count > 0 { return .wrongKind }
+        return .unavailable
     }
 
     // MARK: - teleTANs

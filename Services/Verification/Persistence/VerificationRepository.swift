@@ -18,9 +18,9 @@ protocol VerificationRepository: Sendable {
     /// Counts a TAN against the session's quota and stores its hash, together or not at all.
     func issueTAN(_ issue: TANIssue) async throws -> TANIssueOutcome
 
-    /// Consumes a TAN that exists, is inside its validity window and was not consumed; of concurrent calls
-    /// exactly one succeeds. Returns whether it was consumed, and the teleTAN type it derives from.
-    func consumeTAN(hash: String, now: Date) async throws -> (consumed: Bool, teleTANType: TeleTANType?)
+    /// Consumes a TAN that exists, is inside its validity window, was not consumed and meets `requirement`; of
+    /// concurrent calls exactly one succeeds.
+    func consumeTAN(hash: String, now: Date, requiring requirement: TANRequirement) async throws -> TANConsumption
 
     /// Creates a teleTAN unless the request's limit is reached; creations are serialised, and one that waits longer
     /// than its `lockTimeout` for its turn gives up (`.busy`).
@@ -30,6 +30,16 @@ protocol VerificationRepository: Sendable {
     /// consumed, and teleTANs that expired and no longer count for the rate limit. `nil` when another replica is
     /// running retention.
     func applyRetention(cutoff: Date, now: Date, rateWindowStart: Date) async throws -> VerificationRetentionOutcome?
+}
+
+extension VerificationRepository {
+    /// Consumes a TAN of any kind; whether it was consumed, and the teleTAN type it derives from.
+    func consumeTAN(hash: String, now: Date) async throws -> (consumed: Bool, teleTANType: TeleTANType?) {
+        if case .consumed(let type) = try await self.consumeTAN(hash: hash, now: now, requiring: .any) {
+            return (true, type)
+        }
+        return (false, nil)
+    }
 }
 
 enum VerificationRepositoryError: Error {

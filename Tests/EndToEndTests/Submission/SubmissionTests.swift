@@ -31,8 +31,8 @@ struct SubmissionTests {
             let reply = try await harness.submit(payload, tan: tan)
             #expect(reply.status == .ok)
             #expect(reply.body.readableBytes == 0)
-            #expect(reply.headers[SubmissionController.savedCheckInsHeader] == "2")
-            #expect(reply.headers[SubmissionController.filteredCheckInsHeader] == "0")
+            #expect(reply.headers[SubmissionController.savedCheckInsHeader] == "002")
+            #expect(reply.headers[SubmissionController.filteredCheckInsHeader] == "000")
             #expect(reply.headers[.contentSecurityPolicy] == "default-src 'self'")
             #expect(try await harness.count("diagnosis_key") == 14)
             #expect(
@@ -84,6 +84,32 @@ struct SubmissionTests {
         }
     }
 
+    @Test("a TAN sent to the endpoint of the other kind is refused and stays usable where it belongs")
+    func wrongKindKeepsTAN() async throws {
+        try await SubmissionHarness.run { harness async throws in
+            let event = try await harness.teleTANTAN(.event)
+            let test = try await harness.teleTANTAN(.test)
+
+            let eventAtKeys = try await harness.submit(SubmissionPayloads.payload(), tan: event)
+            let testOnBehalf = try await harness.submit(
+                SubmissionPayloads.onBehalfPayload(),
+                tan: test,
+                path: "/version/v1/submission-on-behalf"
+            )
+            let eventOnBehalf = try await harness.submit(
+                SubmissionPayloads.onBehalfPayload(),
+                tan: event,
+                path: "/version/v1/submission-on-behalf"
+            )
+            let testAtKeys = try await harness.submit(SubmissionPayloads.payload(), tan: test)
+
+            #expect(eventAtKeys.status == .forbidden)
+            #expect(testOnBehalf.status == .forbidden)
+            #expect(eventOnBehalf.status == .ok)
+            #expect(testAtKeys.status == .ok)
+        }
+    }
+
     @Test("an event teleTAN's TAN cannot submit keys; it is required for a submission on behalf")
     func eventTANs() async throws {
         try await SubmissionHarness.run { harness async throws in
@@ -107,7 +133,7 @@ struct SubmissionTests {
                 path: "/version/v1/submission-on-behalf"
             )
             #expect(onBehalf.status == .ok)
-            #expect(onBehalf.headers[SubmissionController.savedCheckInsHeader] == "2")
+            #expect(onBehalf.headers[SubmissionController.savedCheckInsHeader] == "002")
             #expect(try await harness.count("check_in_protected_reports") == 2)
             #expect(try await harness.count("diagnosis_key") == 0)
         }
@@ -179,7 +205,7 @@ struct SubmissionTests {
             payload.checkInProtectedReports = [SubmissionPayloads.protectedReport()]
             let reply = try await harness.submit(payload, tan: try await harness.labTAN())
             #expect(reply.status == .ok)
-            #expect(reply.headers[SubmissionController.savedCheckInsHeader] == "0")
+            #expect(reply.headers[SubmissionController.savedCheckInsHeader] == "000")
             #expect(try await harness.count("diagnosis_key") == 14)
         }
     }
@@ -333,8 +359,8 @@ struct SubmissionTests {
             payload.checkIns = [kept, SubmissionPayloads.checkIn(location: 2, trl: 1)]
             let reply = try await harness.submit(payload, tan: try await harness.labTAN())
             #expect(reply.status == .ok)
-            #expect(reply.headers[SubmissionController.savedCheckInsHeader] == "1")
-            #expect(reply.headers[SubmissionController.filteredCheckInsHeader] == "1")
+            #expect(reply.headers[SubmissionController.savedCheckInsHeader] == "001")
+            #expect(reply.headers[SubmissionController.filteredCheckInsHeader] == "001")
             #expect(try await harness.count("trace_time_interval_warning") == 3)
             let hash = Hex.encode(CheckInFilter.hash(kept.locationID))
             #expect(
