@@ -214,7 +214,7 @@ extension PhoneCommand {
             let kind = self.fake ? "dummy submission" : "submission"
             print(
                 "\(kind): HTTP \(reply.status), \(reply.wireSize) bytes, \(String(format: "%.0f", reply.seconds * 1000)) ms"
-                    + (reply.header("cwa-saved-checkins").map { ", check-ins saved: \($0)" } ?? "")
+                    + (reply.header("cwa-saved-checkins").flatMap { Int($0) }.map { ", check-ins saved: \($0)" } ?? "")
             )
             guard reply.status == 200 else { throw ExitCode(3) }
         }
