@@ -4,6 +4,7 @@ import ENServiceKit
 import Foundation
 import HTTPTypes
 import Hummingbird
+import HummingbirdBcrypt
 import Logging
 
 extension Portal {
@@ -53,7 +54,8 @@ extension Portal {
             policy: configuration.policy,
             authorities: configuration.authorities,
             clock: dependencies.clock,
-            logger: logger
+            logger: logger,
+            decoyHash: Bcrypt.hash("decoy-password-for-timing", cost: UInt8(configuration.policy.bcryptCost))
         )
     }
 

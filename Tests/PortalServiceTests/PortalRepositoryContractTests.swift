@@ -113,36 +113,59 @@ struct PortalRepositoryContractTests {
     }
 
     @Test(
-        "failures count up to the limit, lock the account until the given time and start again; clearing resets them",
+        "attempts are claimed up to the limit, the last locks; locked, disabled or unknown: none; clearing unlocks",
         arguments: RepositoryBackend.allCases
     )
-    func failureCounting(_ backend: RepositoryBackend) async throws {
+    func attemptClaims(_ backend: RepositoryBackend) async throws {
         try await self.withRepository(backend) { repository in
             let officer = try await Self.addOfficer(repository, "bob")
-            let (firstLock, secondLock) = (Self.now.addingTimeInterval(900), Self.now.addingTimeInterval(1800))
-            let record = { (until: Date) in
-                try await repository.recordFailure(officerID: officer.id, maxFailures: 3, lockedUntil: until)
+            let lock = Self.now.addingTimeInterval(900)
+            let claim = { (id: Int64, now: Date) in
+                try await repository.claimAttempt(officerID: id, maxFailures: 3, lockedUntil: lock, now: now)
             }
             let read = { try #require(try await repository.officer(id: officer.id)) }
 
-            let locks = [try await record(firstLock), try await record(firstLock), try await record(firstLock)]
+            let claims = [
+                try await claim(officer.id, Self.now), try await claim(officer.id, Self.now),
+                try await claim(officer.id, Self.now),
+            ]
             let locked = try await read()
-            let afterLock = try await record(secondLock)
-            let counting = try await read()
+            let whileLocked = try await claim(officer.id, lock.addingTimeInterval(-1))
+            let afterLock = try await claim(officer.id, lock)
             try await repository.clearFailures(officerID: officer.id)
             let cleared = try await read()
-            let unknown = try await repository.recordFailure(
-                officerID: officer.id + 1000,
-                maxFailures: 1,
-                lockedUntil: secondLock
-            )
+            let unknown = try await claim(officer.id + 1000, Self.now)
+            _ = try await repository.disable(username: "bob")
+            let disabled = try await claim(officer.id, lock)
 
-            #expect(locks == [false, false, true])
-            #expect(locked.failedLogins == 0 && locked.lockedUntil == firstLock)
-            #expect(!afterLock)
-            #expect(counting.failedLogins == 1 && counting.lockedUntil == firstLock)
-            #expect(cleared.failedLogins == 0 && cleared.lockedUntil == firstLock)
-            #expect(!unknown)
+            #expect(claims == [.granted(locksNow: false), .granted(locksNow: false), .granted(locksNow: true)])
+            #expect(locked.failedLogins == 0 && locked.lockedUntil == lock)
+            #expect(whileLocked == .refused)
+            #expect(afterLock == .granted(locksNow: false))
+            #expect(cleared.failedLogins == 0 && cleared.lockedUntil == nil)
+            #expect(unknown == .refused)
+            #expect(disabled == .refused)
+        }
+    }
+
+    @Test(
+        "a password change's session sweep ends every other session of the officer and none of another's",
+        arguments: RepositoryBackend.allCases
+    )
+    func otherSessionsEnd(_ backend: RepositoryBackend) async throws {
+        try await self.withRepository(backend) { repository in
+            let anna = try await Self.addOfficer(repository, "anna")
+            let bert = try await Self.addOfficer(repository, "bert", secret: 2)
+            for (token, officer) in [("a1", anna.id), ("a2", anna.id), ("a3", anna.id), ("b1", bert.id)] {
+                try await repository.createSession(Self.session(token, of: officer))
+            }
+
+            try await repository.deleteSessions(ofOfficer: anna.id, except: TestIDs.hashedGUID("a2"))
+
+            #expect(try await !Self.exists(repository, "a1"))
+            #expect(try await Self.exists(repository, "a2"))
+            #expect(try await !Self.exists(repository, "a3"))
+            #expect(try await Self.exists(repository, "b1"))
         }
     }
 

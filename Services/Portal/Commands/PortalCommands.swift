@@ -133,13 +133,29 @@ enum PortalCommands {
             }
             let formatter = ISO8601DateFormatter()
             for event in try await store.auditEvents(since: since) {
-                print("\(formatter.string(from: event.at))\t\(event.username)\t\(event.action)\t\(event.details)")
+                let fields = [event.username, event.action, event.details].map(Self.printable)
+                print(([formatter.string(from: event.at)] + fields).joined(separator: "\t"))
             }
             return 0
         default:
             self.fail(self.usage)
             return 2
         }
+    }
+
+    /// `text` with every control, format or separator character (escape sequences, tabs, bidi overrides) written as
+    /// `\u{…}`, so an audit line cannot move the cursor, forge columns or hide text on the administrator's terminal.
+    static func printable(_ text: String) -> String {
+        var out = ""
+        for scalar in text.unicodeScalars {
+            switch scalar.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .privateUse, .unassigned:
+                out += "\\u{\(String(scalar.value, radix: 16))}"
+            default:
+                out.unicodeScalars.append(scalar)
+            }
+        }
+        return out
     }
 
     private static func fail(_ message: String) {

@@ -149,7 +149,12 @@ struct PortalController: Sendable {
             response.setCookie(self.cookie(token))
             return response
         case .refused:
-            return Pages.redirect("/totp?failed=1")
+            // A new half-session: the failed attempt's cookie and CSRF token are spent, so every retry needs the page.
+            var response = Pages.redirect("/totp?failed=1")
+            if try await self.engine.session(token: request.cookies[SessionMiddleware.cookieName]?.value) != nil {
+                response.setCookie(self.cookie(try await self.engine.renew(identity.session).token))
+            }
+            return response
         }
     }
 
@@ -243,6 +248,7 @@ struct PortalController: Sendable {
         let (session, officer, form) = try context.officer()
         let outcome = try await self.engine.changePassword(
             officer: officer,
+            session: session,
             current: form["current"] ?? "",
             new: form["new"] ?? "",
             repeated: form["repeat"] ?? ""
@@ -254,6 +260,7 @@ struct PortalController: Sendable {
         case .wrongPassword: (message, status) = ("password_wrong", .badRequest)
         case .mismatch: (message, status) = ("password_mismatch", .badRequest)
         case .tooWeak: (message, status) = ("password_weak", .badRequest)
+        case .locked: (message, status) = ("password_locked", .forbidden)
         }
         return try await self.officerPage(
             "password",

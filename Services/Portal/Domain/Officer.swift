@@ -35,6 +35,15 @@ struct AuditEvent: Sendable, Equatable {
     var details: String
 }
 
+/// What claiming an attempt at a secret (password, second factor, current password) gave.
+enum AttemptClaim: Sendable, Equatable {
+    /// The attempt may go ahead; it counts as a failure until `clearFailures` says otherwise. `locksNow` when this
+    /// attempt reached the limit: the account is locked from now on unless the attempt succeeds.
+    case granted(locksNow: Bool)
+    /// The account is locked, disabled or unknown: no attempt.
+    case refused
+}
+
 /// An officer to add, as the administrator's command creates one.
 struct NewOfficer: Sendable, Equatable {
     /// Lower case.

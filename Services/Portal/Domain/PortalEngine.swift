@@ -40,8 +40,9 @@ struct PortalEngine: Sendable {
     let clock: WallClock
     let logger: Logger
 
-    /// A hash verified when the user name is unknown, so that case takes as long as a wrong password.
-    static let decoyHash = Bcrypt.hash("decoy-password-for-timing", cost: 12)
+    /// A hash verified when no password is checked (an unknown name, a locked account), with the cost of real
+    /// hashes (`BCRYPT_COST`), so that such a refusal takes as long as a wrong password.
+    let decoyHash: String
 
     static func randomToken() -> String {
         var generator = SystemRandomNumberGenerator()
@@ -134,22 +135,28 @@ struct PortalEngine: Sendable {
     // MARK: - Login
 
     /// The password step. On success the anonymous session is replaced by a new one (new id: no fixation) that waits
-    /// for the second factor.
+    /// for the second factor. The attempt is claimed before the password is checked (`claimAttempt`), so a locked
+    /// account checks no password at all and parallel guesses cannot outrun the lock; a refused claim still costs a
+    /// bcrypt, so that it takes as long as a check.
     func login(username: String, password: String, session: PortalSession) async throws -> LoginOutcome {
         let now = self.clock.now
-        let officer = try await self.repository.officer(named: username.lowercased())
-        guard let officer else {
-            _ = try await PasswordHasher.verify(password, hash: Self.decoyHash)
+        guard PasswordRules.isPrintableName(username) else {
+            _ = try await PasswordHasher.verify(password, hash: self.decoyHash)
+            try await self.audit("-", "login_failed", "user name with control characters")
+            return .refused
+        }
+        guard let officer = try await self.repository.officer(named: username.lowercased()) else {
+            _ = try await PasswordHasher.verify(password, hash: self.decoyHash)
             try await self.audit(username.prefix(64).lowercased(), "login_failed", "unknown user")
             return .refused
         }
-        let passwordOK = try await PasswordHasher.verify(password, hash: officer.passwordHash)
-        if officer.disabled || (officer.lockedUntil.map { $0 > now } ?? false) {
+        guard case .granted(let locksNow) = try await self.claimAttempt(officer) else {
+            _ = try await PasswordHasher.verify(password, hash: self.decoyHash)
             try await self.audit(officer.username, "login_refused", officer.disabled ? "disabled" : "locked")
             return .refused
         }
-        guard passwordOK else {
-            try await self.fail(officer, "login_failed", "wrong password")
+        guard try await PasswordHasher.verify(password, hash: officer.passwordHash) else {
+            try await self.failed(officer, locksNow: locksNow, "login_failed", "wrong password")
             return .refused
         }
         try await self.repository.deleteSession(tokenHash: session.tokenHash)
@@ -159,13 +166,13 @@ struct PortalEngine: Sendable {
     }
 
     /// The second factor: a code of the officer's secret, within ±1 step, not used before. Success gives an
-    /// authenticated session with a new id.
+    /// authenticated session with a new id. A wrong code counts toward the lockout like a wrong password.
     func secondFactor(code: String, session: PortalSession) async throws -> LoginOutcome {
         guard session.stage == .password, let id = session.officerID,
             let officer = try await self.repository.officer(id: id)
         else { return .refused }
         let now = self.clock.now
-        if officer.disabled || (officer.lockedUntil.map { $0 > now } ?? false) { return .refused }
+        guard case .granted(let locksNow) = try await self.claimAttempt(officer) else { return .refused }
         guard
             let step = TOTP(secret: officer.totpSecret).matchingStep(
                 code.trimmingCharacters(in: .whitespaces),
@@ -173,7 +180,7 @@ struct PortalEngine: Sendable {
             ),
             try await self.repository.useTOTPStep(officerID: officer.id, step: step)
         else {
-            try await self.fail(officer, "totp_failed", "wrong or used code")
+            try await self.failed(officer, locksNow: locksNow, "totp_failed", "wrong or used code")
             return .refused
         }
         try await self.repository.clearFailures(officerID: officer.id)
@@ -183,14 +190,21 @@ struct PortalEngine: Sendable {
         return .next(token: next.token, csrf: next.csrf)
     }
 
-    private func fail(_ officer: Officer, _ action: String, _ details: String) async throws {
-        let locked = try await self.repository.recordFailure(
+    /// One attempt at one of the officer's secrets, counted before it is checked.
+    private func claimAttempt(_ officer: Officer) async throws -> AttemptClaim {
+        let now = self.clock.now
+        return try await self.repository.claimAttempt(
             officerID: officer.id,
             maxFailures: self.policy.maxFailedLogins,
-            lockedUntil: self.clock.now.addingTimeInterval(self.policy.lockDuration.timeInterval)
+            lockedUntil: now.addingTimeInterval(self.policy.lockDuration.timeInterval),
+            now: now
         )
+    }
+
+    /// Audits a failed attempt, and the lock when this attempt set it.
+    private func failed(_ officer: Officer, locksNow: Bool, _ action: String, _ details: String) async throws {
         try await self.audit(officer.username, action, details)
-        if locked {
+        if locksNow {
             try await self.audit(
                 officer.username,
                 "account_locked",
@@ -211,17 +225,30 @@ struct PortalEngine: Sendable {
 
     // MARK: - Password
 
-    enum PasswordChange: Sendable, Equatable { case changed, wrongPassword, tooWeak, mismatch }
+    enum PasswordChange: Sendable, Equatable { case changed, wrongPassword, tooWeak, mismatch, locked }
 
-    func changePassword(officer: Officer, current: String, new: String, repeated: String) async throws -> PasswordChange
-    {
-        guard try await PasswordHasher.verify(current, hash: officer.passwordHash) else { return .wrongPassword }
+    /// A new password. A wrong current password counts toward the lockout like a failed login; a change ends every
+    /// other session of the officer, so that whoever knew the old password is logged out.
+    func changePassword(
+        officer: Officer,
+        session: PortalSession,
+        current: String,
+        new: String,
+        repeated: String
+    ) async throws -> PasswordChange {
+        guard case .granted(let locksNow) = try await self.claimAttempt(officer) else { return .locked }
+        guard try await PasswordHasher.verify(current, hash: officer.passwordHash) else {
+            try await self.failed(officer, locksNow: locksNow, "password_change_failed", "wrong current password")
+            return .wrongPassword
+        }
+        try await self.repository.clearFailures(officerID: officer.id)
         guard new == repeated else { return .mismatch }
         guard PasswordRules.acceptable(new, username: officer.username) else { return .tooWeak }
         try await self.repository.setPassword(
             officerID: officer.id,
             passwordHash: try await PasswordHasher.hash(new, cost: self.policy.bcryptCost)
         )
+        try await self.repository.deleteSessions(ofOfficer: officer.id, except: session.tokenHash)
         try await self.audit(officer.username, "password_changed")
         return .changed
     }
@@ -288,9 +315,20 @@ struct HealthAuthority: Sendable, Equatable, Decodable {
     }
 }
 
-/// What a new password must be.
+/// What a new password must be, and what a user name may contain.
 enum PasswordRules {
     static let minimumLength = 12
+
+    /// Whether `name` has no control, format or line-separator characters (escape sequences, bidi overrides), so
+    /// that it is safe to store in the audit trail and print.
+    static func isPrintableName(_ name: String) -> Bool {
+        name.unicodeScalars.allSatisfy { scalar in
+            switch scalar.properties.generalCategory {
+            case .control, .format, .lineSeparator, .paragraphSeparator, .surrogate, .privateUse, .unassigned: false
+            default: true
+            }
+        }
+    }
 
     static func acceptable(_ password: String, username: String) -> Bool {
         password.count >= self.minimumLength && password.count <= 128 && password.lowercased() != username.lowercased()

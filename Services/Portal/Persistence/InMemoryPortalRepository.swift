@@ -50,17 +50,20 @@ actor InMemoryPortalRepository: PortalRepository {
         self.officers.values.map(\.officer).sorted { $0.username < $1.username }
     }
 
-    func recordFailure(officerID: Int64, maxFailures: Int, lockedUntil: Date) -> Bool {
-        guard var officer = self.officers[officerID]?.officer else { return false }
+    func claimAttempt(officerID: Int64, maxFailures: Int, lockedUntil: Date, now: Date) -> AttemptClaim {
+        guard var officer = self.officers[officerID]?.officer, !officer.disabled,
+            officer.lockedUntil.map({ $0 <= now }) ?? true
+        else { return .refused }
         let locks = officer.failedLogins + 1 >= maxFailures
         officer.failedLogins = locks ? 0 : officer.failedLogins + 1
         if locks { officer.lockedUntil = lockedUntil }
         self.officers[officerID]?.officer = officer
-        return locks
+        return .granted(locksNow: locks)
     }
 
     func clearFailures(officerID: Int64) {
         self.officers[officerID]?.officer.failedLogins = 0
+        self.officers[officerID]?.officer.lockedUntil = nil
     }
 
     func useTOTPStep(officerID: Int64, step: Int64) -> Bool {
@@ -114,6 +117,10 @@ actor InMemoryPortalRepository: PortalRepository {
 
     func touchSession(tokenHash: String, now: Date) {
         self.sessions[tokenHash]?.lastSeenAt = now
+    }
+
+    func deleteSessions(ofOfficer officerID: Int64, except tokenHash: String) {
+        self.sessions = self.sessions.filter { $0.value.officerID != officerID || $0.key == tokenHash }
     }
 
     func deleteSession(tokenHash: String) {

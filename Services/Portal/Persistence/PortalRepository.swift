@@ -12,9 +12,11 @@ protocol PortalRepository: Sendable {
     func officer(id: Int64) async throws -> Officer?
     /// Every officer, by name.
     func allOfficers() async throws -> [Officer]
-    /// Counts a failed login or second factor; at `maxFailures` the account is locked until `lockedUntil` and the
-    /// count starts again. Returns whether this failure locked the account.
-    func recordFailure(officerID: Int64, maxFailures: Int, lockedUntil: Date) async throws -> Bool
+    /// Claims one attempt at a secret, counted as a failure before the secret is checked, so that parallel attempts
+    /// cannot all pass a lock that is not yet set: refused while the account is locked or disabled; the attempt that
+    /// reaches `maxFailures` locks it until `lockedUntil` and starts the count again.
+    func claimAttempt(officerID: Int64, maxFailures: Int, lockedUntil: Date, now: Date) async throws -> AttemptClaim
+    /// After a successful attempt: the count starts again, and a lock the attempt itself set is lifted.
     func clearFailures(officerID: Int64) async throws
     /// Records `step` as used, unless it or a later one was used already (a code works once).
     func useTOTPStep(officerID: Int64, step: Int64) async throws -> Bool
@@ -36,6 +38,8 @@ protocol PortalRepository: Sendable {
     func session(tokenHash: String) async throws -> PortalSession?
     func touchSession(tokenHash: String, now: Date) async throws
     func deleteSession(tokenHash: String) async throws
+    /// Ends every session of the officer but the one named (a password change logs out everywhere else).
+    func deleteSessions(ofOfficer officerID: Int64, except tokenHash: String) async throws
     /// Removes sessions idle since `idleBefore` or created before `createdBefore`.
     func deleteExpiredSessions(idleBefore: Date, createdBefore: Date) async throws
 

@@ -58,24 +58,26 @@ struct PostgresPortalRepository: PortalRepository {
         )
     }
 
-    /// Counts a failed login or second factor; at `maxFailures` the account is locked until `lockedUntil` and the
-    /// count starts again. Returns whether this failure locked the account.
-    func recordFailure(officerID: Int64, maxFailures: Int, lockedUntil: Date) async throws -> Bool {
-        try await self.count(
+    func claimAttempt(officerID: Int64, maxFailures: Int, lockedUntil: Date, now: Date) async throws -> AttemptClaim {
+        let rows = try await self.client.query(
             """
-            WITH counted AS (
-                UPDATE officer
-                   SET failed_logins = CASE WHEN failed_logins + 1 >= \(maxFailures) THEN 0 ELSE failed_logins + 1 END,
-                       locked_until = CASE WHEN failed_logins + 1 >= \(maxFailures) THEN \(lockedUntil) ELSE locked_until END
-                 WHERE id = \(officerID)
-                RETURNING failed_logins = 0 AS locked
-            ) SELECT count(*) FROM counted WHERE locked
-            """
-        ) == 1
+            UPDATE officer
+               SET failed_logins = CASE WHEN failed_logins + 1 >= \(maxFailures) THEN 0 ELSE failed_logins + 1 END,
+                   locked_until = CASE WHEN failed_logins + 1 >= \(maxFailures) THEN \(lockedUntil) ELSE locked_until END
+             WHERE id = \(officerID) AND NOT disabled AND (locked_until IS NULL OR locked_until <= \(now))
+            RETURNING failed_logins = 0
+            """,
+            logger: self.logger
+        )
+        for try await locksNow in rows.decode(Bool.self) { return .granted(locksNow: locksNow) }
+        return .refused
     }
 
     func clearFailures(officerID: Int64) async throws {
-        try await self.client.query("UPDATE officer SET failed_logins = 0 WHERE id = \(officerID)", logger: self.logger)
+        try await self.client.query(
+            "UPDATE officer SET failed_logins = 0, locked_until = NULL WHERE id = \(officerID)",
+            logger: self.logger
+        )
     }
 
     /// Records `step` as used, unless it or a later one was used already (a code works once, on every replica).
@@ -184,6 +186,13 @@ struct PostgresPortalRepository: PortalRepository {
     func touchSession(tokenHash: String, now: Date) async throws {
         try await self.client.query(
             "UPDATE portal_session SET last_seen_at = \(now) WHERE token_hash = \(tokenHash)",
+            logger: self.logger
+        )
+    }
+
+    func deleteSessions(ofOfficer officerID: Int64, except tokenHash: String) async throws {
+        try await self.client.query(
+            "DELETE FROM portal_session WHERE officer_id = \(officerID) AND token_hash <> \(tokenHash)",
             logger: self.logger
         )
     }
