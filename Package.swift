@@ -108,13 +108,22 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ],
             path: "Shared/ServiceKit",
             swiftSettings: swiftSettings
         ),
 
         // MARK: - Services
-        service("TestResult", binary: "test-result-service"),
+        service(
+            "TestResult",
+            binary: "test-result-service",
+            extra: [
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
         service(
             "Verification",
             binary: "verification-service",

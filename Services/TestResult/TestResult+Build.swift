@@ -18,7 +18,7 @@ extension TestResult {
         configuration: TestResultConfiguration,
         dependencies: TestResultDependencies,
         environment: ServiceEnvironment
-    ) throws -> ServiceApplication<ServiceRequestContext> {
+    ) throws -> ServiceApplication<CertificateRequestContext> {
         let metrics = TestResultMetrics(factory: environment.metricsFactory)
         let internalApp = Application(
             router: self.buildInternalRouter(
@@ -56,14 +56,15 @@ extension TestResult {
         )
     }
 
-    /// Lab and portal routes under `/api/v1`, plus health, metrics and the OpenAPI document.
+    /// Lab and portal routes under `/api/v1`, plus health, metrics and the OpenAPI document. With lab certificates
+    /// (TLS here or at the gateway) the routes know the calling lab.
     static func buildPublicRouter(
         configuration: TestResultConfiguration,
         dependencies: TestResultDependencies,
         environment: ServiceEnvironment,
         metrics: TestResultMetrics
-    ) throws -> Router<ServiceRequestContext> {
-        let router = Router<ServiceRequestContext>.service(
+    ) throws -> Router<CertificateRequestContext> {
+        let router = Router<CertificateRequestContext>.service(
             maxBodyBytes: configuration.maxBodyBytes,
             checks: dependencies.readinessChecks,
             environment: environment
@@ -76,7 +77,7 @@ extension TestResult {
             api.add(
                 middleware: ClientCertificateMiddleware(
                     allowlist: configuration.labCertificateAllowlist,
-                    source: .gateway(header: gateway.header, secret: gateway.secret)
+                    source: .gateway(header: gateway.header, secret: gateway.secret, roots: gateway.labCA)
                 )
             )
         }

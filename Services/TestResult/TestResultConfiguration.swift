@@ -5,6 +5,8 @@ import ENPersistence
 import ENServiceKit
 import Foundation
 import HTTPTypes
+import SwiftASN1
+import X509
 
 /// The configuration of test-result-service.
 struct TestResultConfiguration: ServiceConfiguration {
@@ -20,10 +22,11 @@ struct TestResultConfiguration: ServiceConfiguration {
     var maxResultsPerUpload: Int
     /// TLS terminated by the service itself; lab routes then require an allowlisted client certificate.
     var tls: ServerTLSConfiguration?
-    /// Mutual TLS terminated by the gateway, which passes the verified lab certificate on `header` with the shared
-    /// `secret`; lab routes then require that the certificate is allowlisted.
-    var gateway: (header: HTTPField.Name, secret: String)?
-    var labCertificateAllowlist: Set<CertificateThumbprint>
+    /// Mutual TLS terminated by the gateway, which passes the lab certificate on `header` with the shared `secret`;
+    /// lab routes then require that the certificate chains to one of `labCA` and is allowlisted.
+    var gateway: (header: HTTPField.Name, secret: String, labCA: [Certificate])?
+    /// The lab certificates admitted, each with the lab id its results are stored under.
+    var labCertificateAllowlist: CertificateAllowlist
     var retention: RetentionPolicy
 
     /// Reads:
@@ -32,8 +35,9 @@ struct TestResultConfiguration: ServiceConfiguration {
     ///   `DATABASE_STATEMENT_TIMEOUT` (30s)
     /// - `LOG_LEVEL` (info), `LOG_FORMAT` (text)
     /// - `HTTP_MAX_BODY_SIZE` (1048576 bytes), `LAB_MAX_RESULTS_PER_UPLOAD` (5000)
-    /// - `TLS_CERT_FILE`, `TLS_KEY_FILE`, `TLS_CLIENT_CA_FILE`, `LAB_CERT_SHA256_ALLOWLIST` (comma-separated)
-    /// - `LAB_CERT_HEADER`, `GATEWAY_SECRET` (secret): the gateway's mutual TLS instead of our own
+    /// - `TLS_CERT_FILE`, `TLS_KEY_FILE`, `TLS_CLIENT_CA_FILE`, `LAB_CERT_SHA256_ALLOWLIST` (comma-separated
+    ///   `lab id=thumbprint`; a bare thumbprint names the lab by itself)
+    /// - `LAB_CERT_HEADER`, `GATEWAY_SECRET` (secret), `LAB_CA_FILE`: the gateway's mutual TLS instead of our own
     /// - `RESULT_MASK_AFTER` (21d), `RESULT_DELETE_AFTER` (60d), `RETENTION_INTERVAL` (1h)
     ///
     /// Without TLS, here or at the gateway, the lab port must be a loopback address: then only the gateway on the same
@@ -64,7 +68,8 @@ struct TestResultConfiguration: ServiceConfiguration {
         let allowlist = settings.list(
             "LAB_CERT_SHA256_ALLOWLIST",
             help:
-                "SHA-256 thumbprints (hex, of the DER) of lab client certificates admitted (TLS here or at the gateway)."
+                "Lab client certificates admitted, as lab id=SHA-256 thumbprint (hex, of the DER); results are stored "
+                + "under the lab id (a bare thumbprint is its own lab id)."
         )
         let gatewayHeader = settings.optionalString(
             "LAB_CERT_HEADER",
@@ -76,17 +81,19 @@ struct TestResultConfiguration: ServiceConfiguration {
             secret: true,
             help: "Shared secret the gateway sends in X-Gateway-Secret; LAB_CERT_HEADER is believed only with it."
         )
-        self.labCertificateAllowlist = []
-        for entry in allowlist {
-            if let thumbprint = CertificateThumbprint(parsing: entry) {
-                self.labCertificateAllowlist.insert(thumbprint)
-            } else {
-                settings.report(
-                    "LAB_CERT_SHA256_ALLOWLIST",
-                    "contains an entry that is not a SHA-256 thumbprint (64 hex characters)"
-                )
-            }
+        if let parsed = CertificateAllowlist(entries: allowlist) {
+            self.labCertificateAllowlist = parsed
+        } else {
+            self.labCertificateAllowlist = CertificateAllowlist()
+            settings.report(
+                "LAB_CERT_SHA256_ALLOWLIST",
+                "contains an entry that is not [lab id=]thumbprint (64 hex characters; a lab id of 1-64 characters)"
+            )
         }
+        let labCAFile = settings.optionalString(
+            "LAB_CA_FILE",
+            help: "PEM file of the CA(s) lab certificates chain to; required with LAB_CERT_HEADER."
+        )
         self.retention = RetentionPolicy(settings: settings)
 
         self.gateway = nil
@@ -102,9 +109,11 @@ struct TestResultConfiguration: ServiceConfiguration {
                     "cannot be combined with TLS_CERT_FILE: mutual TLS ends either here or at the gateway"
                 )
             }
-            if let name, let gatewaySecret { self.gateway = (name, gatewaySecret) }
-        } else if gatewaySecret != nil {
-            settings.report("GATEWAY_SECRET", "is only used with LAB_CERT_HEADER")
+            let labCA = Self.certificates(file: labCAFile, settings: settings)
+            if let name, let gatewaySecret, !labCA.isEmpty { self.gateway = (name, gatewaySecret, labCA) }
+        } else {
+            if gatewaySecret != nil { settings.report("GATEWAY_SECRET", "is only used with LAB_CERT_HEADER") }
+            if labCAFile != nil { settings.report("LAB_CA_FILE", "is only used with LAB_CERT_HEADER") }
         }
         let authenticatesLabs = self.tls != nil || gatewayHeader != nil
         if !authenticatesLabs && !self.http.isLoopback {
@@ -120,5 +129,25 @@ struct TestResultConfiguration: ServiceConfiguration {
             )
         }
         self.internalHTTP.requireDistinctPort(from: self.http, settings: settings)
+    }
+
+    /// The certificates of a PEM file; a problem naming `LAB_CA_FILE` is reported when there are none.
+    private static func certificates(file: String?, settings: SettingsReader) -> [Certificate] {
+        guard let file else {
+            settings.report(
+                "LAB_CA_FILE",
+                "is required with LAB_CERT_HEADER: the gateway's lab certificates are checked"
+            )
+            return []
+        }
+        guard let text = try? String(contentsOfFile: file, encoding: .utf8),
+            let documents = try? PEMDocument.parseMultiple(pemString: text),
+            let certificates = try? documents.map({ try Certificate(pemDocument: $0) }),
+            !certificates.isEmpty
+        else {
+            settings.report("LAB_CA_FILE", "\(file) is not a readable PEM file of certificates")
+            return []
+        }
+        return certificates
     }
 }

@@ -52,6 +52,9 @@ package struct LabTestResult: Hashable, Sendable, CustomStringConvertible {
     /// rapid tests (cwa-satellites §2.4), which tells an app polling a rapid test that it was a PCR test.
     package var redeemed: LabTestResult { LabTestResult(kind: self.kind, outcome: .redeemed) }
 
+    /// A lab's verdict: negative, positive or invalid (neither pending nor redeemed).
+    package var isFinal: Bool { [.negative, .positive, .invalid].contains(self.outcome) }
+
     /// The pending placeholder of a kind, which a lookup of an unknown id creates.
     package static func pending(_ kind: TestKind) -> LabTestResult { LabTestResult(kind: kind, outcome: .pending) }
 

@@ -99,12 +99,13 @@ struct ClientCertificateTests {
         pki: TestPKI,
         allowlist: [String],
         repository: InMemoryTestResultRepository
-    ) throws -> ServiceApplication<ServiceRequestContext> {
+    ) throws -> ServiceApplication<CertificateRequestContext> {
         let configuration = try TestResultFixture.configuration([
             "TLS_CERT_FILE": pki.serverCertificateFile.path,
             "TLS_KEY_FILE": pki.serverKeyFile.path,
             "TLS_CLIENT_CA_FILE": pki.caCertificateFile.path,
-            "LAB_CERT_SHA256_ALLOWLIST": allowlist.joined(separator: ","),
+            // The lab id the fixture's batches send (`lab-1`).
+            "LAB_CERT_SHA256_ALLOWLIST": allowlist.map { "lab-1=\($0)" }.joined(separator: ","),
         ])
         var dependencies = TestResultDependencies.inMemory()
         dependencies.repository = repository
@@ -148,7 +149,8 @@ struct GatewayCertificateTests {
             "HTTP_HOST": "0.0.0.0",
             "LAB_CERT_HEADER": Self.header,
             "GATEWAY_SECRET": Self.secret,
-            "LAB_CERT_SHA256_ALLOWLIST": allowed.thumbprint,
+            "LAB_CA_FILE": pki.caCertificateFile.path,
+            "LAB_CERT_SHA256_ALLOWLIST": "lab-1=\(allowed.thumbprint)",
         ])
         var dependencies = TestResultDependencies.inMemory()
         dependencies.repository = repository
@@ -160,7 +162,7 @@ struct GatewayCertificateTests {
             func upload(secret: String?, certificate: String?) async throws -> (HTTPResponse.Status, String) {
                 var headers = HTTPFields.json
                 if let secret {
-                    headers[ClientCertificateMiddleware<ServiceRequestContext>.gatewaySecretHeader] = secret
+                    headers[ClientCertificateMiddleware.gatewaySecretHeader] = secret
                 }
                 if let certificate { headers[HTTPField.Name(Self.header)!] = certificate }
                 let response = try await client.execute(
@@ -202,26 +204,45 @@ struct GatewayCertificateTests {
         let lab = try pki.issueClient(commonName: "lab")
         let pem = try String(contentsOf: lab.certificateFile, encoding: .utf8)
 
-        let der = try #require(ClientCertificateMiddleware<ServiceRequestContext>.derOfEscapedPEM(Self.escaped(pem)))
+        let der = try #require(ClientCertificateMiddleware.derOfEscapedPEM(Self.escaped(pem)))
 
         #expect(CertificateThumbprint(derEncodedCertificate: der).hex == lab.thumbprint)
         #expect(
-            ClientCertificateMiddleware<ServiceRequestContext>.derOfEscapedPEM(
+            ClientCertificateMiddleware.derOfEscapedPEM(
                 Self.escaped("-----BEGIN CERTIFICATE-----\n-----END CERTIFICATE-----")
             ) == nil
         )
-        #expect(ClientCertificateMiddleware<ServiceRequestContext>.derOfEscapedPEM("not a certificate") == nil)
+        #expect(ClientCertificateMiddleware.derOfEscapedPEM("not a certificate") == nil)
     }
 
-    @Test("gateway mode needs a secret of 32+ characters and no TLS of its own, and allows a non-loopback lab port")
+    @Test(
+        "gateway mode needs a secret of 32+ characters, the lab CA and no TLS of its own, and allows a non-loopback port"
+    )
     func configuration() throws {
+        let pki = try TestPKI.make()
+        defer { pki.remove() }
         let thumbprint = String(repeating: "ab", count: 32)
-        let base = ["HTTP_HOST": "0.0.0.0", "LAB_CERT_HEADER": Self.header, "LAB_CERT_SHA256_ALLOWLIST": thumbprint]
+        let base = [
+            "HTTP_HOST": "0.0.0.0", "LAB_CERT_HEADER": Self.header, "LAB_CERT_SHA256_ALLOWLIST": "lab-7=\(thumbprint)",
+            "LAB_CA_FILE": pki.caCertificateFile.path,
+        ]
 
         let good = try TestResultFixture.configuration(base.merging(["GATEWAY_SECRET": Self.secret]) { $1 })
         #expect(good.gateway?.header.rawName == Self.header)
+        #expect(good.gateway?.labCA.count == 1)
+        #expect(good.labCertificateAllowlist.identity(of: CertificateThumbprint(parsing: thumbprint)!)?.name == "lab-7")
 
         #expect(throws: ConfigurationError.self) { try TestResultFixture.configuration(base) }
+        #expect(throws: ConfigurationError.self) {
+            try TestResultFixture.configuration(
+                base.merging(["GATEWAY_SECRET": Self.secret, "LAB_CA_FILE": "/nonexistent"]) { $1 }
+            )
+        }
+        #expect(throws: ConfigurationError.self) {
+            var withoutCA = base.merging(["GATEWAY_SECRET": Self.secret]) { $1 }
+            withoutCA["LAB_CA_FILE"] = nil
+            return try TestResultFixture.configuration(withoutCA)
+        }
         #expect(throws: ConfigurationError.self) {
             try TestResultFixture.configuration(base.merging(["GATEWAY_SECRET": "short"]) { $1 })
         }

@@ -277,8 +277,9 @@ struct LabUploadValidationTests {
         let batch = LabResultBatch(
             labId: "lab",
             testResults: [
-                LabResultEntry(id: Self.id, result: 1, sc: nil), LabResultEntry(id: other, result: 3, sc: nil),
-                LabResultEntry(id: Self.id.uppercased(), result: 2, sc: nil),
+                LabResultEntry(id: Self.id, result: 1, sc: nil, dobProtected: nil),
+                LabResultEntry(id: other, result: 3, sc: nil, dobProtected: nil),
+                LabResultEntry(id: Self.id.uppercased(), result: 2, sc: nil, dobProtected: nil),
             ]
         )
 

@@ -111,10 +111,10 @@ struct ProcessLifecycleTests {
         let historyAfterSecond = try await self.history(database)
 
         #expect(firstStatus == 0)
-        #expect(first.output.contains("migration.applied=1"))
+        #expect(first.output.contains("migration.applied=2"))
         #expect(secondStatus == 0)
         #expect(second.output.contains("migration.applied=0"))
-        #expect(historyAfterFirst == ["0001_create_test_result"])
+        #expect(historyAfterFirst == ["0001_create_test_result", "0002_add_result_protection"])
         #expect(historyAfterSecond == historyAfterFirst)
     }
 

@@ -34,7 +34,9 @@ struct ResultStorageTests {
         }
         let result = try await self.verificationLookup(internalAPI, id)
 
-        #expect(result == VerificationResultResponse(testResult: 2, sc: 1_699_990_000, labId: "lab-7"))
+        #expect(
+            result == VerificationResultResponse(testResult: 2, sc: 1_699_990_000, labId: "lab-7", dobProtected: nil)
+        )
     }
 
     @Test("an unknown id read by verification creates a pending PCR row dated now")
@@ -45,7 +47,7 @@ struct ResultStorageTests {
         let first = try await self.verificationLookup(internalAPI, id)
         let rows = try await self.rows()
 
-        #expect(first == VerificationResultResponse(testResult: 0, sc: 1_700_000_000, labId: nil))
+        #expect(first == VerificationResultResponse(testResult: 0, sc: 1_700_000_000, labId: nil, dobProtected: nil))
         #expect(rows.count == 1)
         #expect(rows.first?.key == id)
         #expect(rows.first?.code == 0)
@@ -69,9 +71,36 @@ struct ResultStorageTests {
 
         #expect(
             try await self.verificationLookup(internalAPI, id)
-                == VerificationResultResponse(testResult: 1, sc: 1_699_950_000, labId: "lab-2")
+                == VerificationResultResponse(testResult: 1, sc: 1_699_950_000, labId: "lab-2", dobProtected: nil)
         )
         #expect(try await self.rows().count == 1)
+    }
+
+    @Test("a pending upload never replaces a lab's verdict: a rapid test's positive stays when pending comes after it")
+    func pendingNeverOverFinal() async throws {
+        let (lab, _, _) = try self.apps()
+        let id = TestIDs.hashedGUID()
+
+        try await self.upload(lab, "/api/v1/quicktest/results", TestResultFixture.batch([(id, 7, nil)]))
+        try await self.upload(lab, "/api/v1/quicktest/results", TestResultFixture.batch([(id, 5, nil)]))
+
+        #expect(try await self.rows().first?.code == 7)
+    }
+
+    @Test("dobProtected reaches verification, and stays when a later upload of the result leaves it out")
+    func dobProtectionSticks() async throws {
+        let (lab, internalAPI, _) = try self.apps()
+        let (id, plain) = (TestIDs.hashedGUID(), TestIDs.hashedGUID())
+        let protected = ByteBuffer(
+            string: #"{"testResults":[{"id":"\#(id)","result":2,"dobProtected":true},{"id":"\#(plain)","result":2}]}"#
+        )
+
+        try await self.upload(lab, "/api/v1/lab/results", protected)
+        try await self.upload(lab, "/api/v1/lab/results", TestResultFixture.batch(labID: nil, [(id, 1, nil)]))
+
+        #expect(try await self.verificationLookup(internalAPI, id).dobProtected == true)
+        #expect(try await self.verificationLookup(internalAPI, id).testResult == 1)
+        #expect(try await self.verificationLookup(internalAPI, plain).dobProtected == nil)
     }
 
     @Test("a pending row created by a lookup is filled by the later upload")

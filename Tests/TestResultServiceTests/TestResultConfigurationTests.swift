@@ -63,9 +63,9 @@ struct TestResultConfigurationTests {
 
         #expect(noCA.contains { $0.hasPrefix("TLS_CLIENT_CA_FILE") })
         #expect(noAllowlist.contains { $0.hasPrefix("LAB_CERT_SHA256_ALLOWLIST") })
-        #expect(badThumbprint.contains { $0.contains("not a SHA-256 thumbprint") })
+        #expect(badThumbprint.contains { $0.contains("not [lab id=]thumbprint") })
         #expect(missingFile.contains { $0.hasPrefix("TLS_CERT_FILE") && $0.contains("does not exist") })
-        #expect(colonForm.labCertificateAllowlist.map(\.hex) == [String(repeating: "ab", count: 32)])
+        #expect(colonForm.labCertificateAllowlist.thumbprints.map(\.hex) == [String(repeating: "ab", count: 32)])
     }
 
     @Test("every problem is reported at once, each naming its setting")

@@ -29,7 +29,8 @@ struct InternalController: Sendable {
         return VerificationResultResponse(
             testResult: stored.result.codeForVerification,
             sc: Int64(stored.sampleCollectedAt.timeIntervalSince1970.rounded(.down)),
-            labId: stored.labID
+            labId: stored.labID,
+            dobProtected: stored.dobProtected ? true : nil
         )
     }
 }

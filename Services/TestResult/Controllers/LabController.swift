@@ -12,7 +12,7 @@ struct LabController: Sendable {
     let clock: WallClock
     let metrics: TestResultMetrics
 
-    func addRoutes(to group: RouterGroup<ServiceRequestContext>) {
+    func addRoutes(to group: RouterGroup<CertificateRequestContext>) {
         group.post("lab/results") { request, context in try await self.upload(request, context: context, kind: .pcr) }
         group.post("quicktest/results") { request, context in
             try await self.upload(request, context: context, kind: .rapidAntigen)
@@ -28,12 +28,16 @@ struct LabController: Sendable {
         }
     }
 
-    /// POST /api/v1/{lab,quicktest,pocnat}/results — stores a batch; 204. Any invalid entry rejects the batch.
-    func upload(_ request: Request, context: ServiceRequestContext, kind: TestKind) async throws -> HTTPResponse.Status
-    {
+    /// POST /api/v1/{lab,quicktest,pocnat}/results — stores a batch; 204. Any invalid entry rejects the batch; so does
+    /// an id whose result another lab uploaded (409).
+    func upload(
+        _ request: Request,
+        context: CertificateRequestContext,
+        kind: TestKind
+    ) async throws -> HTTPResponse.Status {
         let batch = try await request.decodeJSON(as: LabResultBatch.self, context: context)
         let now = self.clock.now
-        let uploads = try self.validator.validate(batch, kind: kind, now: now)
+        let uploads = try self.validator.validate(batch, kind: kind, lab: context.identity?.name, now: now)
         let outcome = try await self.repository.store(uploads, now: now)
         self.metrics.recordStore(outcome, kind: kind)
         context.logger.info(
@@ -48,8 +52,11 @@ struct LabController: Sendable {
 
     /// POST /api/v1/{quicktest,pocnat}/result — a portal reads the result of one of its tests, creating a pending
     /// row of its kind for an unknown id. Returns the stored code as it is (5–9 or 10–14 for rows the portal wrote).
-    func lookup(_ request: Request, context: ServiceRequestContext, kind: TestKind) async throws -> PortalResultResponse
-    {
+    func lookup(
+        _ request: Request,
+        context: CertificateRequestContext,
+        kind: TestKind
+    ) async throws -> PortalResultResponse {
         let body = try await request.decodeJSON(as: ResultLookupRequest.self, context: context)
         let id = try LabUploadValidator.validateLookup(body)
         let stored = try await self.repository.findOrCreatePending(

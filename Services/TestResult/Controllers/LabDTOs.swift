@@ -9,11 +9,12 @@ struct LabResultBatch: Decodable, Sendable {
     let testResults: [LabResultEntry]?
 }
 
-/// `{"id": "<hash>", "result": int, "sc"?: epoch seconds}`.
+/// `{"id": "<hash>", "result": int, "sc"?: epoch seconds, "dobProtected"?: bool}`; `dobProtected` is our extension.
 struct LabResultEntry: Decodable, Sendable {
     let id: String?
     let result: Int?
     let sc: Int64?
+    let dobProtected: Bool?
 }
 
 /// `{"id": "<hash>", "sc"?: int}`. `sc` is accepted and ignored (cwa-satellites §2.1): a pending row created by a
@@ -23,11 +24,13 @@ struct ResultLookupRequest: Decodable, Sendable {
     let sc: Int64?
 }
 
-/// The answer to verification-service: `{"testResult": 0–9, "sc": epoch seconds, "labId"?: string}`.
+/// The answer to verification-service: `{"testResult": 0–9, "sc": epoch seconds, "labId"?: string,
+/// "dobProtected"?: true}` (the last only for a result the lab protected with the date of birth).
 struct VerificationResultResponse: ResponseCodable, Sendable, Equatable {
     let testResult: Int
     let sc: Int64
     let labId: String?
+    let dobProtected: Bool?
 }
 
 /// The answer to a portal lookup: `{"testResult": int, "labId"?: string}`.

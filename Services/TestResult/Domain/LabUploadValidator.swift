@@ -12,10 +12,21 @@ struct LabUploadValidator: Sendable {
 
     let maxResults: Int
 
-    /// The results of `batch` for tests of `kind`, in upload order with later duplicates of an id replacing earlier
-    /// ones (a batch is applied as if its entries were processed in order). Any invalid field rejects the batch.
-    func validate(_ batch: LabResultBatch, kind: TestKind, now: Date) throws(LabUploadError) -> [ResultUpload] {
-        let labID = try Self.validateLabID(batch.labId)
+    /// The results of `batch` for tests of `kind` from the lab named `lab` by its certificate (`nil` without lab
+    /// certificates), in upload order with later duplicates of an id replacing earlier ones (a batch is applied as
+    /// if its entries were processed in order). Any invalid field rejects the batch. The results belong to `lab`;
+    /// the body's `labId` may only repeat it.
+    func validate(
+        _ batch: LabResultBatch,
+        kind: TestKind,
+        lab: String? = nil,
+        now: Date
+    ) throws(LabUploadError) -> [ResultUpload] {
+        var labID = try Self.validateLabID(batch.labId)
+        if let lab {
+            guard labID == nil || labID == lab else { throw .labIDNotCertificates }
+            labID = lab
+        }
         guard let entries = batch.testResults else { throw .missing("testResults") }
         guard !entries.isEmpty else { throw .noResults }
         guard entries.count <= self.maxResults else { throw .tooManyResults(max: self.maxResults) }
@@ -23,7 +34,7 @@ struct LabUploadValidator: Sendable {
         var uploads: [ResultUpload] = []
         var positionByKey: [String: Int] = [:]
         for (index, entry) in entries.enumerated() {
-            let upload = try Self.validate(entry, index: index, kind: kind, labID: labID, now: now)
+            let upload = try Self.validate(entry, index: index, kind: kind, labID: labID, lab: lab, now: now)
             if let position = positionByKey[upload.key] {
                 uploads[position] = upload
             } else {
@@ -46,6 +57,7 @@ struct LabUploadValidator: Sendable {
         index: Int,
         kind: TestKind,
         labID: String?,
+        lab: String?,
         now: Date
     ) throws(LabUploadError) -> ResultUpload {
         let path = "testResults[\(index)]"
@@ -57,7 +69,14 @@ struct LabUploadValidator: Sendable {
             throw .resultNotAllowed(path: "\(path).result", allowed: allowed)
         }
         let sampleTime = try Self.validateSampleTime(entry.sc, path: "\(path).sc", now: now)
-        return ResultUpload(key: id.storageKey(for: kind), result: result, sampleCollectedAt: sampleTime, labID: labID)
+        return ResultUpload(
+            key: id.storageKey(for: kind),
+            result: result,
+            sampleCollectedAt: sampleTime,
+            labID: labID,
+            labAuthenticated: lab != nil,
+            dobProtected: entry.dobProtected ?? false
+        )
     }
 
     /// Codes a batch of each kind may carry (cwa-satellites §2.1): labs report PCR outcomes 1–3 only (pending and

@@ -4,5 +4,11 @@ import ENServiceKit
 import HTTPTypes
 
 extension LabUploadError: APIErrorConvertible {
-    var apiError: APIError { APIError(.badRequest, self.message) }
+    var apiError: APIError {
+        switch self {
+        case .labIDNotCertificates: APIError(.forbidden, self.message)
+        case .ownedByAnotherLab: APIError(.conflict, self.message)
+        default: APIError(.badRequest, self.message)
+        }
+    }
 }

@@ -9,6 +9,10 @@ enum LabUploadError: Error, Equatable {
     case resultNotAllowed(path: String, allowed: ClosedRange<Int>)
     case sampleTimeOutOfRange(path: String)
     case invalidLabID
+    /// The body names another lab than the client certificate does.
+    case labIDNotCertificates
+    /// An id of the batch holds a result another lab uploaded (the whole batch is refused).
+    case ownedByAnotherLab
 
     var message: String {
         switch self {
@@ -21,6 +25,8 @@ enum LabUploadError: Error, Equatable {
         case .sampleTimeOutOfRange(let path):
             "\(path) must be Unix epoch seconds between 2020-01-01 and one hour from now"
         case .invalidLabID: "labId must be 1 to 64 printable characters"
+        case .labIDNotCertificates: "labId must be the lab of the client certificate, or absent"
+        case .ownedByAnotherLab: "a result of this batch belongs to another lab; nothing was stored"
         }
     }
 }

@@ -9,7 +9,17 @@ actor InMemoryTestResultRepository: TestResultRepository {
         var result: LabTestResult
         var sampleCollectedAt: Date
         var labID: String?
+        var dobProtected: Bool
         let createdAt: Date
+
+        var stored: StoredResult {
+            StoredResult(
+                result: self.result,
+                sampleCollectedAt: self.sampleCollectedAt,
+                labID: self.labID,
+                dobProtected: self.dobProtected
+            )
+        }
     }
 
     private var rows: [String: Row] = [:]
@@ -17,37 +27,48 @@ actor InMemoryTestResultRepository: TestResultRepository {
     init() {}
 
     func store(_ uploads: [ResultUpload], now: Date) async throws -> StoreOutcome {
+        let lab = uploads.first?.labID
+        let owned = uploads.first?.labAuthenticated ?? false
+        let foreign = uploads.contains { upload in
+            self.rows[upload.key].map { $0.labID != nil && $0.labID != lab } ?? false
+        }
+        guard !(owned && foreign) else { throw LabUploadError.ownedByAnotherLab }
         var outcome = StoreOutcome()
         for upload in uploads {
-            if let existing = self.rows[upload.key] {
-                guard existing.result.outcome != .redeemed else {
-                    outcome.unchanged += 1
-                    continue
-                }
+            guard let existing = self.rows[upload.key] else {
                 self.rows[upload.key] = Row(
                     result: upload.result,
                     sampleCollectedAt: upload.sampleCollectedAt,
                     labID: upload.labID,
-                    createdAt: existing.createdAt
-                )
-                outcome.updated += 1
-            } else {
-                self.rows[upload.key] = Row(
-                    result: upload.result,
-                    sampleCollectedAt: upload.sampleCollectedAt,
-                    labID: upload.labID,
+                    dobProtected: upload.dobProtected,
                     createdAt: now
                 )
                 outcome.inserted += 1
+                continue
             }
+            let pendingOverFinal = upload.result.outcome == .pending && existing.result.isFinal
+            guard existing.result.outcome != .redeemed, !pendingOverFinal else {
+                outcome.unchanged += 1
+                continue
+            }
+            self.rows[upload.key] = Row(
+                result: upload.result,
+                sampleCollectedAt: upload.sampleCollectedAt,
+                labID: upload.labID,
+                dobProtected: existing.dobProtected || upload.dobProtected,
+                createdAt: existing.createdAt
+            )
+            outcome.updated += 1
         }
         return outcome
     }
 
     func findOrCreatePending(key: String, kind: TestKind, now: Date) async throws -> StoredResult {
-        let row = self.rows[key] ?? Row(result: .pending(kind), sampleCollectedAt: now, labID: nil, createdAt: now)
+        let row =
+            self.rows[key]
+            ?? Row(result: .pending(kind), sampleCollectedAt: now, labID: nil, dobProtected: false, createdAt: now)
         self.rows[key] = row
-        return StoredResult(result: row.result, sampleCollectedAt: row.sampleCollectedAt, labID: row.labID)
+        return row.stored
     }
 
     func applyRetention(maskBefore: Date, deleteBefore: Date, now: Date) async throws -> TestResultRetentionOutcome? {

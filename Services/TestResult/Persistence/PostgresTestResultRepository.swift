@@ -35,32 +35,54 @@ struct PostgresTestResultRepository: TestResultRepository {
     }
 
     private func upsert(_ uploads: [ResultUpload], now: Date) async throws -> StoreOutcome {
-        // One statement for the whole batch: it is atomic, and concurrent uploads of the same id serialise on the
-        // unique index. The validator has removed duplicate keys, which ON CONFLICT could not update twice.
-        // A redeemed row (code 4, 9 or 14: code % 5 = 4) is never updated. A batch has one lab id.
+        // One statement for the whole batch: concurrent uploads of the same id serialise on the unique index. The
+        // validator has removed duplicate keys, which ON CONFLICT could not update twice. A batch has one lab id.
+        // A row is left as it is when it is redeemed (code % 5 = 4), when a pending code (% 5 = 0) would replace a
+        // final one (% 5 in 1…3), or when another authenticated lab owns it; in that last case the whole batch is
+        // refused, in the same transaction, so no other result of the batch is stored either. Without lab
+        // certificates (a loopback development setup) the body's labId proves nothing and owns nothing.
         let labID = uploads.first?.labID
-        let rows = try await self.client.query(
-            """
-            INSERT INTO test_result (result_id, result, result_date, lab_id, created_at, updated_at)
-            SELECT upload.result_id, upload.result, upload.result_date, \(labID), \(now), \(now)
-            FROM unnest(\(uploads.map(\.key))::text[], \(uploads.map { Int16($0.result.code) })::smallint[],
-                        \(uploads.map(\.sampleCollectedAt))::timestamptz[])
-                AS upload(result_id, result, result_date)
-            ORDER BY upload.result_id
-            ON CONFLICT (result_id) DO UPDATE
-                SET result = excluded.result, result_date = excluded.result_date,
-                    lab_id = excluded.lab_id, updated_at = excluded.updated_at
-                WHERE test_result.result % 5 <> 4
-            RETURNING (xmax = 0) AS inserted
-            """,
-            logger: self.logger
-        )
-        var outcome = StoreOutcome()
-        for try await inserted in rows.decode(Bool.self) {
-            if inserted { outcome.inserted += 1 } else { outcome.updated += 1 }
+        let owned = uploads.first?.labAuthenticated ?? false
+        let keys = uploads.map(\.key)
+        return try await rethrowingTransactionCause {
+            try await self.client.withTransaction(logger: self.logger) { connection in
+                let rows = try await connection.query(
+                    """
+                    INSERT INTO test_result (result_id, result, result_date, lab_id, dob_protected, created_at, updated_at)
+                    SELECT upload.result_id, upload.result, upload.result_date, \(labID), upload.dob_protected, \(now), \(now)
+                    FROM unnest(\(keys)::text[], \(uploads.map { Int16($0.result.code) })::smallint[],
+                                \(uploads.map(\.sampleCollectedAt))::timestamptz[], \(uploads.map(\.dobProtected))::boolean[])
+                        AS upload(result_id, result, result_date, dob_protected)
+                    ORDER BY upload.result_id
+                    ON CONFLICT (result_id) DO UPDATE
+                        SET result = excluded.result, result_date = excluded.result_date, lab_id = excluded.lab_id,
+                            dob_protected = test_result.dob_protected OR excluded.dob_protected,
+                            updated_at = excluded.updated_at
+                        WHERE test_result.result % 5 <> 4
+                          AND (NOT \(owned) OR test_result.lab_id IS NULL OR test_result.lab_id = excluded.lab_id)
+                          AND NOT (excluded.result % 5 = 0 AND test_result.result % 5 BETWEEN 1 AND 3)
+                    RETURNING (xmax = 0) AS inserted
+                    """,
+                    logger: self.logger
+                )
+                var outcome = StoreOutcome()
+                for try await inserted in rows.decode(Bool.self) {
+                    if inserted { outcome.inserted += 1 } else { outcome.updated += 1 }
+                }
+                outcome.unchanged = uploads.count - outcome.inserted - outcome.updated
+                let foreign = try await connection.query(
+                    """
+                    SELECT count(*) FROM test_result
+                    WHERE \(owned) AND result_id = ANY(\(keys)::text[]) AND lab_id IS NOT NULL AND lab_id <> \(labID)
+                    """,
+                    logger: self.logger
+                )
+                for try await count in foreign.decode(Int.self) where count > 0 {
+                    throw LabUploadError.ownedByAnotherLab
+                }
+                return outcome
+            }
         }
-        outcome.unchanged = uploads.count - outcome.inserted - outcome.updated
-        return outcome
     }
 
     func findOrCreatePending(key: String, kind: TestKind, now: Date) async throws -> StoredResult {
@@ -75,7 +97,7 @@ struct PostgresTestResultRepository: TestResultRepository {
                 INSERT INTO test_result (result_id, result, result_date, created_at, updated_at)
                 VALUES (\(key), \(pending), \(now), \(now), \(now))
                 ON CONFLICT (result_id) DO NOTHING
-                RETURNING result, result_date, lab_id
+                RETURNING result, result_date, lab_id, dob_protected
                 """,
                 logger: self.logger
             )
@@ -88,16 +110,16 @@ struct PostgresTestResultRepository: TestResultRepository {
     private func read(key: String, connection: PostgresConnection) async throws -> StoredResult? {
         try await Self.storedResult(
             try await connection.query(
-                "SELECT result, result_date, lab_id FROM test_result WHERE result_id = \(key)",
+                "SELECT result, result_date, lab_id, dob_protected FROM test_result WHERE result_id = \(key)",
                 logger: self.logger
             )
         )
     }
 
     private static func storedResult(_ rows: PostgresRowSequence) async throws -> StoredResult? {
-        for try await (code, date, labID) in rows.decode((Int16, Date, String?).self) {
+        for try await (code, date, labID, protected) in rows.decode((Int16, Date, String?, Bool).self) {
             guard let result = LabTestResult(code: Int(code)) else { throw StoredResultError.invalidCode }
-            return StoredResult(result: result, sampleCollectedAt: date, labID: labID)
+            return StoredResult(result: result, sampleCollectedAt: date, labID: labID, dobProtected: protected)
         }
         return nil
     }

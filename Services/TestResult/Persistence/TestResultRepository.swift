@@ -5,7 +5,10 @@ import Foundation
 
 /// Where results live. Implementations must make every method atomic with respect to concurrent calls.
 protocol TestResultRepository: Sendable {
-    /// Inserts new results and overwrites existing ones, except rows that are redeemed: those never change.
+    /// Inserts new results and overwrites existing ones, except rows that are redeemed (never changed) and final
+    /// results a pending upload would overwrite (left as they are). A result belongs to the lab that uploaded it
+    /// first: when an id of the batch belongs to another lab, nothing is stored and `LabUploadError.ownedByAnotherLab`
+    /// is thrown. Date-of-birth protection, once set, stays.
     func store(_ uploads: [ResultUpload], now: Date) async throws -> StoreOutcome
 
     /// The result stored under `key`, creating a pending placeholder of `kind` when there is none (cwa-satellites

@@ -7,6 +7,8 @@ struct ReportedTestResult: Decodable, Equatable, Sendable {
     var testResult: Int
     var sc: Int64?
     var labId: String?
+    /// The lab protected the result with the date of birth (our extension; absent means no).
+    var dobProtected: Bool?
 }
 
 /// Looks up the result of a hashed GUID or DOB hash at test-result-service.

@@ -33,9 +33,19 @@ struct VerificationEngine: Sendable {
     /// The code of a positive PCR test: what teleTAN sessions (and fake polls) report.
     static let positive = LabTestResult(kind: .pcr, outcome: .positive).code
 
-    /// A new registration token; one per GUID, per DOB hash and per teleTAN.
+    /// A new registration token; one per GUID, per DOB hash and per teleTAN. A GUID whose result the lab protected with
+    /// the date of birth registers only with the matching DOB hash, so whoever photographed the test's QR code cannot
+    /// take the registration from its owner once the result is there (nor, ever, the result or a TAN).
     func register(_ key: RegistrationKey) async throws -> String {
         let keyType = if case .guid = key { "guid" } else { "teletan" }
+        if case .guid(let guid, let dob) = key {
+            do {
+                _ = try await self.lookup(guid, dob: dob, checkDOB: false)
+            } catch VerificationFailure.testResultsUnavailable {
+                // Registration stays available when test-result-service is not: the result and the TAN still need
+                // the date of birth, so only the lock-out this check prevents is possible meanwhile.
+            }
+        }
         for _ in 0..<3 {
             let token = RandomUUID.generate()
             let tokenHash = SecretHash.sha256Hex(token)
@@ -77,7 +87,7 @@ struct VerificationEngine: Sendable {
                 labId: nil
             )
         case .guid(let guid, let dob):
-            return try await self.lookup(guid, dob: self.policy.checkDOBOnExternalResult ? dob : nil)
+            return try await self.lookup(guid, dob: dob, checkDOB: self.policy.checkDOBOnExternalResult)
         }
     }
 
@@ -202,13 +212,23 @@ struct VerificationEngine: Sendable {
 
     /// Asks test-result-service for the GUID's result and, when there is a DOB hash, for that one too (at the
     /// same time); different results mean the birth date was wrong (403).
-    private func lookup(_ guid: HashedGUID, dob: DOBHash?) async throws -> AppTestResult {
+    ///
+    /// A result the lab protected with the date of birth (`dobProtected`, our extension) always needs the DOB hash and
+    /// a matching DOB result, whatever `checkDOB` says; without the mark, the DOB result is compared when `checkDOB`
+    /// and a DOB hash is known, as in the reference.
+    private func lookup(_ guid: HashedGUID, dob: DOBHash?, checkDOB: Bool = true) async throws -> AppTestResult {
         do {
-            guard let dob else { return Self.view(try await self.testResults.result(for: guid.value)) }
+            guard let dob else {
+                let byGUID = try await self.testResults.result(for: guid.value)
+                guard byGUID.dobProtected != true else { throw VerificationFailure.dobRequired }
+                return Self.view(byGUID)
+            }
             async let guidResult = self.testResults.result(for: guid.value)
             async let dobResult = self.testResults.result(for: dob.value)
             let (byGUID, byDOB) = try await (guidResult, dobResult)
-            guard byGUID.testResult == byDOB.testResult else { throw VerificationFailure.dobMismatch }
+            if checkDOB || byGUID.dobProtected == true {
+                guard byGUID.testResult == byDOB.testResult else { throw VerificationFailure.dobMismatch }
+            }
             return Self.view(byGUID)
         } catch is UpstreamUnavailable {
             self.metrics.recordUpstreamFailure()

@@ -17,6 +17,8 @@ enum VerificationFailure: Error, Equatable, APIErrorConvertible {
     case tanQuotaUsed
     case resultNotPositive
     case dobMismatch
+    /// The lab protected the result with the date of birth, and the session has no DOB hash.
+    case dobRequired
     /// The internal result endpoint serves only GUID sessions.
     case teleTANSession
     case tanNotRedeemable
@@ -38,6 +40,8 @@ enum VerificationFailure: Error, Equatable, APIErrorConvertible {
         case .tanQuotaUsed: APIError(.badRequest, "this registration token has obtained its TANs already")
         case .resultNotPositive: APIError(.badRequest, "a TAN requires a positive test result")
         case .dobMismatch: APIError(.forbidden, "the date-of-birth check failed")
+        case .dobRequired:
+            APIError(.forbidden, "this test result is protected: register with the date of birth (keyDob)")
         case .teleTANSession: APIError(.forbidden, "the registration token belongs to a teleTAN")
         case .tanNotRedeemable: APIError(.notFound, "the TAN is unknown, expired or used")
         case .tanOfOtherKind: APIError(.conflict, "the TAN is not of the kind asked for; it stays usable")

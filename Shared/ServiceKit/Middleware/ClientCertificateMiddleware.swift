@@ -1,5 +1,5 @@
-// Admits only clients whose certificate thumbprint is on an allowlist: from this service's own TLS handshake, or
-// from the gateway that terminated mutual TLS in front of it.
+// Admits only clients whose certificate is on an allowlist, and names them: from this service's own TLS handshake,
+// or from the gateway that terminated mutual TLS in front of it.
 
 package import ENCrypto
 import Foundation
@@ -8,31 +8,79 @@ package import Hummingbird
 import Logging
 import NIOCore
 import NIOSSL
+import SwiftASN1
+package import X509
 
-/// Guards routes that only known clients (labs) may call.
+/// A client that authenticated with a certificate: the name its allowlist entry gives it, and its thumbprint.
+package struct CertificateIdentity: Sendable, Equatable {
+    package let name: String
+    package let thumbprint: CertificateThumbprint
+
+    package init(name: String, thumbprint: CertificateThumbprint) {
+        self.name = name
+        self.thumbprint = thumbprint
+    }
+}
+
+/// The request context of routes behind `ClientCertificateMiddleware`.
+package typealias CertificateRequestContext = IdentifiedRequestContext<CertificateIdentity>
+
+/// The certificates admitted, by SHA-256 thumbprint, each with the name of its holder.
+package struct CertificateAllowlist: Sendable, Equatable {
+    private var names: [CertificateThumbprint: String] = [:]
+
+    package init() {}
+
+    /// Entries `name=<thumbprint>`; an entry without a name is named by its thumbprint's hex. `nil` when an entry
+    /// is malformed (an unparseable thumbprint, a name of control characters, `=` or more than 64 characters).
+    package init?(entries: [String]) {
+        for entry in entries {
+            let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)
+            guard let thumbprint = CertificateThumbprint(parsing: parts.last ?? "") else { return nil }
+            let name = parts.count == 2 ? parts[0].trimmingCharacters(in: .whitespaces) : thumbprint.hex
+            guard (1...64).contains(name.unicodeScalars.count),
+                name.unicodeScalars.allSatisfy({ $0.properties.generalCategory != .control && $0 != "," })
+            else { return nil }
+            self.names[thumbprint] = name
+        }
+    }
+
+    package var isEmpty: Bool { self.names.isEmpty }
+    package var thumbprints: [CertificateThumbprint] { Array(self.names.keys) }
+
+    /// The identity of an admitted certificate, `nil` for any other.
+    package func identity(of thumbprint: CertificateThumbprint) -> CertificateIdentity? {
+        self.names[thumbprint].map { CertificateIdentity(name: $0, thumbprint: thumbprint) }
+    }
+}
+
+/// Guards routes that only known clients (labs) may call, and sets the client's identity.
 ///
-/// The TLS layer (ours or the gateway's) already checked that the certificate chains to the lab CA; this middleware
-/// requires that a certificate was presented and that the SHA-256 of its DER is on the allowlist
-/// (cwa-satellites §2.3). Otherwise 401. The thumbprint of an admitted lab is put into the log metadata
-/// (a certificate fingerprint identifies the lab, not a person).
-package struct ClientCertificateMiddleware<Context: ChannelRequestContext>: RouterMiddleware {
+/// A certificate must be presented, must chain to the configured CA and be valid now, and the SHA-256 of its DER
+/// must be on the allowlist (cwa-satellites §2.3); otherwise 401. With the service's own TLS the handshake checked
+/// the chain; with the gateway's, the certificate arrives in a header and the chain is checked here again, so a
+/// forged header with the gateway's secret still needs a certificate the lab CA signed. The name of an admitted lab
+/// and its thumbprint are put into the log metadata (they identify a lab, not a person).
+package struct ClientCertificateMiddleware: RouterMiddleware {
+    package typealias Context = CertificateRequestContext
+
     /// Where the client certificate comes from.
     package enum Source: Sendable {
-        /// The TLS handshake of this server.
+        /// The TLS handshake of this server, which verified the chain.
         case tls
-        /// A header set by the gateway that terminated mutual TLS: the verified certificate as URL-escaped PEM (nginx's
+        /// A header set by the gateway that terminated mutual TLS: the certificate as URL-escaped PEM (nginx's
         /// `$ssl_client_escaped_cert`). The header is believed only when the request also carries `X-Gateway-Secret`
-        /// equal to `secret`, so a client that reaches the service directly cannot claim to be a lab.
-        case gateway(header: HTTPField.Name, secret: String)
+        /// equal to `secret`, and the certificate only when it chains to one of `roots` and is valid now.
+        case gateway(header: HTTPField.Name, secret: String, roots: [Certificate])
     }
 
     /// The header that proves a request came through the gateway.
     package static var gatewaySecretHeader: HTTPField.Name { HTTPField.Name("X-Gateway-Secret")! }
 
-    private let allowlist: Set<CertificateThumbprint>
+    private let allowlist: CertificateAllowlist
     private let source: Source
 
-    package init(allowlist: Set<CertificateThumbprint>, source: Source = .tls) {
+    package init(allowlist: CertificateAllowlist, source: Source = .tls) {
         self.allowlist = allowlist
         self.source = source
     }
@@ -46,21 +94,36 @@ package struct ClientCertificateMiddleware<Context: ChannelRequestContext>: Rout
                 throw APIError(.unauthorized, "a client certificate is required")
             }
             thumbprint = CertificateThumbprint(derEncodedCertificate: try certificate.toDERBytes())
-        case .gateway(let header, let secret):
+        case .gateway(let header, let secret, let roots):
             guard ConstantTime.equals(request.headers[Self.gatewaySecretHeader] ?? "", secret) else {
                 throw APIError(.unauthorized, "requests must come through the gateway")
             }
             guard let value = request.headers[header], let der = Self.derOfEscapedPEM(value) else {
                 throw APIError(.unauthorized, "a client certificate is required")
             }
+            guard await Self.chains(der, to: roots) else {
+                throw APIError(.unauthorized, "client certificate is not signed by the lab CA or not valid now")
+            }
             thumbprint = CertificateThumbprint(derEncodedCertificate: der)
         }
-        guard self.allowlist.contains(thumbprint) else {
+        guard let identity = self.allowlist.identity(of: thumbprint) else {
             throw APIError(.unauthorized, "client certificate is not allowed")
         }
         var context = context
+        context.identity = identity
         context.logger[metadataKey: "client.certificate.sha256"] = "\(thumbprint.hex)"
+        context.logger[metadataKey: "client.name"] = "\(identity.name)"
         return try await next(request, context)
+    }
+
+    /// Whether the certificate `der` chains to one of `roots` and is valid now (RFC 5280).
+    package static func chains(_ der: [UInt8], to roots: [Certificate]) async -> Bool {
+        guard let leaf = try? Certificate(derEncoded: der) else { return false }
+        var verifier = Verifier(rootCertificates: CertificateStore(roots)) { RFC5280Policy() }
+        if case .validCertificate = await verifier.validate(leaf: leaf, intermediates: CertificateStore()) {
+            return true
+        }
+        return false
     }
 
     /// The DER bytes of one URL-escaped PEM certificate, or `nil` when the value is not exactly one certificate.

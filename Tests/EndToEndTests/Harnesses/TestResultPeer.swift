@@ -38,11 +38,13 @@ enum TestResultPeer {
         try await LiveServer.run(app, body)
     }
 
-    /// Stores a lab result for `guid` (code 2 = positive PCR, 7 = positive rapid test), sampled an hour before `now`.
+    /// Stores a lab result for `guid` (code 2 = positive PCR, 7 = positive rapid test), sampled an hour before `now`,
+    /// optionally protected by the date of birth.
     static func storeResult(
         _ guid: String,
         code: Int,
         labID: String? = "lab-1",
+        dobProtected: Bool = false,
         database: PostgresTestDatabase,
         now: Date
     ) async throws {
@@ -52,7 +54,8 @@ enum TestResultPeer {
                     key: guid.lowercased(),
                     result: LabTestResult(code: code)!,
                     sampleCollectedAt: now.addingTimeInterval(-3600),
-                    labID: labID
+                    labID: labID,
+                    dobProtected: dobProtected
                 )
             ],
             now: now

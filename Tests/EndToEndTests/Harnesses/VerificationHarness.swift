@@ -158,11 +158,12 @@ struct VerificationHarness: Sendable {
     }
 
     /// A lab result for `guid` in test-result-service (code 2 = positive PCR, 7 = positive rapid test).
-    func labResult(_ guid: String, code: Int, labID: String? = "lab-1") async throws {
+    func labResult(_ guid: String, code: Int, labID: String? = "lab-1", dobProtected: Bool = false) async throws {
         try await TestResultPeer.storeResult(
             guid,
             code: code,
             labID: labID,
+            dobProtected: dobProtected,
             database: self.database,
             now: self.clock.now
         )

@@ -23,10 +23,16 @@ struct LabOptions: ParsableArguments {
     var keyOption: String?
     @Flag(name: .customLong("no-cert"), help: "Connect without a client certificate (the gateway must refuse).")
     var noCertificate = false
+    @Option(
+        name: .customLong("lab-id"),
+        help: "The lab's id, the name the service's allowlist gives its certificate (env CWA_LAB_ID)."
+    )
+    var labIDOption: String?
 
     var cert: String? { self.certOption ?? environment("CWA_LAB_CERT") }
     var key: String? { self.keyOption ?? environment("CWA_LAB_KEY") }
     var lab: String { self.labURL.trimmingSuffix("/") }
+    var labID: String { self.labIDOption ?? environment("CWA_LAB_ID", "lab-1")! }
 
     func client(gateway: GatewayOptions) throws -> GatewayClient {
         if self.noCertificate { return try gateway.client() }
@@ -97,8 +103,6 @@ extension LabCommand {
         var guid: String
         @Flag(help: "A rapid antigen test (quicktest API) instead of PCR.")
         var rapid = false
-        @Option(name: .customLong("lab-id"), help: "The lab's id.")
-        var labID: String = "lab-1"
 
         func run() async throws {
             guard let code = self.result.code(rapid: self.rapid) else {
@@ -108,7 +112,7 @@ extension LabCommand {
                 try await LabUpload.post(
                     client: client,
                     lab: self.lab.lab,
-                    labID: self.labID,
+                    labID: self.lab.labID,
                     results: [(LabID.posted(guid: self.guid), code)],
                     rapid: self.rapid
                 )

@@ -10,6 +10,8 @@ struct Provisioner {
     let lab: GatewayClient
     let appURL: String
     let labURL: String
+    /// The lab id the lab's certificate is admitted under.
+    let labID: String
     /// Requests in flight while preparing.
     var concurrency = 32
 
@@ -22,7 +24,7 @@ struct Provisioner {
             let batch = guids[start..<min(start + 500, guids.count)].map {
                 (id: LabID.posted(guid: $0), code: positive)
             }
-            let reply = try await LabUpload.post(client: self.lab, lab: self.labURL, labID: "load-lab", results: batch)
+            let reply = try await LabUpload.post(client: self.lab, lab: self.labURL, labID: self.labID, results: batch)
             guard reply.status == 204 else {
                 throw ClientFailure("lab upload for the load test: HTTP \(reply.status) \(reply.text.prefix(200))")
             }
@@ -58,7 +60,9 @@ struct Provisioner {
         _ body: (Provisioner) async throws -> T
     ) async throws -> T {
         try await withGateway(try lab.client(gateway: gateway)) { labClient in
-            try await body(Provisioner(app: app, lab: labClient, appURL: gateway.app, labURL: lab.lab))
+            try await body(
+                Provisioner(app: app, lab: labClient, appURL: gateway.app, labURL: lab.lab, labID: lab.labID)
+            )
         }
     }
 

@@ -4,5 +4,5 @@ import ENPersistence
 
 /// Group `testresult`. Append new migrations; never edit or reorder applied ones.
 enum TestResultMigrations {
-    static let group = MigrationGroup(name: "testresult", migrations: [CreateTestResult()])
+    static let group = MigrationGroup(name: "testresult", migrations: [CreateTestResult(), AddResultProtection()])
 }
