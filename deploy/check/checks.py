@@ -37,6 +37,15 @@ BINARIES = sorted(SERVICES.values())
 HELP_KEY = re.compile(r"^\s+--[a-z0-9-]+, ([A-Z][A-Z0-9_]*)\b", re.M)
 ENV_LINE = re.compile(r"^#?\s*([A-Z][A-Z0-9_]*)=(.*)$")
 PLACEHOLDER = re.compile(r"\$\{(GATEWAY_[A-Z0-9_]+)\}")
+# Placeholders no deployment sets: made at every start of the gateway (deploy/gateway/client-key.envsh in the
+# containers, render.sh for `make run`).
+GENERATED_PLACEHOLDERS = {"GATEWAY_CLIENT_KEY"}
+# nginx variables that hold the client's address or are derived from it (the per-client key and its secret): they
+# may appear only where the per-client limits are defined (limit_req_zone, js_set, js_var), never in a log format, a
+# header or a response.
+ADDRESS_VARIABLES = {"remote_addr", "binary_remote_addr", "realip_remote_addr", "proxy_add_x_forwarded_for",
+                     "http_x_forwarded_for", "http_x_real_ip", "http_forwarded", "gateway_client", "gateway_client_key"}
+ENVSH_MOUNT = re.compile(r"^/docker-entrypoint\.d/[0-1][0-9]-[a-z0-9-]+\.envsh$")
 
 
 class CheckFailed(Exception):
@@ -145,7 +154,7 @@ def pod_specs(docs: list[dict]) -> list[tuple[str, dict]]:
 
 
 def our_binary(image: str) -> str | None:
-    match = re.match(r"^(?:.*/)?en-backend/([a-z-]+)(?::.*)?$", image)
+    match = re.match(r"^(?:.*/)?en-backend/([a-z-]+)(?:[:@].*)?$", image)
     return match.group(1) if match and match.group(1) in BINARIES else None
 
 
@@ -234,10 +243,13 @@ def check_compose(ctx: Context) -> str:
 # Kubernetes
 
 
+OVERLAYS = ("overlays/local", "overlays/production-example")
+
+
 def check_k8s(ctx: Context) -> str:
     base = ctx.kustomize("base")
-    local = ctx.kustomize("overlays/local")
-    files = [str(ctx.kustomize_path("base")), str(ctx.kustomize_path("overlays/local")),
+    overlays = {target: ctx.kustomize(target) for target in OVERLAYS}
+    files = [str(ctx.kustomize_path("base")), *[str(ctx.kustomize_path(t)) for t in OVERLAYS],
              str(ctx.dev / "secrets" / "k8s-secrets.yaml")]
     validator = str(Path(sys.executable).parent / "kubernetes-validate")
     for version in ctx.k8s_versions:
@@ -248,19 +260,20 @@ def check_k8s(ctx: Context) -> str:
     problems = []
     if any(d["kind"] == "Secret" for d in base):
         problems.append("the base contains a Secret: reference Secrets by name only")
-    for target, docs in (("base", base), ("overlays/local", local)):
-        problems += [f"{target}: {p}" for p in k8s_rules(docs)]
+    for target, docs in (("base", base), *overlays.items()):
+        problems += [f"{target}: {p}" for p in k8s_rules(docs, overlay=target != "base")]
     if problems:
         raise CheckFailed("Kubernetes manifests", problems)
     counts = {}
     for d in base:
         counts[d["kind"]] = counts.get(d["kind"], 0) + 1
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-    return (f"kustomize base and overlays/local render; kubernetes-validate --strict against "
-            f"{' and '.join(ctx.k8s_versions)} (base: {summary})")
+    return (f"kustomize base, overlays/local and overlays/production-example render; kubernetes-validate --strict "
+            f"against {' and '.join(ctx.k8s_versions)} (base: {summary}); database egress only from the pods that "
+            f"use it, narrowed to the database in every overlay")
 
 
-def k8s_rules(docs: list[dict]) -> list[str]:
+def k8s_rules(docs: list[dict], overlay: bool = False) -> list[str]:
     problems = []
     deployments = k8s_by_kind(docs, "Deployment")
     services = k8s_by_kind(docs, "Service")
@@ -325,11 +338,11 @@ def k8s_rules(docs: list[dict]) -> list[str]:
     for name, deployment in deployments.items():
         if deployment["spec"]["selector"]["matchLabels"] not in pdb_selectors:
             problems.append(f"Deployment {name}: no PodDisruptionBudget")
-    problems += network_rules(docs)
+    problems += network_rules(docs, overlay)
     return problems
 
 
-def network_rules(docs: list[dict]) -> list[str]:
+def network_rules(docs: list[dict], overlay: bool = False) -> list[str]:
     """Who may reach which port, evaluated from the NetworkPolicies like the API server would (ingress side)."""
     policies = list(k8s_by_kind(docs, "NetworkPolicy").values())
     problems = []
@@ -351,8 +364,8 @@ def network_rules(docs: list[dict]) -> list[str]:
                 return False
         return True
 
-    def pod(name: str) -> dict:
-        return {"app.kubernetes.io/name": name, "app.kubernetes.io/component": "server",
+    def pod(name: str, component: str = "server") -> dict:
+        return {"app.kubernetes.io/name": name, "app.kubernetes.io/component": component,
                 "app.kubernetes.io/part-of": "en-backend"}
 
     def allowed(source: dict | None, target: dict, port: int) -> bool:
@@ -397,19 +410,53 @@ def network_rules(docs: list[dict]) -> list[str]:
             who = source or "outside the cluster"
             problems.append(f"NetworkPolicies {'allow' if got else 'deny'} {who} → {target}:{port}"
                             f" (expected {'allowed' if expected else 'denied'})")
-    # Database: port 5432 only from the owners (egress side: the other pods have no rule that opens it).
+    # Database: port 5432 only from the pods that connect to it (egress side: the other pods have no rule that opens
+    # it), on 5432 only; in an overlay only towards the database (a pod selector or an ipBlock, never anywhere).
+    database_pods = {(name, "server") for name in BINARIES if name != "distribution-service"} \
+        | {(name, "migration") for name in BINARIES if name != "distribution-service"} \
+        | {("distribution-service", "job")}
+    # The pods of the manifests, and what else may run in the namespace: a debug or tool pod of an owner's image.
+    candidates = database_pods | {("gateway", "server"), ("postgres", "server")} \
+        | {(name, "debug") for name in BINARIES}
     clients = set()
     for p in policies:
         if "Egress" not in p["spec"].get("policyTypes", []):
             continue
         for rule in p["spec"].get("egress", []) or []:
-            if 5432 in [x.get("port") for x in rule.get("ports", [])]:
-                for name in ("gateway", *BINARIES):
-                    if matches(p["spec"].get("podSelector", {}), pod(name)):
-                        clients.add(name)
-    if clients != set(BINARIES):
-        problems.append(f"database egress (5432) is open to {sorted(clients)}, expected exactly the owners "
-                        f"{BINARIES}")
+            ports = [x.get("port") for x in rule.get("ports", [])]
+            if 5432 in ports or not ports:
+                selected = {c for c in candidates if matches(p["spec"].get("podSelector", {}), pod(*c))}
+                if selected and not ports:
+                    problems.append(f"NetworkPolicy {p['metadata']['name']}: an egress rule without ports for "
+                                    f"{sorted(n for n, _ in selected)}")
+                if 5432 in ports and ports != [5432]:
+                    problems.append(f"NetworkPolicy {p['metadata']['name']}: the database rule opens more than 5432")
+                if 5432 in ports:
+                    clients |= selected
+                    if overlay and not rule.get("to"):
+                        problems.append(f"NetworkPolicy {p['metadata']['name']}: database egress to anywhere; an "
+                                        "overlay narrows it to the database (egress/0/to: a podSelector or an ipBlock)")
+                    for peer in rule.get("to") or []:
+                        cidr = peer.get("ipBlock", {}).get("cidr", "")
+                        if cidr and int(cidr.rpartition("/")[2] or 0) < 24:
+                            problems.append(f"NetworkPolicy {p['metadata']['name']}: database egress to {cidr}, "
+                                            "wider than the database's addresses")
+    def names(pods: set) -> str:
+        return ", ".join(f"{n} ({c})" for n, c in sorted(pods))
+    if clients - database_pods:
+        problems.append(f"database egress (5432) is open to pods that do not use it: {names(clients - database_pods)}")
+    if database_pods - clients:
+        problems.append(f"database egress (5432) is closed to {names(database_pods - clients)}")
+    # An in-cluster database (the local overlay): its ingress admits exactly those pods, on 5432.
+    if any(p["spec"].get("podSelector", {}).get("matchLabels", {}).get("app.kubernetes.io/name") == "postgres"
+           for p in policies):
+        admitted = {c for c in candidates if allowed(pod(*c), {"app.kubernetes.io/name": "postgres"}, 5432)}
+        if admitted - database_pods:
+            problems.append(f"the postgres pod admits pods that do not use it: {names(admitted - database_pods)}")
+        if database_pods - admitted:
+            problems.append(f"the postgres pod refuses {names(database_pods - admitted)}")
+        if any(allowed(pod(*c), {"app.kubernetes.io/name": "postgres"}, 5433) for c in candidates):
+            problems.append("the postgres pod admits ports other than 5432")
     return problems
 
 
@@ -449,8 +496,12 @@ def check_dockerfile(ctx: Context) -> str:
             problems.append(f"the {stage_name} stage does not declare ARG SERVICE")
     build_text = "\n".join(i["value"] for i in build)
     for needle, why in [
-        ("swift build -c release --static-swift-stdlib --product \"${SERVICE}\"", "no static-stdlib release build of ${SERVICE}"),
+        ("swift build -c release --static-swift-stdlib ${resolved:+\"$resolved\"} --product \"${SERVICE}\"",
+         "no static-stdlib release build of ${SERVICE}"),
         ("*.resources", "the SwiftPM resource bundles (*.resources) are not copied"),
+        ("cp deploy/Package.resolved Package.resolved", "deploy/Package.resolved is not used by the build"),
+        ("resolved=--only-use-versions-from-resolved-file", "the build does not hold to the pins of Package.resolved"),
+        ("REQUIRE_RESOLVED", "no REQUIRE_RESOLVED to refuse a build without pins"),
     ]:
         if needle not in build_text:
             problems.append(why)
@@ -478,6 +529,8 @@ def check_dockerfile(ctx: Context) -> str:
     for label in ("title", "version", "revision", "created"):
         if f"org.opencontainers.image.{label}" not in labels:
             problems.append(f"no label org.opencontainers.image.{label}")
+    if 'org.opencontainers.image.base.name="${RUNTIME_IMAGE}"' not in labels:
+        problems.append("the label org.opencontainers.image.base.name does not name ${RUNTIME_IMAGE}")
     # Files copied from the context exist and are not excluded by the Dockerfile's ignore file.
     ignore = [line.strip() for line in (ctx.deploy / "Dockerfile.dockerignore").read_text().splitlines()
               if line.strip() and not line.startswith("#")]
@@ -488,9 +541,15 @@ def check_dockerfile(ctx: Context) -> str:
                 problems.append(f"COPY source {source} does not exist")
             if any(source == pattern or source.startswith(pattern.rstrip("/") + "/") for pattern in ignore):
                 problems.append(f"COPY source {source} is excluded by Dockerfile.dockerignore")
-    for needed in (".build", ".data", ".git", "deploy/secrets", "deploy/.env"):
+    for needed in (".build", ".data", ".git", "deploy/secrets", "deploy/.env", "Package.resolved"):
         if needed not in ignore:
             problems.append(f"Dockerfile.dockerignore does not exclude {needed}")
+    if "deploy/Package.resolved" in ignore or "deploy" in ignore:
+        problems.append("Dockerfile.dockerignore excludes deploy/Package.resolved, the release pins")
+    resolved_note, resolved_problems = package_resolved(ctx)
+    problems += resolved_problems
+    pin_note, pin_problems = image_pins(ctx, arg_defaults)
+    problems += pin_problems
     # The runtime packages cover what the binaries load besides the Swift runtime (which is linked statically).
     packages = set()
     for i in runtime:
@@ -520,7 +579,83 @@ def check_dockerfile(ctx: Context) -> str:
     if problems:
         raise CheckFailed("deploy/Dockerfile", sorted(set(problems)))
     return (f"hadolint clean; {len(froms)} stages, ARG SERVICE, static-stdlib release build, resource bundles, "
-            f"non-root USER {users[-1]}, HEALTHCHECK, labels; runtime packages cover the binaries' libraries")
+            f"non-root USER {users[-1]}, HEALTHCHECK, labels; runtime packages cover the binaries' libraries; "
+            f"{resolved_note}; {pin_note}")
+
+
+DIGEST = re.compile(r"^[^@\s]+@sha256:[0-9a-f]{64}$")
+
+
+def image_pins(ctx: Context, arg_defaults: dict[str, str]) -> tuple[str, list[str]]:
+    """The base images of the build and the third-party images of compose and Kubernetes: a digest, where one is
+    set, has the form name[:tag]@sha256:<64 hex>; with DEPLOY_REQUIRE_DIGESTS=1 every one must have a digest."""
+    problems = []
+    refs: dict[str, str] = {}   # where -> reference
+    config = ctx.compose_config()
+    for name, svc in config["services"].items():
+        build_args = (svc.get("build") or {}).get("args") or {}
+        for arg in ("SWIFT_IMAGE", "RUNTIME_IMAGE"):
+            if arg in build_args:
+                refs[f"compose {name} build arg {arg}"] = str(build_args[arg])
+                if not str(build_args[arg]).startswith(arg_defaults.get(arg, "?").split("@")[0].split(":")[0]):
+                    problems.append(f"compose {name}: {arg}={build_args[arg]} is not the Dockerfile's image "
+                                    f"({arg_defaults.get(arg)})")
+        if not our_binary(str(svc.get("image", ""))):
+            refs[f"compose {name}"] = str(svc.get("image", ""))
+    for target in ("base", *OVERLAYS):
+        for kind_name, spec in pod_specs(ctx.kustomize(target)):
+            for c in spec.get("initContainers", []) + spec.get("containers", []):
+                if not our_binary(c.get("image", "")):
+                    refs[f"{target} {kind_name} {c['name']}"] = c.get("image", "")
+    require = os.environ.get("DEPLOY_REQUIRE_DIGESTS") == "1"
+    pinned = 0
+    for where, ref in sorted(refs.items()):
+        if "@" in ref:
+            pinned += 1
+            if not DIGEST.match(ref):
+                problems.append(f"{where}: {ref} is not name[:tag]@sha256:<64 hex>")
+        elif require:
+            problems.append(f"{where}: {ref} is not pinned by digest (DEPLOY_REQUIRE_DIGESTS=1)")
+    distinct = sorted(set(refs.values()))
+    return (f"{pinned} of {len(refs)} base and third-party image references pinned by digest "
+            f"({', '.join(distinct)}){' (required)' if require else ''}", problems)
+
+
+def package_resolved(ctx: Context) -> tuple[str, list[str]]:
+    """deploy/Package.resolved, when present: the dependency pins of the image build, resolved against github.com.
+    Every dependency of Package.swift pinned to a version and a commit, none to a commit of this machine's package
+    mirrors (their commit ids are not GitHub's: such a file fails every build elsewhere)."""
+    path = ctx.deploy / "Package.resolved"
+    if not path.exists():
+        return ("no deploy/Package.resolved: image builds resolve dependencies afresh (REQUIRE_RESOLVED=true refuses)",
+                [])
+    problems = []
+    try:
+        resolved = json.loads(path.read_text())
+    except ValueError as error:
+        return ("", [f"deploy/Package.resolved is not JSON: {error}"])
+    pins = resolved.get("pins") or resolved.get("object", {}).get("pins") or []
+    by_location = {}
+    for pin in pins:
+        location = pin.get("location") or pin.get("repositoryURL") or ""
+        state = pin.get("state", {})
+        by_location[location.lower().removesuffix(".git")] = state
+        if not location.startswith("https://github.com/"):
+            problems.append(f"deploy/Package.resolved: {location} is not a github.com location")
+        if not re.fullmatch(r"[0-9a-f]{40}", state.get("revision", "")) or not state.get("version"):
+            problems.append(f"deploy/Package.resolved: {location} is not pinned to a version and a commit")
+            continue
+        mirror = Path("/opt/swift-packages") / (location.removeprefix("https://github.com/").removesuffix(".git") + ".git")
+        if mirror.exists():
+            local = ctx.run(["git", "-C", str(mirror), "rev-parse", f"{state['version']}^{{commit}}"]).stdout.strip()
+            if local == state["revision"]:
+                problems.append(f"deploy/Package.resolved: {location} {state['version']} names this machine's mirror "
+                                "commit, not GitHub's (resolve on a machine that reaches github.com)")
+    package = (ctx.root / "Package.swift").read_text()
+    for url in re.findall(r'\.package\(\s*url:\s*"([^"]+)"', package):
+        if url.lower().removesuffix(".git") not in by_location:
+            problems.append(f"deploy/Package.resolved does not pin {url}, a dependency of Package.swift")
+    return (f"deploy/Package.resolved pins {len(pins)} packages for the image build", problems)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -597,6 +732,14 @@ def check_gateway(ctx: Context) -> str:
         problems.append("compose: the template is not mounted at /etc/nginx/templates/gateway.conf.template")
     if "nginx.container.conf:/etc/nginx/nginx.conf" not in volumes:
         problems.append("compose: nginx.container.conf is not mounted over /etc/nginx/nginx.conf")
+    if f"client-key.js:{compose_env.get('GATEWAY_CLIENT_KEY_JS')}:ro" not in volumes:
+        problems.append("compose: client-key.js is not mounted at GATEWAY_CLIENT_KEY_JS")
+    if not any(v.split(":")[0].endswith("/client-key.envsh") and ENVSH_MOUNT.match(v.split(":")[1])
+               for v in gateway.get("volumes", [])):
+        problems.append("compose: client-key.envsh is not mounted as /docker-entrypoint.d/NN-….envsh (before the "
+                        "template is rendered), so no per-start key for the per-client limits")
+    if not any(str(t).split(":")[0] == "/etc/nginx/conf.d" for t in gateway.get("tmpfs", [])):
+        problems.append("compose: /etc/nginx/conf.d (the rendered configuration with its keys) is not a tmpfs")
     if compose_env.get("GATEWAY_SECRET") != str(services.get("test-result-service", {}).get("environment", {}).get("GATEWAY_SECRET")):
         problems.append("compose: the gateway and test-result-service do not get the same GATEWAY_SECRET")
     for key in ("VERIFICATION", "SUBMISSION", "TESTRESULT", "PORTAL"):
@@ -635,6 +778,20 @@ def check_gateway(ctx: Context) -> str:
             problems.append("k8s: nginx.container.conf is not mounted over /etc/nginx/nginx.conf")
         if "/etc/nginx/conf.d" not in mounts:
             problems.append("k8s: /etc/nginx/conf.d (the rendered configuration) is not a writable volume")
+        volumes = {v["name"]: v for v in deployment["spec"]["template"]["spec"].get("volumes", [])}
+        if volumes.get(mounts.get("/etc/nginx/conf.d", {}).get("name"), {}).get("emptyDir", {}).get("medium") != "Memory":
+            problems.append("k8s: /etc/nginx/conf.d (the rendered configuration with its keys) is not a memory-backed emptyDir")
+        if mounts.get(k8s_env.get("GATEWAY_CLIENT_KEY_JS", ""), {}).get("subPath") != "client-key.js":
+            problems.append("k8s: client-key.js is not mounted at GATEWAY_CLIENT_KEY_JS")
+        envsh = [m for path, m in mounts.items() if ENVSH_MOUNT.match(path) and m.get("subPath") == "client-key.envsh"]
+        if not envsh:
+            problems.append("k8s: client-key.envsh is not mounted as /docker-entrypoint.d/NN-….envsh")
+        elif not volumes.get(envsh[0]["name"], {}).get("configMap", {}).get("defaultMode", 0o644) & 0o111:
+            problems.append("k8s: client-key.envsh is not executable (the entrypoint ignores it then): set defaultMode")
+        service = k8s_by_kind(docs, "Service").get("gateway", {})
+        if service.get("spec", {}).get("externalTrafficPolicy") != "Local":
+            problems.append("k8s: the gateway Service's externalTrafficPolicy is not Local: nginx would see node "
+                            "addresses, and every client behind a node would share one per-client budget")
         tr = k8s_by_kind(docs, "Deployment").get("test-result-service", {})
         tr_env = {e["name"]: e for c in tr.get("spec", {}).get("template", {}).get("spec", {}).get("containers", [])
                   for e in c.get("env", [])}
@@ -649,24 +806,35 @@ def check_gateway(ctx: Context) -> str:
             if not svc or int(port or 0) not in [p["port"] for p in svc["spec"]["ports"]]:
                 problems.append(f"k8s: GATEWAY_{key}_UPSTREAM={upstream} is not a Service port")
 
+    # What the template promises about addresses and limits, and the budgets each deployment sets.
+    problems += gateway_template_problems(template)
+    for label, env in (("compose", compose_env), ("k8s", k8s_env)):
+        if env:
+            problems += [f"{label}: {p}" for p in gateway_rate_problems(env)]
     # Render the template as each deployment does and load it with nginx -t, inside nginx.container.conf.
     for label, env in (("compose", compose_env), ("k8s", k8s_env)):
         if env:
             problems += [f"{label}: {p}" for p in nginx_test(ctx, label, env)]
     if problems:
         raise CheckFailed("gateway configuration", problems)
-    return (f"all {len(placeholders)} ${{GATEWAY_*}} placeholders get values in compose and Kubernetes; both renders "
-            f"pass nginx -t inside nginx.container.conf")
+    return (f"all {len(placeholders)} ${{GATEWAY_*}} placeholders get values in compose and Kubernetes (the per-client "
+            f"key at every start); every proxied route has a per-client and a global limit, registrations their own; "
+            f"no address or per-client key in a log format or header; both renders pass nginx -t inside "
+            f"nginx.container.conf")
 
 
 def gateway_env_problems(env: dict[str, str], placeholders: set[str]) -> list[str]:
     problems = []
-    missing = sorted(p for p in placeholders if not env.get(p))
+    missing = sorted(p for p in placeholders - GENERATED_PLACEHOLDERS if not env.get(p))
     if missing:
         problems.append(f"no value for {', '.join(missing)}")
     extra = sorted(k for k in env if k.startswith("GATEWAY_") and k not in placeholders)
     if extra:
         problems.append(f"{', '.join(extra)} set but not in the template")
+    fixed = sorted(k for k in GENERATED_PLACEHOLDERS if k in env)
+    if fixed:
+        problems.append(f"{', '.join(fixed)} set: it is made anew at every start (client-key.envsh); a fixed key "
+                        "would outlive restarts")
     filt = env.get("NGINX_ENVSUBST_FILTER")
     if not filt or any(not re.search(filt, p) for p in placeholders):
         problems.append("NGINX_ENVSUBST_FILTER does not admit every GATEWAY_* placeholder")
@@ -674,6 +842,109 @@ def gateway_env_problems(env: dict[str, str], placeholders: set[str]) -> list[st
         problems.append("NGINX_ENVSUBST_OUTPUT_DIR is not /etc/nginx/conf.d (where nginx.container.conf includes from)")
     if env.get("GATEWAY_BIND") != "0.0.0.0":
         problems.append("GATEWAY_BIND is not 0.0.0.0")
+    return problems
+
+
+def nginx_blocks(text: str) -> list[dict]:
+    """The blocks of an nginx configuration, comments removed: each {"header", "parents", "body"}; parents are the
+    enclosing blocks (outermost first), body the block's own directives (not those of nested blocks). The first block
+    is the file's top level."""
+    top: dict = {"header": "", "parents": [], "body": []}
+    blocks, stack, statement = [top], [top], ""
+    for line in text.splitlines():
+        for char in re.sub(r"(^|\s)#.*$", "", line) + "\n":
+            if char == "{":
+                block = {"header": " ".join(statement.split()), "parents": stack[1:], "body": []}
+                blocks.append(block)
+                stack = stack + [block]
+                statement = ""
+            elif char == "}":
+                stack = stack[:-1]
+                statement = ""
+            elif char == ";":
+                stack[-1]["body"].append(" ".join(statement.split()))
+                statement = ""
+            else:
+                statement += char
+    return blocks
+
+
+def gateway_template_problems(template: str) -> list[str]:
+    """The template's promises: no address (or per-client key) leaves nginx's memory, every proxied route of the app
+    and portal servers has a per-client and a global limit, registrations a tight one of their own."""
+    problems = []
+    # ${NAME} (a placeholder, or nginx's own spelling of a variable) as $NAME, so its braces are not read as blocks.
+    blocks = nginx_blocks(re.sub(r"\$\{(\w+)\}", r"$\1", template))
+    statements = [(b, d) for b in blocks for d in b["body"]]
+    # Where the address variables may appear: defining the per-client key, and keying a per-client zone.
+    zones: dict[str, str] = {}
+    for _, d in statements:
+        match = re.match(r"limit_req_zone\s+\$(\w+)\s+zone=(\w+):", d)
+        if match:
+            zones[match.group(2)] = match.group(1)
+    for b, d in statements + [(b, b["header"]) for b in blocks]:
+        used = set(re.findall(r"\$\{?([a-z_]+)", d)) & ADDRESS_VARIABLES
+        if not used:
+            continue
+        allowed = (re.match(r"limit_req_zone\s+\$gateway_client\s", d) and used == {"gateway_client"}) \
+            or (re.match(r"js_set\s+\$gateway_client\s", d) and used == {"gateway_client"}) \
+            or (re.match(r"js_var\s+\$gateway_client_key\s", d) and used == {"gateway_client_key"})
+        if not allowed:
+            problems.append(f"template: `{d[:80]}` uses {', '.join(sorted('$' + u for u in used))}: the "
+                            "client's address and the per-client key may key a limit_req_zone only, never a log, "
+                            "header or response")
+    for b, d in statements:
+        if d.startswith("log_format") and "$remote" in d:
+            problems.append("template: a log format holds the client's address")
+    per_client = {z for z, key in zones.items() if key == "gateway_client"}
+    if not per_client:
+        problems.append("template: no limit_req_zone is keyed by $gateway_client (per client)")
+    global_zones = {z for z, key in zones.items() if key == "server_port"}
+    for b in blocks:
+        if not b["header"].startswith("location") or not any(d.startswith("proxy_pass") for d in b["body"]):
+            continue
+        server = next((x for x in b["parents"] if x["header"] == "server"), {"body": []})
+        listen = " ".join(d for d in server["body"] if d.startswith("listen"))
+        if "GATEWAY_LAB_PORT" in listen or b["header"] == "location = /static/portal.css":
+            continue   # labs: one budget per client certificate; the portal's stylesheet: static and cached
+        used = set(re.findall(r"limit_req\s+zone=(\w+)", " ".join(b["body"])))
+        where = b["header"]
+        if not used & per_client:
+            problems.append(f"template: {where} has no per-client limit")
+        if not used & global_zones:
+            problems.append(f"template: {where} has no global ceiling")
+        if "registrationToken" in where and "registration" not in used:
+            problems.append(f"template: {where} lacks the registration budget (teleTAN guessing)")
+    if "registration" in zones and zones["registration"] != "gateway_client":
+        problems.append("template: the registration zone is not per client")
+    return problems
+
+
+def rate_per_second(rate: str) -> float | None:
+    match = re.fullmatch(r"(\d+)r/([sm])", rate)
+    if not match:
+        return None
+    return int(match.group(1)) / (1 if match.group(2) == "s" else 60)
+
+
+def gateway_rate_problems(env: dict[str, str]) -> list[str]:
+    """A deployment's budgets: well-formed, each client's below its ceiling, registrations below the app's."""
+    problems = []
+    rates = {}
+    for key, value in env.items():
+        if key.endswith("_RATE") and key.startswith("GATEWAY_"):
+            rates[key] = rate_per_second(value)
+            if rates[key] is None:
+                problems.append(f"{key}={value} is not N r/s or N r/m")
+        if key.endswith("_BURST") and key.startswith("GATEWAY_") and not re.fullmatch(r"\d+", value):
+            problems.append(f"{key}={value} is not a number")
+    def below(small: str, large: str, why: str) -> None:
+        a, b = rates.get(small), rates.get(large)
+        if a is not None and b is not None and a >= b:
+            problems.append(f"{small} ({env[small]}) is not below {large} ({env[large]}): {why}")
+    below("GATEWAY_APP_CLIENT_RATE", "GATEWAY_APP_RATE", "one client could spend every phone's budget")
+    below("GATEWAY_PORTAL_CLIENT_RATE", "GATEWAY_PORTAL_RATE", "one client could spend every officer's budget")
+    below("GATEWAY_REGISTRATION_RATE", "GATEWAY_APP_CLIENT_RATE", "registrations would have no budget of their own")
     return problems
 
 
@@ -688,7 +959,9 @@ def nginx_test(ctx: Context, label: str, env: dict[str, str]) -> list[str]:
         "GATEWAY_LAB_CA": str(secrets / "lab-ca.pem"),
         "GATEWAY_CDN_ROOT": str(work / "cdn"),
         "GATEWAY_SECRET": "x" * 48 if values.get("GATEWAY_SECRET", "").startswith("<secret") else values.get("GATEWAY_SECRET", ""),
+        "GATEWAY_CLIENT_KEY_JS": str(ctx.deploy / "gateway" / "client-key.js"),
     })
+    # GATEWAY_CLIENT_KEY: render.sh makes one, as client-key.envsh does in the container.
     # Upstream names resolve only inside the deployment: 127.0.0.1 with the same ports.
     for key in [k for k in values if k.endswith("_UPSTREAM")]:
         values[key] = "127.0.0.1:" + values[key].rpartition(":")[2]
@@ -704,6 +977,8 @@ def nginx_test(ctx: Context, label: str, env: dict[str, str]) -> list[str]:
         problems.append("nginx.container.conf defines its own access log or log format")
     if re.search(r"^\s*include\s+/etc/nginx/conf\.d/\*", main, re.M):
         problems.append("nginx.container.conf includes every conf.d file (the image's default.conf too)")
+    if not re.search(r"^load_module\s+/usr/lib/nginx/modules/ngx_http_js_module\.so;", main, re.M):
+        problems.append("nginx.container.conf does not load njs (the per-client limits' key needs it)")
     main = main.replace("/tmp/", f"{work}/").replace("/etc/nginx/conf.d/gateway.conf", str(work / "gateway.conf"))
     (work / "nginx.conf").write_text(main)
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
@@ -727,11 +1002,8 @@ def check_config(ctx: Context) -> str:
         if not binary:
             continue
         env = {k: str(v) for k, v in svc.get("environment", {}).items()}
-        mounts = {f"/run/secrets/{s if isinstance(s, str) else s['source']}":
-                  str(ctx.dev / "secrets" / secret_files[s if isinstance(s, str) else s["source"]])
-                  for s in svc.get("secrets", [])}
-        mounts.update({v.split(":")[1]: str(ctx.work / "cdn") for v in svc.get("volumes", []) if ":" in v})
-        problems += try_configuration(ctx, f"compose {name}", binary, svc.get("command") or [], env, mounts)
+        problems += try_configuration(ctx, f"compose {name}", binary, svc.get("command") or [], env,
+                                      compose_mounts(ctx, svc, secret_files))
         runs += 1
     docs = ctx.kustomize("overlays/local")
     configmaps = k8s_by_kind(docs, "ConfigMap")
@@ -771,6 +1043,22 @@ def check_config(ctx: Context) -> str:
             "(settings parsed, key files loaded; checked with --migrate-only against no database)")
 
 
+def compose_mounts(ctx: Context, svc: dict, secret_files: dict[str, str]) -> dict[str, str]:
+    """A compose service's mounts as local paths: secrets and files of deploy/secrets/ from the generated development
+    secrets, named volumes as a scratch folder."""
+    mounts = {f"/run/secrets/{s if isinstance(s, str) else s['source']}":
+              str(ctx.dev / "secrets" / secret_files[s if isinstance(s, str) else s["source"]])
+              for s in svc.get("secrets", [])}
+    for volume in svc.get("volumes", []):
+        source, _, rest = volume.partition(":")
+        target = rest.split(":")[0]
+        if "/secrets/" in source:
+            mounts[target] = str(ctx.dev / "secrets" / Path(source).name)
+        elif target:
+            mounts[target] = str(ctx.work / "cdn")
+    return mounts
+
+
 def try_configuration(ctx: Context, label: str, binary: str, args: list[str], env: dict[str, str],
                       mounts: dict[str, str]) -> list[str]:
     """Starts the binary with a container's settings, paths mapped to local files, the database pointed at a closed
@@ -806,6 +1094,159 @@ def try_configuration(ctx: Context, label: str, binary: str, args: list[str], en
     if result.returncode == 1 and ("Migration failed" in output or "run failed" in output):
         return []
     return [f"{label}: {binary} exited {result.returncode}: " + " ".join(output.split())[:400]]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# TLS to the database
+
+
+BUNDLE_PATH = "/etc/ssl/certs/ca-certificates.crt"   # the one CA file the services' TLS (swift-nio-ssl) reads
+
+
+def check_database_tls(ctx: Context) -> str:
+    """Every connection to PostgreSQL in compose and the Kubernetes manifests is `sslmode=verify-full` with the CA
+    bundle mounted where the binaries read it, the in-deployment databases serve TLS, and (as root) a binary with
+    compose's configuration really connects over verified TLS, and is refused without the database's CA."""
+    problems = []
+    config = ctx.compose_config()
+    services = config["services"]
+    secret_files = {name: Path(spec["file"]).name for name, spec in config.get("secrets", {}).items()}
+    hosts = set()
+    connecting = 0
+    for name, svc in sorted(services.items()):
+        url = str(svc.get("environment", {}).get("DATABASE_URL", ""))
+        if not our_binary(str(svc.get("image", ""))) or not url:
+            continue
+        connecting += 1
+        parsed = urllib.parse.urlsplit(url)
+        hosts.add(parsed.hostname)
+        if urllib.parse.parse_qs(parsed.query).get("sslmode") != ["verify-full"]:
+            problems.append(f"compose {name}: DATABASE_URL is not sslmode=verify-full")
+        if not any(v.split(":")[1:2] == [BUNDLE_PATH] and v.split(":")[0].endswith("/database-ca-bundle.pem")
+                   for v in svc.get("volumes", [])):
+            problems.append(f"compose {name}: database-ca-bundle.pem is not mounted at {BUNDLE_PATH}")
+    postgres = services.get("postgres", {})
+    command = " ".join(postgres.get("command") or [])
+    if "ssl=on" not in command or "ssl_cert_file" not in command or "ssl_key_file" not in command:
+        problems.append("compose postgres: not started with ssl=on and its certificate and key")
+    if {"postgres-tls-cert", "postgres-tls-key"} - {s if isinstance(s, str) else s["source"] for s in postgres.get("secrets", [])}:
+        problems.append("compose postgres: the secrets postgres-tls-cert and postgres-tls-key are not mounted")
+    # Kubernetes: every container of our images that gets a DATABASE_URL (a *-secrets Secret) mounts the bundle.
+    secrets = ctx.dev_secrets()
+    for target in ("base", *OVERLAYS):
+        docs = ctx.kustomize(target)
+        for kind_name, spec in pod_specs(docs):
+            volumes = {v["name"]: v for v in spec.get("volumes", [])}
+            for c in spec.get("initContainers", []) + spec.get("containers", []):
+                refs = [e["secretRef"]["name"] for e in c.get("envFrom", []) if "secretRef" in e]
+                if not our_binary(c.get("image", "")) or not any(r.endswith("-secrets") for r in refs):
+                    continue
+                connecting += 1
+                mount = next((m for m in c.get("volumeMounts", []) if m["mountPath"] == BUNDLE_PATH), None)
+                secret = volumes.get((mount or {}).get("name"), {}).get("secret", {})
+                if not mount or mount.get("subPath") != "ca-certificates.crt" or secret.get("secretName") != "database-ca-bundle":
+                    problems.append(f"{target} {kind_name} {c['name']}: the Secret database-ca-bundle is not mounted "
+                                    f"at {BUNDLE_PATH}")
+                if target == "overlays/local":
+                    for ref in refs:
+                        url = secrets.get(ref, {}).get("DATABASE_URL", b"").decode()
+                        if url:
+                            parsed = urllib.parse.urlsplit(url)
+                            hosts.add(parsed.hostname)
+                            if urllib.parse.parse_qs(parsed.query).get("sslmode") != ["verify-full"]:
+                                problems.append(f"dev-secrets.sh: {ref} DATABASE_URL is not sslmode=verify-full")
+        for name, sts in k8s_by_kind(docs, "StatefulSet").items():
+            if name == "postgres":
+                args = " ".join(sts["spec"]["template"]["spec"]["containers"][0].get("args", []))
+                if "ssl=on" not in args:
+                    problems.append(f"{target} StatefulSet/postgres: not started with ssl=on")
+    # The development certificate of the database verifies, with the development bundle, for every host name used.
+    bundle = ctx.dev / "secrets" / "database-ca-bundle.pem"
+    for host in sorted(h for h in hosts if h):
+        result = ctx.run(["openssl", "verify", "-CAfile", str(bundle), "-verify_hostname", host,
+                          str(ctx.dev / "secrets" / "postgres.pem")])
+        if result.returncode != 0:
+            problems.append(f"dev-secrets.sh: postgres.pem does not verify for {host} with database-ca-bundle.pem: "
+                            + " ".join((result.stdout + result.stderr).split())[:200])
+    if problems:
+        raise CheckFailed("TLS to the database", problems)
+    live = database_tls_live(ctx, services, secret_files)
+    return (f"all {connecting} containers that connect to PostgreSQL (compose, base, overlays) use sslmode=verify-full "
+            f"with the CA bundle mounted at {BUNDLE_PATH}; the databases of compose and the local overlay serve TLS; "
+            + live)
+
+
+def database_tls_live(ctx: Context, services: dict, secret_files: dict[str, str]) -> str:
+    """compose's migrate-test-result configuration against a throw-away PostgreSQL 15 that serves the development
+    certificate, in a private mount namespace where `postgres` is 127.0.0.1 and the bundle is mounted as in compose:
+    it must migrate; with the machine's own CA bundle (the image's, without the database's CA) it must be refused."""
+    pg_bin = Path(os.environ.get("EN_PG_BIN", "/usr/lib/postgresql/15/bin"))
+    unshare = shutil.which("unshare")
+    if os.geteuid() != 0 or not unshare or not (pg_bin / "initdb").exists():
+        return "the live TLS connection was not tried (it needs root, unshare and PostgreSQL 15)"
+    svc = services["migrate-test-result"]
+    env = {k: str(v) for k, v in svc.get("environment", {}).items()}
+    mounts = compose_mounts(ctx, svc, secret_files)
+    url = urllib.parse.urlsplit(env["DATABASE_URL"])
+    port = 54997
+    cluster = Path(tempfile.mkdtemp(prefix="deploy-check-tls-", dir="/tmp"))
+    shutil.chown(cluster, "postgres", "postgres")
+    as_postgres = ["runuser", "-u", "postgres", "--"]
+
+    def sh(cmd: list[str]) -> subprocess.CompletedProcess:
+        result = subprocess.run(as_postgres + cmd, capture_output=True, text=True, cwd="/", timeout=60)
+        if result.returncode != 0:
+            raise CheckFailed(f"{' '.join(cmd[:2])} failed", (result.stdout + result.stderr).strip().splitlines()[-8:])
+        return result
+
+    try:
+        for name, mode in (("postgres.pem", 0o644), ("postgres.key", 0o600)):
+            shutil.copyfile(ctx.dev / "secrets" / name, cluster / name)
+            shutil.chown(cluster / name, "postgres", "postgres")
+            os.chmod(cluster / name, mode)
+        sh([str(pg_bin / "initdb"), "-D", f"{cluster}/data", "-U", "postgres", "--auth=trust", "--no-sync",
+            "--no-instructions"])
+        # The same server settings as compose's postgres command.
+        sh([str(pg_bin / "pg_ctl"), "start", "-w", "-D", f"{cluster}/data", "-l", f"{cluster}/log", "-o",
+            f"-p {port} -k {cluster} -c listen_addresses=127.0.0.1 -c ssl=on -c ssl_min_protocol_version=TLSv1.2 "
+            f"-c ssl_cert_file={cluster}/postgres.pem -c ssl_key_file={cluster}/postgres.key"])
+        psql = [str(pg_bin / "psql"), "-X", "-q", "-h", str(cluster), "-p", str(port), "-U", "postgres", "-v", "ON_ERROR_STOP=1"]
+        sh(psql + ["-c", f"CREATE ROLE {url.username} LOGIN PASSWORD '{url.password}'"])
+        sh(psql + ["-c", f"CREATE DATABASE {url.path.strip('/')} OWNER {url.username}"])
+        hosts = cluster / "hosts"
+        hosts.write_text(Path("/etc/hosts").read_text() + f"\n127.0.0.1 {url.hostname}\n")
+
+        def migrate(bundle: str) -> subprocess.CompletedProcess:
+            run_env = {"PATH": "/usr/bin:/bin"}
+            for key, value in env.items():
+                for mount_path in sorted(mounts, key=len, reverse=True):
+                    if value == mount_path or value.startswith(mount_path + "/"):
+                        value = mounts[mount_path] + value[len(mount_path):]
+                        break
+                run_env[key] = value
+            run_env["DATABASE_URL"] = urllib.parse.urlunsplit(url._replace(netloc=f"{url.username}:{url.password}@{url.hostname}:{port}"))
+            run_env["MIGRATE_ONLY"] = "true"
+            script = f'mount --bind "$1" {BUNDLE_PATH} && mount --bind "$2" /etc/hosts && shift 2 && exec "$@"'
+            return ctx.run([unshare, "--mount", "--propagation", "private", "sh", "-c", script, "--", bundle,
+                            str(hosts), str(ctx.binary("test-result-service")), *(svc.get("command") or [])],
+                           env=run_env, timeout=60, cwd=str(ctx.work))
+
+        verified = migrate(mounts[BUNDLE_PATH])
+        out = " ".join((verified.stdout + verified.stderr).split())
+        if verified.returncode != 0 or "Migrations complete" not in out:
+            raise CheckFailed("TLS to the database", [f"compose migrate-test-result over verify-full with "
+                                                      f"database-ca-bundle.pem exited {verified.returncode}: {out[-300:]}"])
+        refused = migrate(BUNDLE_PATH)   # the machine's own bundle: the public CAs only, as in the image
+        out = " ".join((refused.stdout + refused.stderr).split())
+        if refused.returncode == 0:
+            raise CheckFailed("TLS to the database", ["verify-full connected without the database's CA: the server's "
+                                                      "certificate is not being checked"])
+    finally:
+        subprocess.run(as_postgres + [str(pg_bin / "pg_ctl"), "stop", "-D", f"{cluster}/data", "-m", "immediate"],
+                       capture_output=True, cwd="/")
+        shutil.rmtree(cluster, ignore_errors=True)
+    return ("test-result-service --migrate-only with compose's configuration migrates a throw-away PostgreSQL 15 over "
+            "verified TLS with the bundle, and is refused with the image's bundle alone")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -893,6 +1334,7 @@ CHECKS = [
     ("env-keys", check_env_keys),
     ("gateway", check_gateway),
     ("config", check_config),
+    ("database-tls", check_database_tls),
     ("postgres-init", check_postgres),
 ]
 

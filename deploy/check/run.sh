@@ -4,15 +4,21 @@
 #
 #   compose        docker-compose 1.29 `config` of deploy/compose.yaml, the compose-spec JSON schema, and the
 #                  fleet's rules (migrations before services, health-based order, only the gateway publishes ports)
-#   kubernetes     `kubectl kustomize` of deploy/k8s/base and overlays/local, kubernetes-validate --strict with its
+#   kubernetes     `kubectl kustomize` of deploy/k8s/base and both overlays, kubernetes-validate --strict with its
 #                  bundled schemas (offline) for the oldest and newest Kubernetes versions we claim, and the rules
 #                  (probes, resources, securityContext, CronJob, Jobs, HPAs, PDBs, NetworkPolicy reachability)
-#   dockerfile     hadolint (deploy/check/hadolint.yaml) and a parser-level check of deploy/Dockerfile
+#   dockerfile     hadolint (deploy/check/hadolint.yaml) and a parser-level check of deploy/Dockerfile; the pins of
+#                  deploy/Package.resolved when present; digests of base and third-party images where set (all of
+#                  them with DEPLOY_REQUIRE_DIGESTS=1)
 #   env-keys       deploy/env/<service>.env.example name exactly the settings `<binary> --help` lists; compose and
 #                  Kubernetes set no key a service does not read
-#   gateway        every ${GATEWAY_*} placeholder of the template gets a value in compose and Kubernetes; both
-#                  renders pass `nginx -t` inside deploy/gateway/nginx.container.conf
+#   gateway        every ${GATEWAY_*} placeholder of the template gets a value in compose and Kubernetes (the
+#                  per-client key at every start); per-client and global limits on every proxied route, no address
+#                  in a log format or header, sane budgets; both renders pass `nginx -t` inside
+#                  deploy/gateway/nginx.container.conf
 #   config         each binary accepts each container's configuration (compose and the local overlay)
+#   database-tls   every database connection is sslmode=verify-full with the CA bundle mounted; as root, a binary with
+#                  compose's settings migrates a throw-away TLS PostgreSQL with the bundle and is refused without it
 #   postgres-init  deploy/postgres/init.sh on a throw-away PostgreSQL 15 cluster
 #
 # The binaries come from BIN_DIR (default .build/debug; `make build` or `make test` builds them). Missing tools are
@@ -36,6 +42,8 @@ lib_name=deploy-check
 
 ensure_packages() {
   need_commands docker-compose nginx openssl
+  # njs, which nginx.container.conf loads (the official image ships it as nginx-module-njs).
+  [ -e /usr/lib/nginx/modules/ngx_http_js_module.so ] || install_packages libnginx-mod-http-js
   [ -x "$pg_bin/initdb" ] || install_packages postgresql-15 postgresql-client-15
   # Debian's python3 creates venvs only with python3-venv (it brings ensurepip).
   if [ ! -x "$venv/bin/python" ] && ! python3 -c 'import venv, ensurepip' 2>/dev/null; then install_packages python3-venv; fi

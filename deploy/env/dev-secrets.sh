@@ -12,6 +12,9 @@
 #   OUT/secrets/lab-ca.pem                     the CA of lab client certificates
 #   OUT/secrets/lab-1.pem, lab-1.key           a lab client certificate, on the allowlist
 #                                              (these four from deploy/local/pki.sh, with the CAs' keys)
+#   OUT/secrets/postgres.pem, postgres.key     the database server's TLS certificate (postgres, postgres.en-backend.svc)
+#   OUT/secrets/database-ca-bundle.pem         the CAs the services verify it with (sslmode=verify-full): this machine's
+#                                              public CAs and the development database CA that signed postgres.pem
 #   OUT/secrets/portal-jwt.pem, .pub.pem       the portal's token key pair (EC P-256)
 #   OUT/secrets/cdn-signing.pem, .pub.pem      the CDN signing key pair (EC P-256)
 #   OUT/secrets/k8s-secrets.yaml               all of it as the Kubernetes Secrets the manifests reference
@@ -57,8 +60,24 @@ if missing gateway.pem gateway.key ca.pem; then copy_pki ca.pem ca.key gateway.p
 if missing lab-ca.pem lab-1.pem lab-1.key; then copy_pki lab-ca.pem lab-ca.key lab-1.pem lab-1.key; fi
 lab_thumbprint="$(openssl x509 -in "$secrets/lab-1.pem" -outform DER | sha256sum | cut -d' ' -f1)"
 if [ -s "$work/env" ]; then
-  echo "LAB_CERT_SHA256_ALLOWLIST=$lab_thumbprint" >>"$work/env"
+  echo "LAB_CERT_SHA256_ALLOWLIST=lab-1=$lab_thumbprint" >>"$work/env"
   mv "$work/env" "$out/.env"
+fi
+
+# ---- the database's TLS: a development CA (its key is thrown away), the server certificate, the CA bundle ----
+if missing postgres.pem postgres.key database-ca-bundle.pem; then
+  new_key "$work/database-ca.key"
+  openssl req -x509 -new -key "$work/database-ca.key" -sha256 -days 825 -subj "/O=Exposure Notification Dev/CN=Dev Database CA" \
+    -addext "basicConstraints=critical,CA:TRUE,pathlen:0" -addext "keyUsage=critical,keyCertSign,cRLSign" \
+    -out "$work/database-ca.pem" 2>/dev/null
+  new_key "$secrets/postgres.key"
+  openssl req -new -key "$secrets/postgres.key" -subj "/O=Exposure Notification Dev/CN=postgres" -out "$work/postgres.csr" 2>/dev/null
+  printf '%b' "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=DNS:postgres,DNS:postgres.en-backend.svc,DNS:postgres.en-backend.svc.cluster.local\n" >"$work/postgres.ext"
+  openssl x509 -req -in "$work/postgres.csr" -CA "$work/database-ca.pem" -CAkey "$work/database-ca.key" -CAcreateserial \
+    -days 825 -sha256 -extfile "$work/postgres.ext" -out "$secrets/postgres.pem" 2>/dev/null
+  # Mounted over the images' /etc/ssl/certs/ca-certificates.crt: the public CAs stay trusted (S3, …).
+  { [ -s /etc/ssl/certs/ca-certificates.crt ] && cat /etc/ssl/certs/ca-certificates.crt; cat "$work/database-ca.pem"; } \
+    >"$secrets/database-ca-bundle.pem"
 fi
 
 # ---- token and signing keys ----
@@ -73,7 +92,7 @@ for name in POSTGRES_PASSWORD SUBMISSION_DB_PASSWORD DISTRIBUTION_DB_PASSWORD VE
             TESTRESULT_DB_PASSWORD PORTAL_DB_PASSWORD GATEWAY_SECRET LAB_CERT_SHA256_ALLOWLIST; do
   [ -n "$(value "$name")" ] || fail "$out/.env has no $name (remove the file to write a new one)"
 done
-url() { printf 'postgres://%s:%s@postgres:5432/%s?sslmode=disable' "$1" "$(value "$2")" "$3"; }
+url() { printf 'postgres://%s:%s@postgres:5432/%s?sslmode=verify-full' "$1" "$(value "$2")" "$3"; }
 secret() {  # secret NAME TYPE KEY=BASE64...
   local name="$1" type="$2" item
   shift 2
@@ -85,6 +104,8 @@ secret() {  # secret NAME TYPE KEY=BASE64...
   secret gateway-secret Opaque "GATEWAY_SECRET=$(b64text "$(value GATEWAY_SECRET)")"
   secret gateway-tls kubernetes.io/tls "tls.crt=$(b64 "$secrets/gateway.pem")" "tls.key=$(b64 "$secrets/gateway.key")"
   secret gateway-lab-ca Opaque "ca.crt=$(b64 "$secrets/lab-ca.pem")"
+  secret database-ca-bundle Opaque "ca-certificates.crt=$(b64 "$secrets/database-ca-bundle.pem")"
+  secret postgres-tls kubernetes.io/tls "tls.crt=$(b64 "$secrets/postgres.pem")" "tls.key=$(b64 "$secrets/postgres.key")"
   secret test-result-secrets Opaque "DATABASE_URL=$(b64text "$(url testresult TESTRESULT_DB_PASSWORD testresult)")" \
     "LAB_CERT_SHA256_ALLOWLIST=$(b64text "$(value LAB_CERT_SHA256_ALLOWLIST)")"
   secret verification-secrets Opaque "DATABASE_URL=$(b64text "$(url verification VERIFICATION_DB_PASSWORD verification)")"

@@ -7,8 +7,9 @@
 #   encrypted check-ins; a distribution run publishes; B syncs, every signature verifies, and B finds exactly the
 #   exposure with A on the right day; the TAN cannot be used again; a teleTAN from the portal lets phone C submit;
 #   a dummy submission is accepted and stores nothing; a lab without a client certificate (or with one that is not
-#   allowlisted) is refused; internal routes, health and metrics are not routed; afterwards no log line and no table
-#   of any database holds the client's address or a TAN.
+#   allowlisted) is refused; internal routes, health and metrics are not routed; a client over its own rate budget
+#   (from 127.0.0.8) gets 429 while another client (127.0.0.9) still gets through, on the portal and on registrations;
+#   afterwards no log line and no table of any database holds any of the clients' addresses or a TAN.
 #
 # Prints one line per check and `N passed, M failed`; exits 1 when a check failed. The fleet is stopped at the end;
 # its logs stay in .data/e2e/logs until the next run. CONFIG (debug) chooses the binaries.
@@ -20,10 +21,17 @@ root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
 export EN_DATA_DIR="$root/.data/e2e" EN_PG_PORT="${E2E_PG_PORT:-54339}" EN_PORT_OFFSET="${E2E_PORT_OFFSET:-100}"
 export CONFIG="${CONFIG:-debug}"
 unset EN_SERVICES EN_GATEWAY   # the whole fleet, with the gateway
+# The gateway's portal limits as compose and Kubernetes set them, and a registration budget per client small enough to
+# exceed in a dozen requests; the app's per-client and global budgets stay make run's (deploy/README.md, "The gateway").
+export GATEWAY_PORTAL_RATE=20r/s GATEWAY_PORTAL_BURST=40 GATEWAY_PORTAL_CLIENT_RATE=2r/s GATEWAY_PORTAL_CLIENT_BURST=20
+export GATEWAY_REGISTRATION_RATE=2r/m GATEWAY_REGISTRATION_BURST=5
 run="$root/deploy/local/run.sh"
 pg="$root/deploy/local/postgres.sh"
 cwa="$root/.build/$CONFIG/cwa"
 client_address=127.0.0.7
+# The fairness checks: a client that floods, and one that arrives meanwhile.
+noisy_address=127.0.0.8
+other_address=127.0.0.9
 work="$(mktemp -d)"
 log="$work/steps.log"
 passed=0
@@ -160,7 +168,54 @@ status="$(code -X POST -H 'Content-Type: application/json' -H "X-Forwarded-For: 
   "$CWA_APP_URL/version/v1/registrationToken")"
 check "a registration carrying forwarding headers is served ($status)" test "$status" = 201
 
-# ---- privacy: the client's address and the TANs appear nowhere ----
+# ---- fairness: a client over its own budget is refused, another client is not (the gateway's per-client limits) ----
+access_log="$EN_DATA_DIR/logs/gateway-access.log"
+portal_port="${CWA_PORTAL_URL##*:}"
+portal_429s() { grep -c " $portal_port \"GET /login\" 429 " "$access_log"; }
+# COUNT requests from ADDRESS on one connection; prints one status code per line.
+statuses() {
+  local address="$1" count="$2" url="$3" requests=() i
+  shift 3
+  for ((i = 0; i < count; i++)); do requests+=(-o /dev/null "$url"); done
+  curl -s --cacert "$CWA_CA_FILE" --interface "$address" -w '%{http_code}\n' "$@" "${requests[@]}"
+}
+# The portal: 600 page loads from one client as fast as one connection goes. Once the gateway refuses it (a 429 in
+# the access log, which is written unbuffered), a second client asks for the login page while the flood goes on. With
+# one budget for all officers, the flood keeps that budget spent and the second client gets 429 too.
+before_flood="$(portal_429s)"
+statuses "$noisy_address" 600 "$CWA_PORTAL_URL/login" >"$work/flood" 2>>"$log" &
+flood_pid=$!
+for _ in $(seq 1 100); do [ "$(portal_429s)" -gt "$before_flood" ] && break; sleep 0.05; done
+other_status="$(curl -s -o /dev/null -w '%{http_code}' --cacert "$CWA_CA_FILE" --interface "$other_address" "$CWA_PORTAL_URL/login")"
+wait "$flood_pid"
+refused="$(grep -c '^429$' "$work/flood")"
+served="$(grep -c '^200$' "$work/flood")"
+printf 'portal flood: %s served, %s refused; the other client: %s\n' "$served" "$refused" "$other_status" >"$work/out"
+cat "$work/out" >>"$log"
+if [ "$refused" -gt 0 ]; then pass "a client flooding the portal is refused by its own budget (600 requests: $served served, $refused refused with 429)"; else flunk "a client flooding the portal gets 429 from the gateway"; fi
+if [ "$other_status" = 200 ]; then pass "meanwhile another client gets the portal's login page (200)"; else flunk "meanwhile another client gets the portal's login page (got $other_status)"; fi
+# Registrations: a dozen teleTAN guesses from one client; the first reach verification-service (400: no such teleTAN),
+# the rest are refused by the registration budget. Another client still registers, and the guessing client still
+# reaches the rest of the app API (its other budget).
+guess='{"key":"ABCDEFGHJK","keyType":"TELETAN"}'
+statuses "$noisy_address" 12 "$CWA_APP_URL/version/v1/registrationToken" -X POST -H 'Content-Type: application/json' -d "$guess" \
+  >"$work/guesses" 2>>"$log"
+guesses="$(tr '\n' ' ' <"$work/guesses")"
+cp "$work/guesses" "$work/out"
+cat "$work/out" >>"$log"
+if [ "$(head -n 1 "$work/guesses")" != 429 ] && grep -q '^429$' "$work/guesses"; then
+  pass "12 teleTAN registrations from one client: the first reach verification, the rest get 429 ($guesses)"
+else
+  flunk "12 teleTAN registrations from one client end in 429 ($guesses)"
+fi
+status="$(curl -s -o /dev/null -w '%{http_code}' --cacert "$CWA_CA_FILE" --interface "$other_address" -X POST -H 'Content-Type: application/json' \
+  -d '{"key":"'"$(printf y | sha256sum | cut -c1-64)"'","keyType":"GUID"}' "$CWA_APP_URL/version/v1/registrationToken")"
+check "meanwhile another client registers a test (201; got $status)" test "$status" = 201
+status="$(curl -s -o /dev/null -w '%{http_code}' --cacert "$CWA_CA_FILE" --interface "$noisy_address" -X POST -H 'Content-Type: application/json' \
+  -d '{"registrationToken":"00000000-0000-4000-8000-000000000000"}' "$CWA_APP_URL/version/v1/testresult")"
+check "the guessing client still polls a result: its registration budget is its own (got $status, not 429)" test "$status" != 429 -a "$status" -lt 500
+
+# ---- privacy: the clients' addresses and the TANs appear nowhere ----
 state_values() { python3 -c 'import json,sys; print("\n".join(v for v in (json.load(open(f)).get(sys.argv[1]) for f in sys.argv[2:]) if v))' "$@"; }
 tans="$(state_values lastTAN a.json c.json)"
 tokens="$(state_values registrationToken a.json c.json)"
@@ -182,9 +237,10 @@ absent() {
   printf '%s\n' "$patterns" | grep -v '^$' | grep -F -f - -- "$@"
   [ "${PIPESTATUS[2]}" = 1 ]
 }
-check "no log line (${#logs[@]} logs, $(cat "${logs[@]}" | wc -l) lines) holds the client address $client_address" \
-  absent "$client_address" "${logs[@]}"
-check "no table of any database holds the client address" absent "$client_address" "$work/dump"
+addresses="$(printf '%s\n' "$client_address" "$noisy_address" "$other_address")"
+check "no log line (${#logs[@]} logs, $(cat "${logs[@]}" | wc -l) lines) holds a client address ($client_address, $noisy_address, $other_address)" \
+  absent "$addresses" "${logs[@]}"
+check "no table of any database holds a client address" absent "$addresses" "$work/dump"
 check "the journey's 2 TANs and its teleTAN are known to the check" test "$(printf '%s\n' "$tans" | grep -c .)" = 2 -a -n "$teletan"
 check "no log line and no table holds a TAN or the teleTAN" absent "$(printf '%s\n%s\n' "$tans" "$teletan")" "${logs[@]}" "$work/dump"
 check "no log line holds a registration token, the GUID or its hash" absent "$(printf '%s\n%s\n%s\n' "$tokens" "$guid" "$guid_hash")" "${logs[@]}"

@@ -42,7 +42,7 @@ export LOG_LEVEL="${LOG_LEVEL:-info}"
 case "${EN_GATEWAY:-on}" in
   on)
     # Labs authenticate at the gateway, which passes their certificate on; officers come through its TLS port.
-    lab_settings="LAB_CERT_HEADER=X-SSL-Client-Cert GATEWAY_SECRET=@file:secrets/gateway LAB_CERT_SHA256_ALLOWLIST=@file:pki/lab-1.sha256"
+    lab_settings="LAB_CERT_HEADER=X-SSL-Client-Cert GATEWAY_SECRET=@file:secrets/gateway LAB_CERT_SHA256_ALLOWLIST=@file:secrets/lab-allowlist LAB_CA_FILE=@data/pki/lab-ca.pem"
     portal_settings="PORTAL_ALLOWED_HOSTS=127.0.0.1:$port_gateway_portal,localhost:$port_gateway_portal PORTAL_SECURE_COOKIES=true" ;;
   off)
     lab_settings=""
@@ -118,14 +118,18 @@ ensure_pki() {
   fi
   mkdir -p "$data/secrets"
   [ -s "$data/secrets/gateway" ] || ( umask 077; openssl rand -hex 24 >"$data/secrets/gateway" )
+  # test-result-service's allowlist names the lab of each certificate: lab-1, the lab id `cwa lab upload` sends.
+  printf 'lab-1=%s\n' "$(cat "$pki/lab-1.sha256")" >"$data/secrets/lab-allowlist"
 }
 
 # deploy/gateway/gateway.conf.template rendered for loopback, inside a main configuration of our own: nginx runs in
 # the foreground (supervised like the services), with its pid, temporary files and logs under the data folder.
 write_gateway_config() {
   mkdir -p "$gateway/tmp" "$data/cdn"
-  # The rendered configuration holds the gateway secret: readable by its owner only (nginx's master reads it; the
-  # workers only need to reach tmp/).
+  # The rendered configuration holds the gateway secret and the per-client limits' key (render.sh makes a new one at
+  # every start): readable by its owner only (nginx's master reads it; the workers only need to reach tmp/).
+  # The rates: `cwa load` and `cwa privacy-check` send everything from one address, so make run's per-client budgets
+  # are as large as its ceilings (make e2e and the deployments set real ones).
   chmod 711 "$gateway"
   local user_line=""
   if is_root; then
@@ -147,12 +151,16 @@ write_gateway_config() {
   GATEWAY_APP_RATE="${GATEWAY_APP_RATE:-5000r/s}" GATEWAY_APP_BURST="${GATEWAY_APP_BURST:-5000}" \
   GATEWAY_LAB_RATE="${GATEWAY_LAB_RATE:-500r/s}" GATEWAY_LAB_BURST="${GATEWAY_LAB_BURST:-1000}" \
   GATEWAY_PORTAL_RATE="${GATEWAY_PORTAL_RATE:-50r/s}" GATEWAY_PORTAL_BURST="${GATEWAY_PORTAL_BURST:-100}" \
+  GATEWAY_APP_CLIENT_RATE="${GATEWAY_APP_CLIENT_RATE:-5000r/s}" GATEWAY_APP_CLIENT_BURST="${GATEWAY_APP_CLIENT_BURST:-5000}" \
+  GATEWAY_REGISTRATION_RATE="${GATEWAY_REGISTRATION_RATE:-1000r/s}" GATEWAY_REGISTRATION_BURST="${GATEWAY_REGISTRATION_BURST:-5000}" \
+  GATEWAY_PORTAL_CLIENT_RATE="${GATEWAY_PORTAL_CLIENT_RATE:-50r/s}" GATEWAY_PORTAL_CLIENT_BURST="${GATEWAY_PORTAL_CLIENT_BURST:-100}" \
     "$root/deploy/gateway/render.sh" >"$gateway/gateway.conf.new" || fail "could not render the gateway configuration"
   chmod 600 "$gateway/gateway.conf.new"
   mv -f "$gateway/gateway.conf.new" "$gateway/gateway.conf"
   cat >"$gateway/nginx.conf" <<NGINX
 # Written by deploy/local/run.sh for the loopback fleet; the gateway itself is deploy/gateway/gateway.conf.template.
 $user_line
+load_module $njs_module;
 daemon off;
 worker_processes 2;
 pid $gateway/nginx.pid;
@@ -173,6 +181,8 @@ NGINX
 
 # Debian puts nginx in /usr/sbin, which a normal user's PATH may lack.
 nginx_bin="$(command -v nginx || echo /usr/sbin/nginx)"
+# njs (Debian's libnginx-mod-http-js), for the key of the per-client rate limits (deploy/gateway/client-key.js).
+njs_module=/usr/lib/nginx/modules/ngx_http_js_module.so
 
 start_gateway() {
   local port
@@ -307,7 +317,12 @@ case "$mode" in
 esac
 
 [ ${#selected[@]} -gt 0 ] || fail "EN_SERVICES names no service"
-if [ "${EN_GATEWAY:-on}" = on ]; then need_commands nginx openssl curl; else need_commands openssl curl; fi
+if [ "${EN_GATEWAY:-on}" = on ]; then
+  need_commands nginx openssl curl
+  [ -e "$njs_module" ] || install_packages libnginx-mod-http-js
+else
+  need_commands openssl curl
+fi
 mkdir -p "$logs" "$pids"
 for pidfile in "$pids"/*.pid; do
   if is_ours "$(cat "$pidfile")"; then fail "a fleet from $data is running already ('make stop' stops it)"; fi
