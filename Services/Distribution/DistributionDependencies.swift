@@ -19,25 +19,36 @@ struct DistributionDependencies: ServiceDependencies {
     /// A pool from the configuration and the configured object store, both run as services.
     static func live(configuration: DistributionConfiguration, logger: Logger) -> DistributionDependencies {
         let client = configuration.database.makeClient(logger: logger)
+        let readiness = configuration.database.makeReadinessClient(logger: logger)
         let objectStore = ConfiguredObjectStore.make(configuration.objectStore, logger: logger)
-        var dependencies = self.postgres(client: client, objectStore: objectStore, logger: logger)
-        dependencies.services = [client, objectStore]
+        var dependencies = self.postgres(
+            client: client,
+            objectStore: objectStore,
+            logger: logger,
+            readiness: readiness,
+            leaseTimeout: configuration.database.leaseTimeout
+        )
+        dependencies.services = [client, readiness, objectStore]
         return dependencies
     }
 
     /// The key store on a client someone else runs (the test support does).
+    /// `/health/ready` asks `readiness` (a client of its own in `live`), else `client`; requests wait at most
+    /// `leaseTimeout` for a pooled connection.
     static func postgres(
         client: PostgresClient,
         objectStore: ConfiguredObjectStore,
         logger: Logger,
-        clock: WallClock = .system
+        clock: WallClock = .system,
+        readiness: PostgresClient? = nil,
+        leaseTimeout: Duration = DatabasePool.defaultLeaseTimeout
     ) -> DistributionDependencies {
         DistributionDependencies(
-            keys: PostgresDiagnosisKeyRepository(client: client, logger: logger),
+            keys: PostgresDiagnosisKeyRepository(client: client, logger: logger, leaseTimeout: leaseTimeout),
             objectStore: objectStore,
             clock: clock,
             services: [],
-            readinessChecks: [PostgresReadinessCheck(client: client)]
+            readinessChecks: [PostgresReadinessCheck(client: readiness ?? client)]
         )
     }
 }

@@ -18,29 +18,40 @@ struct PortalDependencies: ServiceDependencies {
 
     static func live(configuration: PortalConfiguration, logger: Logger) -> PortalDependencies {
         let client = configuration.database.makeClient(logger: logger)
+        let readiness = configuration.database.makeReadinessClient(logger: logger)
         let teleTANs = HTTPTeleTANClient(
             baseURL: configuration.verificationURL,
             policy: configuration.upstream,
             logger: logger
         )
-        var dependencies = self.postgres(client: client, teleTANs: teleTANs, logger: logger)
-        dependencies.services = [client, teleTANs]
+        var dependencies = self.postgres(
+            client: client,
+            teleTANs: teleTANs,
+            logger: logger,
+            readiness: readiness,
+            leaseTimeout: configuration.database.leaseTimeout
+        )
+        dependencies.services = [client, readiness, teleTANs]
         return dependencies
     }
 
     /// A repository on a client someone else runs (the test support does), issuing teleTANs through `teleTANs`.
+    /// `/health/ready` asks `readiness` (a client of its own in `live`), else `client`; requests wait at most
+    /// `leaseTimeout` for a pooled connection.
     static func postgres(
         client: PostgresClient,
         teleTANs: any TeleTANClient,
         logger: Logger,
-        clock: WallClock = .system
+        clock: WallClock = .system,
+        readiness: PostgresClient? = nil,
+        leaseTimeout: Duration = DatabasePool.defaultLeaseTimeout
     ) -> PortalDependencies {
         PortalDependencies(
-            repository: PostgresPortalRepository(client: client, logger: logger),
+            repository: PostgresPortalRepository(client: client, logger: logger, leaseTimeout: leaseTimeout),
             teleTANs: teleTANs,
             clock: clock,
             services: [],
-            readinessChecks: [PostgresReadinessCheck(client: client)]
+            readinessChecks: [PostgresReadinessCheck(client: readiness ?? client)]
         )
     }
 

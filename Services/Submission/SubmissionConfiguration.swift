@@ -22,7 +22,7 @@ struct SubmissionConfiguration: ServiceConfiguration {
     /// Reads:
     /// - `HTTP_HOST` (127.0.0.1), `HTTP_PORT` (8001)
     /// - `DATABASE_URL` (required, secret), `DATABASE_POOL_SIZE`, `DATABASE_AUTO_MIGRATE`,
-    ///   `DATABASE_STATEMENT_TIMEOUT` (30s), `LOG_LEVEL`, `LOG_FORMAT`
+    ///   `DATABASE_STATEMENT_TIMEOUT` (30s), `DATABASE_LEASE_TIMEOUT` (2s), `LOG_LEVEL`, `LOG_FORMAT`
     /// - `MAX_REQUEST_BYTES` (102400, the reference's `100KB`; it allows 280 B…200 KB, in units of 1024)
     /// - `VERIFICATION_INTERNAL_URL` (http://127.0.0.1:8012) and the `VERIFICATION_*` timeouts and retries
     /// - the limits of `SubmissionPolicy` and `CheckInPolicy`

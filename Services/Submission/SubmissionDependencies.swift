@@ -21,29 +21,40 @@ struct SubmissionDependencies: ServiceDependencies {
 
     static func live(configuration: SubmissionConfiguration, logger: Logger) -> SubmissionDependencies {
         let client = configuration.database.makeClient(logger: logger)
+        let readiness = configuration.database.makeReadinessClient(logger: logger)
         let verification = HTTPVerificationClient(
             baseURL: configuration.verificationURL,
             policy: configuration.upstream,
             logger: logger
         )
-        var dependencies = self.postgres(client: client, verification: verification, logger: logger)
-        dependencies.services = [client, verification]
+        var dependencies = self.postgres(
+            client: client,
+            verification: verification,
+            logger: logger,
+            readiness: readiness,
+            leaseTimeout: configuration.database.leaseTimeout
+        )
+        dependencies.services = [client, readiness, verification]
         return dependencies
     }
 
     /// The key store on a client someone else runs (the test support does), verifying TANs with `verification`.
+    /// `/health/ready` asks `readiness` (a client of its own in `live`), else `client`; requests wait at most
+    /// `leaseTimeout` for a pooled connection.
     static func postgres(
         client: PostgresClient,
         verification: HTTPVerificationClient,
         logger: Logger,
-        clock: WallClock = .system
+        clock: WallClock = .system,
+        readiness: PostgresClient? = nil,
+        leaseTimeout: Duration = DatabasePool.defaultLeaseTimeout
     ) -> SubmissionDependencies {
         SubmissionDependencies(
-            keys: PostgresDiagnosisKeyRepository(client: client, logger: logger),
+            keys: PostgresDiagnosisKeyRepository(client: client, logger: logger, leaseTimeout: leaseTimeout),
             verifier: verification,
             clock: clock,
             services: [],
-            readinessChecks: [PostgresReadinessCheck(client: client)],
+            readinessChecks: [PostgresReadinessCheck(client: readiness ?? client)],
             shutdown: { try await verification.shutdown() }
         )
     }

@@ -32,7 +32,7 @@ struct TestResultConfiguration: ServiceConfiguration {
     /// Reads:
     /// - `HTTP_HOST` (127.0.0.1), `HTTP_PORT` (8003), `INTERNAL_HTTP_HOST` (127.0.0.1), `INTERNAL_HTTP_PORT` (8013)
     /// - `DATABASE_URL` (required, secret), `DATABASE_POOL_SIZE` (10), `DATABASE_AUTO_MIGRATE` (true),
-    ///   `DATABASE_STATEMENT_TIMEOUT` (30s)
+    ///   `DATABASE_STATEMENT_TIMEOUT` (30s), `DATABASE_LEASE_TIMEOUT` (2s)
     /// - `LOG_LEVEL` (info), `LOG_FORMAT` (text)
     /// - `HTTP_MAX_BODY_SIZE` (1048576 bytes), `LAB_MAX_RESULTS_PER_UPLOAD` (5000)
     /// - `TLS_CERT_FILE`, `TLS_KEY_FILE`, `TLS_CLIENT_CA_FILE`, `LAB_CERT_SHA256_ALLOWLIST` (comma-separated

@@ -18,18 +18,32 @@ struct TestResultDependencies: ServiceDependencies {
     /// A connection pool from the configuration; the pool runs as a service of the application.
     static func live(configuration: TestResultConfiguration, logger: Logger) -> TestResultDependencies {
         let client = configuration.database.makeClient(logger: logger)
-        var dependencies = self.postgres(client: client, logger: logger)
-        dependencies.services = [client]
+        let readiness = configuration.database.makeReadinessClient(logger: logger)
+        var dependencies = self.postgres(
+            client: client,
+            logger: logger,
+            readiness: readiness,
+            leaseTimeout: configuration.database.leaseTimeout
+        )
+        dependencies.services = [client, readiness]
         return dependencies
     }
 
     /// A repository on a client someone else runs (the test support does).
-    static func postgres(client: PostgresClient, logger: Logger, clock: WallClock = .system) -> TestResultDependencies {
+    /// `/health/ready` asks `readiness` (a client of its own in `live`), else `client`; requests wait at most
+    /// `leaseTimeout` for a pooled connection.
+    static func postgres(
+        client: PostgresClient,
+        logger: Logger,
+        clock: WallClock = .system,
+        readiness: PostgresClient? = nil,
+        leaseTimeout: Duration = DatabasePool.defaultLeaseTimeout
+    ) -> TestResultDependencies {
         TestResultDependencies(
-            repository: PostgresTestResultRepository(client: client, logger: logger),
+            repository: PostgresTestResultRepository(client: client, logger: logger, leaseTimeout: leaseTimeout),
             clock: clock,
             services: [],
-            readinessChecks: [PostgresReadinessCheck(client: client)]
+            readinessChecks: [PostgresReadinessCheck(client: readiness ?? client)]
         )
     }
 

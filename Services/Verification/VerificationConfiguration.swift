@@ -27,7 +27,7 @@ struct VerificationConfiguration: ServiceConfiguration {
     /// Reads:
     /// - `HTTP_HOST` (127.0.0.1), `HTTP_PORT` (8002), `INTERNAL_HTTP_HOST` (127.0.0.1), `INTERNAL_HTTP_PORT` (8012)
     /// - `DATABASE_URL` (required, secret), `DATABASE_POOL_SIZE`, `DATABASE_AUTO_MIGRATE`,
-    ///   `DATABASE_STATEMENT_TIMEOUT` (30s), `LOG_LEVEL`, `LOG_FORMAT`
+    ///   `DATABASE_STATEMENT_TIMEOUT` (30s), `DATABASE_LEASE_TIMEOUT` (2s), `LOG_LEVEL`, `LOG_FORMAT`
     /// - `HTTP_MAX_BODY_SIZE` (10000 bytes)
     /// - `TEST_RESULT_INTERNAL_URL` (http://127.0.0.1:8013) and the `TEST_RESULT_*` timeouts and retries
     /// - `TELETAN_JWT_PUBLIC_KEYS` (required: a file, or the PEM/JWKS text itself)

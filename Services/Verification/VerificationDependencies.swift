@@ -20,44 +20,64 @@ struct VerificationDependencies: ServiceDependencies {
 
     static func live(configuration: VerificationConfiguration, logger: Logger) -> VerificationDependencies {
         let client = configuration.database.makeClient(logger: logger)
+        let readiness = configuration.database.makeReadinessClient(logger: logger)
         let testResults = HTTPTestResultClient(
             baseURL: configuration.testResultURL,
             policy: configuration.upstream,
             logger: logger
         )
-        var dependencies = self.postgres(client: client, testResults: testResults, logger: logger)
-        dependencies.services = [client, testResults]
+        var dependencies = self.postgres(
+            client: client,
+            testResults: testResults,
+            logger: logger,
+            readiness: readiness,
+            leaseTimeout: configuration.database.leaseTimeout
+        )
+        dependencies.services = [client, readiness, testResults]
         return dependencies
     }
 
     /// A repository on a client someone else runs (the test support does), asking test-result-service at the
     /// configured URL; the caller shuts the HTTP client down unless the application runs it as a service.
+    /// `/health/ready` asks `readiness` (a client of its own in `live`), else `client`; requests wait at most
+    /// `leaseTimeout` for a pooled connection.
     static func postgres(
         client: PostgresClient,
         configuration: VerificationConfiguration,
         logger: Logger,
-        clock: WallClock = .system
+        clock: WallClock = .system,
+        readiness: PostgresClient? = nil,
+        leaseTimeout: Duration = DatabasePool.defaultLeaseTimeout
     ) -> VerificationDependencies {
         let testResults = HTTPTestResultClient(
             baseURL: configuration.testResultURL,
             policy: configuration.upstream,
             logger: logger
         )
-        return self.postgres(client: client, testResults: testResults, logger: logger, clock: clock)
+        return self.postgres(
+            client: client,
+            testResults: testResults,
+            logger: logger,
+            clock: clock,
+            readiness: readiness,
+            leaseTimeout: leaseTimeout
+        )
     }
 
     private static func postgres(
         client: PostgresClient,
         testResults: HTTPTestResultClient,
         logger: Logger,
-        clock: WallClock = .system
+        clock: WallClock = .system,
+        readiness: PostgresClient? = nil,
+        leaseTimeout: Duration = DatabasePool.defaultLeaseTimeout
     ) -> VerificationDependencies {
         VerificationDependencies(
-            repository: PostgresVerificationRepository(client: client, logger: logger),
+            repository: PostgresVerificationRepository(client: client, logger: logger, leaseTimeout: leaseTimeout),
             testResults: testResults,
             clock: clock,
             services: [],
-            readinessChecks: [PostgresReadinessCheck(client: client)],
+            readinessChecks: [PostgresReadinessCheck(client: readiness ?? client)],
             shutdown: { try await testResults.shutdown() }
         )
     }

@@ -7,9 +7,10 @@ package import PostgresNIO
 
 /// Diagnosis keys and check-ins in PostgreSQL. All SQL binds its values.
 ///
-/// A submission's transaction is opened, and the database so proven reachable, before `authorize` spends the
-/// TAN: a database outage then leaves the TAN intact. (A failure between the TAN check and the commit still
-/// loses the TAN, as in the reference.) The connection is held during the TAN check, which the caller bounds.
+/// The database is proven reachable, and a connection free, before `authorize` spends the TAN, so an outage or a
+/// full pool leaves the TAN intact; no connection is held while `authorize` waits on verification-service. After
+/// `authorize` the write waits for a connection without the lease timeout. A failure between the TAN check and the
+/// commit still loses the TAN, as in the reference (the submission service's README, "Order of work").
 ///
 /// A publication run holds a transaction-scoped advisory lock from start to end, so two runs (a CronJob
 /// overlapping itself, two replicas in serve mode) never interleave: the second finds the lock taken.
@@ -17,11 +18,16 @@ package struct PostgresDiagnosisKeyRepository: DiagnosisKeyRepository {
     /// Held by a publication run; its key derives from this name, so every version of the binaries agrees on it.
     package static let publicationLock = AdvisoryLock(name: "distribution-run")
 
-    private let client: PostgresClient
+    /// The pool; a request waits at most its lease timeout for a connection.
+    private let database: DatabasePool
     private let logger: Logger
 
-    package init(client: PostgresClient, logger: Logger) {
-        self.client = client
+    package init(
+        client: PostgresClient,
+        logger: Logger,
+        leaseTimeout: Duration = DatabasePool.defaultLeaseTimeout
+    ) {
+        self.database = DatabasePool(client: client, leaseTimeout: leaseTimeout)
         self.logger = logger.cappedForDatabase
     }
 
@@ -29,24 +35,28 @@ package struct PostgresDiagnosisKeyRepository: DiagnosisKeyRepository {
         _ submission: KeySubmission,
         authorize: () async throws(Refusal) -> Void
     ) async throws(KeySubmissionFailure<Refusal>) -> KeySubmissionOutcome {
-        var authorized = false
+        do {
+            // One round trip on a connection returned at once: an outage or a full pool fails here, before the TAN
+            // is used, and no connection waits on the TAN check.
+            try await self.database.query("SELECT 1", logger: self.logger)
+        } catch {
+            throw .database(error, afterAuthorization: false)
+        }
+        do {
+            try await authorize()
+        } catch {
+            throw .refused(error)
+        }
         do {
             return try await rethrowingTransactionCause {
-                // BEGIN is the transaction's first round trip: a database outage fails here, before the TAN is used.
-                try await self.client.withTransaction(logger: self.logger) { connection in
-                    do throws(Refusal) {
-                        try await authorize()
-                    } catch {
-                        throw AuthorizationRefused<Refusal>(refusal: error)
-                    }
-                    authorized = true
-                    return try await self.write(submission, connection)
+                // The TAN is used up now: wait for a connection as long as it takes instead of giving up after
+                // the lease timeout, which would lose the TAN.
+                try await self.database.client.withTransaction(logger: self.logger) { connection in
+                    try await self.write(submission, connection)
                 }
             }
-        } catch let refused as AuthorizationRefused<Refusal> {
-            throw .refused(refused.refusal)
         } catch {
-            throw .database(error, afterAuthorization: authorized)
+            throw .database(error, afterAuthorization: true)
         }
     }
 
@@ -54,7 +64,8 @@ package struct PostgresDiagnosisKeyRepository: DiagnosisKeyRepository {
         _ body: @Sendable (any KeyPublicationRun) async throws -> Result
     ) async throws -> Result? {
         try await rethrowingTransactionCause {
-            try await Self.publicationLock.withTryLock(client: self.client, logger: self.logger) { connection in
+            try await Self.publicationLock.withTryLock(client: self.database.client, logger: self.logger) {
+                connection in
                 try await body(PostgresKeyPublicationRun(connection: connection, logger: self.logger))
             }
         }
@@ -170,9 +181,4 @@ package struct PostgresDiagnosisKeyRepository: DiagnosisKeyRepository {
         for try await count in try await connection.query(query, logger: self.logger).decode(Int.self) { return count }
         return 0
     }
-}
-
-/// Carries the authorisation's own refusal through the transaction, apart from database errors.
-private struct AuthorizationRefused<Refusal: Error>: Error {
-    let refusal: Refusal
 }

@@ -31,6 +31,8 @@ package struct DatabaseConfiguration: Sendable, CustomStringConvertible {
     package var statementTimeout: Duration = .seconds(30)
     /// Longest the opening of a connection may take.
     package var connectTimeout: Duration = .seconds(5)
+    /// Longest a request waits for a free connection of the pool before it is refused (`DatabasePool`).
+    package var leaseTimeout: Duration = DatabasePool.defaultLeaseTimeout
 
     package init(
         host: String,
@@ -95,8 +97,9 @@ package struct DatabaseConfiguration: Sendable, CustomStringConvertible {
         "postgres://\(self.username):***@\(self.host):\(self.port)/\(self.database)?sslmode=\(self.tlsMode.rawValue)"
     }
 
-    /// A PostgresNIO client (a connection pool). It must run as a `Service` (or in a task) before queries can complete.
-    package func makeClient(logger: Logger) -> PostgresClient {
+    /// A PostgresNIO client (a connection pool) of at most `maxConnections` (default: the configured pool size). It
+    /// must run as a `Service` (or in a task) before queries can complete.
+    package func makeClient(logger: Logger, maxConnections: Int? = nil) -> PostgresClient {
         var configuration = PostgresClient.Configuration(
             host: self.host,
             port: self.port,
@@ -105,12 +108,20 @@ package struct DatabaseConfiguration: Sendable, CustomStringConvertible {
             database: self.database,
             tls: self.postgresTLS
         )
-        configuration.options.maximumConnections = self.maxConnections
+        configuration.options.maximumConnections = maxConnections ?? self.maxConnections
         configuration.options.connectTimeout = self.connectTimeout
         configuration.options.additionalStartupParameters = [
             ("statement_timeout", "\(self.statementTimeout / .milliseconds(1))")
         ]
         return PostgresClient(configuration: configuration, backgroundLogger: logger.cappedForDatabase)
+    }
+
+    /// A client of one connection for `/health/ready` alone, so a saturated request pool neither delays the probe nor
+    /// makes the service look down (which would move its load onto the other replicas). Run it as a service.
+    package func makeReadinessClient(logger: Logger) -> PostgresClient {
+        var single = self
+        single.statementTimeout = min(self.statementTimeout, .seconds(5))
+        return single.makeClient(logger: logger, maxConnections: 1)
     }
 
     /// Opens one connection outside any pool (for short jobs such as migrations); the caller closes it.

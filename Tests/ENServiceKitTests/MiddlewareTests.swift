@@ -1,6 +1,7 @@
 // The standard middleware stack: error shapes, request ids, body limits, request log privacy, metrics.
 
 import AsyncHTTPClient
+import ENPersistence
 import ENServiceKit
 import ENTestSupport
 import Foundation
@@ -29,6 +30,7 @@ struct MiddlewareTests {
         router.get("/client-error") { _, _ -> String in throw APIError(.conflict, "already there") }
         router.get("/framework-error") { _, _ -> String in throw HTTPError(.forbidden, message: "nope") }
         router.get("/bug") { _, _ -> String in throw Unexpected() }
+        router.get("/busy") { _, _ -> String in throw DatabaseBusy(waited: .seconds(2)) }
         router.get("/items/{id}") { _, _ in "ok" }
         router.post("/ignore") { _, _ in "ignored" }
         router.post("/echo") { request, context -> String in
@@ -73,6 +75,22 @@ struct MiddlewareTests {
         let failure = try #require(logs.entries.first { $0.message == "Request failed" })
         #expect(failure.level == .error)
         #expect(failure.metadata["error.type"]?.description.hasSuffix("Unexpected") == true)
+    }
+
+    @Test("a request that found no free database connection gets 503 with Retry-After, logged as a warning")
+    func databaseBusy() async throws {
+        let logs = InMemoryLogHandler()
+        let logger = Logger(label: "test", factory: { _ in logs })
+
+        try await Self.app(logger: logger).test(.router) { client in
+            let response = try await client.execute(uri: "/busy", method: .get)
+
+            #expect(response.status == .serviceUnavailable)
+            #expect(response.headers[.retryAfter] == "1")
+            #expect(response.body.text == #"{"error":"the service is busy; try again"}"#)
+        }
+        #expect(logs.entries.contains { $0.level == .warning && $0.message == "Request refused: database busy" })
+        #expect(!logs.entries.contains { $0.level == .error })
     }
 
     @Test("a gateway request id is kept and echoed; a hostile one is replaced")

@@ -10,11 +10,16 @@ import PostgresNIO
 /// The portal's queries. Every statement binds its values; every rule that must hold across replicas (a TOTP code
 /// works once, the officer's teleTAN interval, lockout counting) is one conditional statement.
 struct PostgresPortalRepository: PortalRepository {
-    let client: PostgresClient
+    /// The pool; a request waits at most its lease timeout for a connection.
+    let database: DatabasePool
     let logger: Logger
 
-    init(client: PostgresClient, logger: Logger) {
-        self.client = client
+    init(
+        client: PostgresClient,
+        logger: Logger,
+        leaseTimeout: Duration = DatabasePool.defaultLeaseTimeout
+    ) {
+        self.database = DatabasePool(client: client, leaseTimeout: leaseTimeout)
         self.logger = logger.cappedForDatabase
     }
 
@@ -59,7 +64,7 @@ struct PostgresPortalRepository: PortalRepository {
     }
 
     func claimAttempt(officerID: Int64, maxFailures: Int, lockedUntil: Date, now: Date) async throws -> AttemptClaim {
-        let rows = try await self.client.query(
+        let rows = try await self.database.query(
             """
             UPDATE officer
                SET failed_logins = CASE WHEN failed_logins + 1 >= \(maxFailures) THEN 0 ELSE failed_logins + 1 END,
@@ -69,12 +74,12 @@ struct PostgresPortalRepository: PortalRepository {
             """,
             logger: self.logger
         )
-        for try await locksNow in rows.decode(Bool.self) { return .granted(locksNow: locksNow) }
+        for locksNow in try rows.decode(Bool.self) { return .granted(locksNow: locksNow) }
         return .refused
     }
 
     func clearFailures(officerID: Int64) async throws {
-        try await self.client.query(
+        try await self.database.query(
             "UPDATE officer SET failed_logins = 0, locked_until = NULL WHERE id = \(officerID)",
             logger: self.logger
         )
@@ -92,7 +97,7 @@ struct PostgresPortalRepository: PortalRepository {
     }
 
     func setPassword(officerID: Int64, passwordHash: String) async throws {
-        try await self.client.query(
+        try await self.database.query(
             "UPDATE officer SET password_hash = \(passwordHash) WHERE id = \(officerID)",
             logger: self.logger
         )
@@ -133,17 +138,17 @@ struct PostgresPortalRepository: PortalRepository {
             """
         )
         guard claimed == 0 else { return nil }
-        let rows = try await self.client.query(
+        let rows = try await self.database.query(
             "SELECT last_teletan_at FROM officer WHERE id = \(officerID)",
             logger: self.logger
         )
-        for try await last in rows.decode(Date?.self) { return last ?? now }
+        for last in try rows.decode(Date?.self) { return last ?? now }
         return now
     }
 
     /// Gives the slot back after verification-service failed, so the officer can try again at once.
     func releaseTeleTANSlot(officerID: Int64, claimedAt: Date) async throws {
-        try await self.client.query(
+        try await self.database.query(
             "UPDATE officer SET last_teletan_at = NULL WHERE id = \(officerID) AND last_teletan_at = \(claimedAt)",
             logger: self.logger
         )
@@ -152,7 +157,7 @@ struct PostgresPortalRepository: PortalRepository {
     // MARK: - Sessions
 
     func createSession(_ session: PortalSession) async throws {
-        try await self.client.query(
+        try await self.database.query(
             """
             INSERT INTO portal_session (token_hash, csrf_hash, officer_id, stage, created_at, last_seen_at)
             VALUES (\(session.tokenHash), \(session.csrfHash), \(session.officerID), \(session.stage.rawValue),
@@ -163,11 +168,11 @@ struct PostgresPortalRepository: PortalRepository {
     }
 
     func session(tokenHash: String) async throws -> PortalSession? {
-        let rows = try await self.client.query(
+        let rows = try await self.database.query(
             "SELECT token_hash, csrf_hash, officer_id, stage, created_at, last_seen_at FROM portal_session WHERE token_hash = \(tokenHash)",
             logger: self.logger
         )
-        for try await (token, csrf, officer, stage, created, seen) in rows.decode(
+        for (token, csrf, officer, stage, created, seen) in try rows.decode(
             (String, String, Int64?, String, Date, Date).self
         ) {
             guard let stage = PortalSession.Stage(rawValue: stage) else { return nil }
@@ -184,26 +189,26 @@ struct PostgresPortalRepository: PortalRepository {
     }
 
     func touchSession(tokenHash: String, now: Date) async throws {
-        try await self.client.query(
+        try await self.database.query(
             "UPDATE portal_session SET last_seen_at = \(now) WHERE token_hash = \(tokenHash)",
             logger: self.logger
         )
     }
 
     func deleteSessions(ofOfficer officerID: Int64, except tokenHash: String) async throws {
-        try await self.client.query(
+        try await self.database.query(
             "DELETE FROM portal_session WHERE officer_id = \(officerID) AND token_hash <> \(tokenHash)",
             logger: self.logger
         )
     }
 
     func deleteSession(tokenHash: String) async throws {
-        try await self.client.query("DELETE FROM portal_session WHERE token_hash = \(tokenHash)", logger: self.logger)
+        try await self.database.query("DELETE FROM portal_session WHERE token_hash = \(tokenHash)", logger: self.logger)
     }
 
     /// Removes sessions idle since `idleBefore` or created before `createdBefore`.
     func deleteExpiredSessions(idleBefore: Date, createdBefore: Date) async throws {
-        try await self.client.query(
+        try await self.database.query(
             "DELETE FROM portal_session WHERE last_seen_at < \(idleBefore) OR created_at < \(createdBefore)",
             logger: self.logger
         )
@@ -212,19 +217,19 @@ struct PostgresPortalRepository: PortalRepository {
     // MARK: - Audit
 
     func audit(_ event: AuditEvent) async throws {
-        try await self.client.query(
+        try await self.database.query(
             "INSERT INTO audit_event (at, username, action, details) VALUES (\(event.at), \(event.username), \(event.action), \(event.details))",
             logger: self.logger
         )
     }
 
     func auditEvents(since: Date) async throws -> [AuditEvent] {
-        let rows = try await self.client.query(
+        let rows = try await self.database.query(
             "SELECT at, username, action, details FROM audit_event WHERE at >= \(since) ORDER BY id",
             logger: self.logger
         )
         var events: [AuditEvent] = []
-        for try await (at, username, action, details) in rows.decode((Date, String, String, String).self) {
+        for (at, username, action, details) in try rows.decode((Date, String, String, String).self) {
             events.append(AuditEvent(at: at, username: username, action: action, details: details))
         }
         return events
@@ -233,11 +238,11 @@ struct PostgresPortalRepository: PortalRepository {
     // MARK: - Helpers
 
     private func officers(_ query: PostgresQuery) async throws -> [Officer] {
-        let rows = try await self.client.query(query, logger: self.logger)
+        let rows = try await self.database.query(query, logger: self.logger)
         var officers: [Officer] = []
-        for try await (id, username, hash, roles, secret, failures, locked, disabled)
-            in rows.decode((Int64, String, String, [String], ByteBuffer, Int32, Date?, Bool).self)
-        {
+        for (id, username, hash, roles, secret, failures, locked, disabled) in try rows.decode(
+            (Int64, String, String, [String], ByteBuffer, Int32, Date?, Bool).self
+        ) {
             officers.append(
                 Officer(
                     id: id,
@@ -256,7 +261,7 @@ struct PostgresPortalRepository: PortalRepository {
 
     private func count(_ query: PostgresQuery) async throws -> Int {
         var total = 0
-        for try await value in try await self.client.query(query, logger: self.logger).decode(Int64.self) {
+        for value in try await self.database.query(query, logger: self.logger).decode(Int64.self) {
             total = Int(value)
         }
         return total

@@ -11,11 +11,16 @@ struct PostgresTestResultRepository: TestResultRepository {
     /// Advisory lock that keeps replicas from running retention at the same time.
     static let retentionLock = AdvisoryLock(name: "testresult.retention")
 
-    let client: PostgresClient
+    /// The pool; a request waits at most its lease timeout for a connection.
+    let database: DatabasePool
     let logger: Logger
 
-    init(client: PostgresClient, logger: Logger) {
-        self.client = client
+    init(
+        client: PostgresClient,
+        logger: Logger,
+        leaseTimeout: Duration = DatabasePool.defaultLeaseTimeout
+    ) {
+        self.database = DatabasePool(client: client, leaseTimeout: leaseTimeout)
         self.logger = logger.cappedForDatabase
     }
 
@@ -45,7 +50,7 @@ struct PostgresTestResultRepository: TestResultRepository {
         let owned = uploads.first?.labAuthenticated ?? false
         let keys = uploads.map(\.key)
         return try await rethrowingTransactionCause {
-            try await self.client.withTransaction(logger: self.logger) { connection in
+            try await self.database.withTransaction(logger: self.logger) { connection in
                 let rows = try await connection.query(
                     """
                     INSERT INTO test_result (result_id, result, result_date, lab_id, dob_protected, created_at, updated_at)
@@ -87,7 +92,7 @@ struct PostgresTestResultRepository: TestResultRepository {
 
     func findOrCreatePending(key: String, kind: TestKind, now: Date) async throws -> StoredResult {
         let pending = Int16(LabTestResult.pending(kind).code)
-        return try await self.client.withConnection { connection in
+        return try await self.database.withConnection { connection in
             // Most lookups are polls of a known id: read first, insert only when missing. Separate statements,
             // not one CTE: a CTE's SELECT would not see a row a concurrent transaction committed while our INSERT
             // waited on it; hence the second read when a concurrent lookup inserted first.
@@ -125,7 +130,7 @@ struct PostgresTestResultRepository: TestResultRepository {
     }
 
     func applyRetention(maskBefore: Date, deleteBefore: Date, now: Date) async throws -> TestResultRetentionOutcome? {
-        try await Self.retentionLock.withTryLock(client: self.client, logger: self.logger) { connection in
+        try await Self.retentionLock.withTryLock(client: self.database.client, logger: self.logger) { connection in
             var outcome = TestResultRetentionOutcome()
             // Deletion first, so rows about to go are not rewritten.
             let deleted = try await connection.query(

@@ -13,11 +13,16 @@ struct PostgresVerificationRepository: VerificationRepository {
     static let retentionLock = AdvisoryLock(name: "verification.retention")
     static let teleTANIssueLock = AdvisoryLock(name: "verification.teletan.issue")
 
-    let client: PostgresClient
+    /// The pool; a request waits at most its lease timeout for a connection.
+    let database: DatabasePool
     let logger: Logger
 
-    init(client: PostgresClient, logger: Logger) {
-        self.client = client
+    init(
+        client: PostgresClient,
+        logger: Logger,
+        leaseTimeout: Duration = DatabasePool.defaultLeaseTimeout
+    ) {
+        self.database = DatabasePool(client: client, leaseTimeout: leaseTimeout)
         self.logger = logger.cappedForDatabase
     }
 
@@ -105,14 +110,14 @@ struct PostgresVerificationRepository: VerificationRepository {
     // MARK: - Sessions and TANs
 
     func session(tokenHash: String) async throws -> AppSession? {
-        let rows = try await self.client.query(
+        let rows = try await self.database.query(
             """
             SELECT id, source, hashed_guid, hashed_guid_dob, teletan_type, tan_counter, created_at
             FROM app_session WHERE registration_token_hash = \(tokenHash)
             """,
             logger: self.logger
         )
-        for try await (id, source, guid, dob, type, counter, createdAt) in rows.decode(
+        for (id, source, guid, dob, type, counter, createdAt) in try rows.decode(
             (Int64, String, String?, String?, String?, Int32, Date).self
         ) {
             let parsed: AppSession.Source
@@ -178,7 +183,7 @@ struct PostgresVerificationRepository: VerificationRepository {
             case .event: true
             case .notEvent: false
             }
-        let rows = try await self.client.query(
+        let rows = try await self.database.query(
             """
             UPDATE tan SET consumed_at = \(now)
             WHERE tan_hash = \(hash) AND consumed_at IS NULL AND valid_from <= \(now) AND valid_until > \(now)
@@ -187,18 +192,18 @@ struct PostgresVerificationRepository: VerificationRepository {
             """,
             logger: self.logger
         )
-        for try await type in rows.decode(String?.self) {
+        for type in try rows.decode(String?.self) {
             return .consumed(type.flatMap(TeleTANType.init(rawValue:)))
         }
         guard requirement != .any else { return .unavailable }
-        let usable = try await self.client.query(
+        let usable = try await self.database.query(
             """
             SELECT count(*) FROM tan
             WHERE tan_hash = \(hash) AND consumed_at IS NULL AND valid_from <= \(now) AND valid_until > \(now)
             """,
             logger: self.logger
         )
-        for try await count in usable.decode(Int.self) where count > 0 { return .wrongKind }
+        for count in try usable.decode(Int.self) where count > 0 { return .wrongKind }
         return .unavailable
     }
 
@@ -248,7 +253,7 @@ struct PostgresVerificationRepository: VerificationRepository {
     /// Deletes sessions and TANs created before `cutoff`, TANs that expired or were consumed, and teleTANs that
     /// expired and no longer count for the rate limit. `nil` when another replica holds the lock.
     func applyRetention(cutoff: Date, now: Date, rateWindowStart: Date) async throws -> VerificationRetentionOutcome? {
-        try await Self.retentionLock.withTryLock(client: self.client, logger: self.logger) { connection in
+        try await Self.retentionLock.withTryLock(client: self.database.client, logger: self.logger) { connection in
             var outcome = VerificationRetentionOutcome()
             outcome.sessions = try await self.count(
                 connection,
@@ -285,11 +290,11 @@ struct PostgresVerificationRepository: VerificationRepository {
     /// `withTransaction` with the closure's own error rethrown as it was thrown, and a `Rollback` returned as the
     /// outcome it carries (after the rollback).
     private func transaction<Outcome: Sendable>(
-        _ body: (PostgresConnection) async throws -> sending Outcome
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Outcome
     ) async throws -> Outcome {
         do {
             return try await rethrowingTransactionCause {
-                try await self.client.withTransaction(logger: self.logger, body)
+                try await self.database.withTransaction(logger: self.logger, body)
             }
         } catch let rollback as Rollback<Outcome> {
             return rollback.outcome

@@ -3,8 +3,8 @@
 package import ENPersistence
 
 extension DatabaseConfiguration {
-    /// Reads `DATABASE_URL` (required, secret), `DATABASE_POOL_SIZE`, `DATABASE_AUTO_MIGRATE` and
-    /// `DATABASE_STATEMENT_TIMEOUT`.
+    /// Reads `DATABASE_URL` (required, secret), `DATABASE_POOL_SIZE`, `DATABASE_AUTO_MIGRATE`,
+    /// `DATABASE_STATEMENT_TIMEOUT` and `DATABASE_LEASE_TIMEOUT`.
     package init(settings: SettingsReader) {
         let url = settings.requiredString(
             "DATABASE_URL",
@@ -28,6 +28,12 @@ extension DatabaseConfiguration {
             minimum: .milliseconds(100),
             help: "Longest a statement of a pooled connection may run before PostgreSQL cancels it."
         )
+        let leaseTimeout = settings.duration(
+            "DATABASE_LEASE_TIMEOUT",
+            default: DatabasePool.defaultLeaseTimeout,
+            minimum: .milliseconds(10),
+            help: "Longest a request waits for a free pooled connection before it is answered 503 with Retry-After."
+        )
         do {
             try self.init(url: url, maxConnections: poolSize, autoMigrate: autoMigrate)
         } catch {
@@ -44,5 +50,6 @@ extension DatabaseConfiguration {
             )
         }
         self.statementTimeout = statementTimeout
+        self.leaseTimeout = leaseTimeout
     }
 }

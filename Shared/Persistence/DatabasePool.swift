@@ -1,0 +1,116 @@
+// The connection pool as request handlers use it: a connection is waited for at most `leaseTimeout`.
+
+package import Logging
+package import PostgresNIO
+import Synchronization
+
+/// A `PostgresClient` whose leases give up after `leaseTimeout` with `DatabaseBusy`, so a request that finds every
+/// connection taken answers 503 at once instead of queueing behind the others until the gateway gives up. The
+/// timeout covers the wait for a connection only; the work done on it is bounded by `statement_timeout`.
+package struct DatabasePool: Sendable {
+    /// The pool, for what runs it (`run()` as a service) and for jobs that may wait (publication, retention).
+    package let client: PostgresClient
+    package let leaseTimeout: Duration
+
+    package static let defaultLeaseTimeout: Duration = .seconds(2)
+
+    package init(client: PostgresClient, leaseTimeout: Duration = Self.defaultLeaseTimeout) {
+        self.client = client
+        self.leaseTimeout = leaseTimeout
+    }
+
+    /// Runs `body` on a leased connection, or throws `DatabaseBusy` when none is free within `leaseTimeout`.
+    package func withConnection<Result: Sendable>(
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        let lease = LeaseRace()
+        return try await withThrowingTaskGroup(of: Result?.self) { group in
+            group.addTask {
+                try await self.client.withConnection { connection in
+                    guard lease.start() else { throw DatabaseBusy(waited: self.leaseTimeout) }
+                    return try await body(connection)
+                }
+            }
+            group.addTask {
+                try await Task.sleep(for: self.leaseTimeout)
+                if lease.expire() { throw DatabaseBusy(waited: self.leaseTimeout) }
+                return nil
+            }
+            defer { group.cancelAll() }
+            while let next = try await group.next() {
+                if let result = next { return result }
+            }
+            throw CancellationError()
+        }
+    }
+
+    /// `body` in a transaction (BEGIN … COMMIT, ROLLBACK when it throws) on a connection leased as `withConnection`.
+    /// Errors come wrapped as PostgresNIO wraps them (`PostgresTransactionError`); `rethrowingTransactionCause` unwraps.
+    package func withTransaction<Result: Sendable>(
+        logger: Logger,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await self.withConnection { connection in
+            try await connection.withTransaction(logger: logger) { connection in try await body(connection) }
+        }
+    }
+
+    /// Runs `query` on a leased connection and returns all its rows.
+    @discardableResult
+    package func query(_ query: PostgresQuery, logger: Logger) async throws -> [PostgresRow] {
+        try await self.withConnection { connection in
+            try await connection.query(query, logger: logger).collect()
+        }
+    }
+}
+
+/// No connection of the pool became free in time. Nothing was sent to the database.
+package struct DatabaseBusy: Error, CustomStringConvertible {
+    package let waited: Duration
+    package init(waited: Duration) { self.waited = waited }
+    package var description: String { "no database connection could be leased within \(self.waited)" }
+}
+
+/// Decides, once, whether a lease started in time or the wait expired.
+private final class LeaseRace: Sendable {
+    private enum State { case waiting, started, expired }
+    private let state = Mutex(State.waiting)
+
+    /// Whether the leased connection may be used (the wait has not expired).
+    func start() -> Bool {
+        self.state.withLock { state in
+            guard state == .waiting else { return false }
+            state = .started
+            return true
+        }
+    }
+
+    /// Whether the wait expired before a connection was leased.
+    func expire() -> Bool {
+        self.state.withLock { state in
+            guard state == .waiting else { return false }
+            state = .expired
+            return true
+        }
+    }
+}
+
+extension Array where Element == PostgresRow {
+    /// The rows' first column decoded as `type`.
+    package func decode<Column: PostgresDecodable>(
+        _ type: Column.Type,
+        file: String = #fileID,
+        line: Int = #line
+    ) throws -> [Column] {
+        try self.map { try $0.decode(Column.self, file: file, line: line) }
+    }
+
+    /// The rows decoded as `type`, as `PostgresRowSequence.decode` does for a stream.
+    package func decode<each Column: PostgresDecodable>(
+        _ type: (repeat each Column).Type,
+        file: String = #fileID,
+        line: Int = #line
+    ) throws -> [(repeat each Column)] {
+        try self.map { try $0.decode(type, file: file, line: line) }
+    }
+}

@@ -1,0 +1,103 @@
+// A request waits a bounded time for a pooled connection; readiness has a connection of its own.
+
+import ENPersistence
+import ENTestSupport
+import Foundation
+import Logging
+import PostgresNIO
+import Testing
+
+@Suite("Database pool leases (PostgreSQL)", .postgres())
+struct DatabasePoolTests {
+    @Test("with every connection taken a lease gives up with DatabaseBusy; once one is free it succeeds")
+    func busyThenFree() async throws {
+        let database = try PostgresTestDatabase.require()
+        try await Self.withSingleConnection(database) { pool, holder in
+            try await holder.hold {
+                await #expect(throws: DatabaseBusy.self) {
+                    try await pool.query("SELECT 1", logger: database.logger)
+                }
+            }
+            let rows = try await pool.query("SELECT 7", logger: database.logger)
+            #expect(try rows.decode(Int.self) == [7])
+        }
+    }
+
+    @Test("a transaction through the pool commits, and rolls back when its body throws")
+    func transactions() async throws {
+        let database = try PostgresTestDatabase.require()
+        try await database.client.query("CREATE TABLE pool_probe (n integer)")
+        let pool = DatabasePool(client: database.client)
+        try await pool.withTransaction(logger: database.logger) { connection in
+            _ = try await connection.query("INSERT INTO pool_probe VALUES (1)", logger: database.logger)
+        }
+        struct Abort: Error {}
+        await #expect(throws: Abort.self) {
+            try await rethrowingTransactionCause {
+                try await pool.withTransaction(logger: database.logger) { connection in
+                    _ = try await connection.query("INSERT INTO pool_probe VALUES (2)", logger: database.logger)
+                    throw Abort()
+                }
+            }
+        }
+        #expect(try await database.count("pool_probe") == 1)
+    }
+
+    @Test("the readiness client answers while every connection of the request pool is taken")
+    func readinessBesideSaturatedPool() async throws {
+        let database = try PostgresTestDatabase.require()
+        var configuration = database.configuration
+        configuration.maxConnections = 1
+        let readiness = configuration.makeReadinessClient(logger: database.logger)
+        let task = Task { await readiness.run() }
+        defer { task.cancel() }
+        try await Self.withSingleConnection(database) { _, holder in
+            try await holder.hold {
+                let rows = try await readiness.query("SELECT 1", logger: database.logger)
+                var answered = false
+                for try await one in rows.decode(Int.self) { answered = one == 1 }
+                #expect(answered)
+            }
+        }
+    }
+
+    /// Runs `body` with a pool of one connection (lease timeout 100 ms) and a way to keep that connection taken.
+    private static func withSingleConnection(
+        _ database: PostgresTestDatabase,
+        _ body: (DatabasePool, ConnectionHolder) async throws -> Void
+    ) async throws {
+        var configuration = database.configuration
+        configuration.maxConnections = 1
+        let client = configuration.makeClient(logger: database.logger)
+        let task = Task { await client.run() }
+        defer { task.cancel() }
+        let pool = DatabasePool(client: client, leaseTimeout: .milliseconds(100))
+        try await body(pool, ConnectionHolder(pool: pool))
+    }
+}
+
+/// Keeps the pool's only connection leased while a body runs.
+struct ConnectionHolder: Sendable {
+    let pool: DatabasePool
+
+    func hold(while body: () async throws -> Void) async throws {
+        let (taken, tookIt) = AsyncStream.makeStream(of: Void.self)
+        let (release, releaseIt) = AsyncStream.makeStream(of: Void.self)
+        let holding = Task {
+            try await self.pool.withConnection { _ in
+                tookIt.yield()
+                for await _ in release { break }
+            }
+        }
+        for await _ in taken { break }
+        do {
+            try await body()
+        } catch {
+            releaseIt.finish()
+            _ = await holding.result
+            throw error
+        }
+        releaseIt.finish()
+        try await holding.value
+    }
+}
