@@ -34,14 +34,14 @@ struct DistributionDependencies: ServiceDependencies {
 
     /// The key store on a client someone else runs (the test support does).
     /// `/health/ready` asks `readiness` (a client of its own in `live`), else `client`; requests wait at most
-    /// `leaseTimeout` for a pooled connection.
+    /// `leaseTimeout` for a pooled connection (`live` passes `DATABASE_LEASE_TIMEOUT`).
     static func postgres(
         client: PostgresClient,
         objectStore: ConfiguredObjectStore,
         logger: Logger,
         clock: WallClock = .system,
         readiness: PostgresClient? = nil,
-        leaseTimeout: Duration = DatabasePool.defaultLeaseTimeout
+        leaseTimeout: Duration = DatabasePool.unhurriedLeaseTimeout
     ) -> DistributionDependencies {
         DistributionDependencies(
             keys: PostgresDiagnosisKeyRepository(client: client, logger: logger, leaseTimeout: leaseTimeout),

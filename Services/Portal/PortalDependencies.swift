@@ -37,14 +37,14 @@ struct PortalDependencies: ServiceDependencies {
 
     /// A repository on a client someone else runs (the test support does), issuing teleTANs through `teleTANs`.
     /// `/health/ready` asks `readiness` (a client of its own in `live`), else `client`; requests wait at most
-    /// `leaseTimeout` for a pooled connection.
+    /// `leaseTimeout` for a pooled connection (`live` passes `DATABASE_LEASE_TIMEOUT`).
     static func postgres(
         client: PostgresClient,
         teleTANs: any TeleTANClient,
         logger: Logger,
         clock: WallClock = .system,
         readiness: PostgresClient? = nil,
-        leaseTimeout: Duration = DatabasePool.defaultLeaseTimeout
+        leaseTimeout: Duration = DatabasePool.unhurriedLeaseTimeout
     ) -> PortalDependencies {
         PortalDependencies(
             repository: PostgresPortalRepository(client: client, logger: logger, leaseTimeout: leaseTimeout),

@@ -40,14 +40,14 @@ struct SubmissionDependencies: ServiceDependencies {
 
     /// The key store on a client someone else runs (the test support does), verifying TANs with `verification`.
     /// `/health/ready` asks `readiness` (a client of its own in `live`), else `client`; requests wait at most
-    /// `leaseTimeout` for a pooled connection.
+    /// `leaseTimeout` for a pooled connection (`live` passes `DATABASE_LEASE_TIMEOUT`).
     static func postgres(
         client: PostgresClient,
         verification: HTTPVerificationClient,
         logger: Logger,
         clock: WallClock = .system,
         readiness: PostgresClient? = nil,
-        leaseTimeout: Duration = DatabasePool.defaultLeaseTimeout
+        leaseTimeout: Duration = DatabasePool.unhurriedLeaseTimeout
     ) -> SubmissionDependencies {
         SubmissionDependencies(
             keys: PostgresDiagnosisKeyRepository(client: client, logger: logger, leaseTimeout: leaseTimeout),

@@ -31,13 +31,13 @@ struct TestResultDependencies: ServiceDependencies {
 
     /// A repository on a client someone else runs (the test support does).
     /// `/health/ready` asks `readiness` (a client of its own in `live`), else `client`; requests wait at most
-    /// `leaseTimeout` for a pooled connection.
+    /// `leaseTimeout` for a pooled connection (`live` passes `DATABASE_LEASE_TIMEOUT`).
     static func postgres(
         client: PostgresClient,
         logger: Logger,
         clock: WallClock = .system,
         readiness: PostgresClient? = nil,
-        leaseTimeout: Duration = DatabasePool.defaultLeaseTimeout
+        leaseTimeout: Duration = DatabasePool.unhurriedLeaseTimeout
     ) -> TestResultDependencies {
         TestResultDependencies(
             repository: PostgresTestResultRepository(client: client, logger: logger, leaseTimeout: leaseTimeout),

@@ -40,14 +40,14 @@ struct VerificationDependencies: ServiceDependencies {
     /// A repository on a client someone else runs (the test support does), asking test-result-service at the
     /// configured URL; the caller shuts the HTTP client down unless the application runs it as a service.
     /// `/health/ready` asks `readiness` (a client of its own in `live`), else `client`; requests wait at most
-    /// `leaseTimeout` for a pooled connection.
+    /// `leaseTimeout` for a pooled connection (`live` passes `DATABASE_LEASE_TIMEOUT`).
     static func postgres(
         client: PostgresClient,
         configuration: VerificationConfiguration,
         logger: Logger,
         clock: WallClock = .system,
         readiness: PostgresClient? = nil,
-        leaseTimeout: Duration = DatabasePool.defaultLeaseTimeout
+        leaseTimeout: Duration = DatabasePool.unhurriedLeaseTimeout
     ) -> VerificationDependencies {
         let testResults = HTTPTestResultClient(
             baseURL: configuration.testResultURL,
@@ -70,7 +70,7 @@ struct VerificationDependencies: ServiceDependencies {
         logger: Logger,
         clock: WallClock = .system,
         readiness: PostgresClient? = nil,
-        leaseTimeout: Duration = DatabasePool.defaultLeaseTimeout
+        leaseTimeout: Duration = DatabasePool.unhurriedLeaseTimeout
     ) -> VerificationDependencies {
         VerificationDependencies(
             repository: PostgresVerificationRepository(client: client, logger: logger, leaseTimeout: leaseTimeout),

@@ -25,7 +25,7 @@ package struct PostgresDiagnosisKeyRepository: DiagnosisKeyRepository {
     package init(
         client: PostgresClient,
         logger: Logger,
-        leaseTimeout: Duration = DatabasePool.defaultLeaseTimeout
+        leaseTimeout: Duration = DatabasePool.unhurriedLeaseTimeout
     ) {
         self.database = DatabasePool(client: client, leaseTimeout: leaseTimeout)
         self.logger = logger.cappedForDatabase

@@ -12,7 +12,11 @@ package struct DatabasePool: Sendable {
     package let client: PostgresClient
     package let leaseTimeout: Duration
 
+    /// The default of `DATABASE_LEASE_TIMEOUT`, for services answering requests.
     package static let defaultLeaseTimeout: Duration = .seconds(2)
+    /// For pools whose callers should wait rather than be refused (tests on a loaded machine, one-off jobs); the
+    /// services pass their configured timeout.
+    package static let unhurriedLeaseTimeout: Duration = .seconds(60)
 
     package init(client: PostgresClient, leaseTimeout: Duration = Self.defaultLeaseTimeout) {
         self.client = client

@@ -18,7 +18,8 @@ struct DatabasePoolTests {
                     try await pool.query("SELECT 1", logger: database.logger)
                 }
             }
-            let rows = try await pool.query("SELECT 7", logger: database.logger)
+            let patient = DatabasePool(client: pool.client, leaseTimeout: .seconds(60))
+            let rows = try await patient.query("SELECT 7", logger: database.logger)
             #expect(try rows.decode(Int.self) == [7])
         }
     }
@@ -78,18 +79,33 @@ struct DatabasePoolTests {
 
 /// Keeps the pool's only connection leased while a body runs.
 struct ConnectionHolder: Sendable {
+    /// The pool whose connection is held; the holder waits as long as it takes to lease it.
     let pool: DatabasePool
+
+    init(pool: DatabasePool) {
+        self.pool = DatabasePool(client: pool.client, leaseTimeout: .seconds(60))
+    }
 
     func hold(while body: () async throws -> Void) async throws {
         let (taken, tookIt) = AsyncStream.makeStream(of: Void.self)
         let (release, releaseIt) = AsyncStream.makeStream(of: Void.self)
         let holding = Task {
+            defer { tookIt.finish() }  // a failed lease ends the wait below instead of leaving it hanging
             try await self.pool.withConnection { _ in
                 tookIt.yield()
                 for await _ in release { break }
             }
         }
-        for await _ in taken { break }
+        var held = false
+        for await _ in taken {
+            held = true
+            break
+        }
+        guard held else {
+            try await holding.value
+            Issue.record("the connection could not be leased")
+            return
+        }
         do {
             try await body()
         } catch {

@@ -17,7 +17,7 @@ struct PostgresPortalRepository: PortalRepository {
     init(
         client: PostgresClient,
         logger: Logger,
-        leaseTimeout: Duration = DatabasePool.defaultLeaseTimeout
+        leaseTimeout: Duration = DatabasePool.unhurriedLeaseTimeout
     ) {
         self.database = DatabasePool(client: client, leaseTimeout: leaseTimeout)
         self.logger = logger.cappedForDatabase

@@ -18,7 +18,7 @@ struct PostgresTestResultRepository: TestResultRepository {
     init(
         client: PostgresClient,
         logger: Logger,
-        leaseTimeout: Duration = DatabasePool.defaultLeaseTimeout
+        leaseTimeout: Duration = DatabasePool.unhurriedLeaseTimeout
     ) {
         self.database = DatabasePool(client: client, leaseTimeout: leaseTimeout)
         self.logger = logger.cappedForDatabase
