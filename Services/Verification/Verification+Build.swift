@@ -105,6 +105,7 @@ struct VerificationRuntime: Sendable {
         self.dependencies = dependencies
         self.environment = environment
         self.metrics = VerificationMetrics(factory: environment.metricsFactory)
+        self.metrics.recordRegistrationCap(configuration.policy.registrationsPerDay)
         self.engine = VerificationEngine(
             repository: dependencies.repository,
             testResults: dependencies.testResults,

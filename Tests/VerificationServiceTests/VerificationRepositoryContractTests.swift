@@ -419,4 +419,75 @@ struct VerificationRepositoryContractTests {
             #expect(try await repository.createTeleTAN(Self.teleTAN("tele old", limit: 2)) == .created(inWindow: 2))
         }
     }
+    @Test(
+        "the daily cap: refused registrations store nothing and keep their keys; the next UTC day counts afresh",
+        arguments: RepositoryBackend.allCases
+    )
+    func dailyCap(_ backend: RepositoryBackend) async throws {
+        try await self.withRepository(backend) { repository in
+            let midnight = Date(timeIntervalSince1970: 1_700_006_400)  // the UTC midnight after `now`
+            _ = try await repository.createTeleTAN(Self.teleTAN("tele", validUntil: midnight.addingTimeInterval(3600)))
+            let guid = { (token: String, seed: String, now: Date) in
+                try await repository.registerGUID(
+                    tokenHash: Self.hash(token),
+                    guid: try Self.guid(seed),
+                    dob: nil,
+                    now: now,
+                    dailyCap: 2
+                )
+            }
+            let teleTAN = { (token: String, now: Date) in
+                try await repository.registerTeleTAN(
+                    tokenHash: Self.hash(token),
+                    teleTANHash: Self.hash("tele"),
+                    now: now,
+                    dailyCap: 2
+                )
+            }
+
+            let first = try await guid("c1", "g1", Self.now)
+            let taken = try await guid("c2", "g1", Self.now)
+            let second = try await guid("c3", "g2", Self.now)
+            let third = try await guid("c4", "g3", midnight.addingTimeInterval(-1))
+            let teleTANCapped = try await teleTAN("c5", Self.now)
+            let nextDay = try await guid("c6", "g3", midnight)
+            let teleTANNextDay = try await teleTAN("c7", midnight)
+
+            #expect(first == .registered)
+            #expect(taken == .keyUnavailable)
+            #expect(second == .registered, "a refused registration was counted")
+            #expect(third == .dailyCapReached)
+            #expect(teleTANCapped == .dailyCapReached)
+            #expect(nextDay == .registered, "the capped GUID stayed registrable")
+            #expect(teleTANNextDay == .registered, "the capped teleTAN stayed unredeemed")
+            for refused in ["c2", "c4", "c5"] {
+                #expect(try await repository.session(tokenHash: Self.hash(refused)) == nil, "token \(refused)")
+            }
+        }
+    }
+
+    @Test(
+        "of 30 parallel registrations under a cap of 7, exactly 7 are created",
+        arguments: RepositoryBackend.allCases
+    )
+    func dailyCapUnderConcurrency(_ backend: RepositoryBackend) async throws {
+        try await self.withRepository(backend) { repository in
+            let outcomes = try await withThrowingTaskGroup(of: RegistrationOutcome.self) { group in
+                for index in 0..<30 {
+                    group.addTask {
+                        try await repository.registerGUID(
+                            tokenHash: Self.hash("parallel token \(index)"),
+                            guid: try Self.guid("parallel \(index)"),
+                            dob: nil,
+                            now: Self.now,
+                            dailyCap: 7
+                        )
+                    }
+                }
+                return try await group.reduce(into: [RegistrationOutcome]()) { $0.append($1) }
+            }
+            #expect(outcomes.filter { $0 == .registered }.count == 7)
+            #expect(outcomes.filter { $0 == .dailyCapReached }.count == 23)
+        }
+    }
 }

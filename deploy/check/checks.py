@@ -1326,6 +1326,35 @@ def check_postgres(ctx: Context) -> str:
             "each service role logs in with its password and no other; distribution reads and deletes later tables of keys; "
             "no role opens another's database")
 
+def check_alerts(ctx: Context) -> str:
+    """deploy/monitoring/alerts.yaml: every rule has an expression, a severity and a runbook that is a heading of
+    deploy/README.md, and every metric it reads is one the services define (en_*) or the standard middleware's."""
+    path = ctx.deploy / "monitoring" / "alerts.yaml"
+    doc = yaml.safe_load(path.read_text())
+    problems: list[str] = []
+    headings = {re.sub(r"[^a-z0-9 -]", "", line.lstrip("#").strip().lower()).replace(" ", "-")
+                for line in (ctx.deploy / "README.md").read_text().splitlines() if line.startswith("#")}
+    sources = "\n".join(p.read_text() for p in (ctx.root / "Services").rglob("*.swift"))
+    sources += "\n".join(p.read_text() for p in (ctx.root / "Shared").rglob("*.swift"))
+    rules = [rule for group in doc.get("groups", []) for rule in group.get("rules", [])]
+    for rule in rules:
+        name = rule.get("alert", "?")
+        if not rule.get("expr"):
+            problems.append(f"{name}: no expr")
+        if rule.get("labels", {}).get("severity") not in ("warning", "critical"):
+            problems.append(f"{name}: severity is not warning or critical")
+        runbook = rule.get("annotations", {}).get("runbook", "")
+        if not runbook.startswith("deploy/README.md#") or runbook.split("#", 1)[1] not in headings:
+            problems.append(f"{name}: runbook {runbook!r} is not a heading of deploy/README.md")
+        for metric in re.findall(r"\b(en_[a-z_]+)", rule.get("expr", "")):
+            if f'"{metric}"' not in sources:
+                problems.append(f"{name}: no service defines the metric {metric}")
+    if not rules:
+        problems.append("no alert rules")
+    if problems:
+        raise CheckFailed("deploy/monitoring/alerts.yaml", problems)
+    return f"deploy/monitoring/alerts.yaml: {len(rules)} rules, each with a runbook heading and metrics the services define"
+
 
 CHECKS = [
     ("compose", check_compose),
@@ -1336,6 +1365,7 @@ CHECKS = [
     ("config", check_config),
     ("database-tls", check_database_tls),
     ("postgres-init", check_postgres),
+    ("alerts", check_alerts),
 ]
 
 

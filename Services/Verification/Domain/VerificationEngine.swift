@@ -53,12 +53,19 @@ struct VerificationEngine: Sendable {
             let outcome: RegistrationOutcome =
                 switch key {
                 case .guid(let guid, let dob):
-                    try await self.repository.registerGUID(tokenHash: tokenHash, guid: guid, dob: dob, now: now)
+                    try await self.repository.registerGUID(
+                        tokenHash: tokenHash,
+                        guid: guid,
+                        dob: dob,
+                        now: now,
+                        dailyCap: self.policy.registrationsPerDay
+                    )
                 case .teleTAN(let teleTAN):
                     try await self.repository.registerTeleTAN(
                         tokenHash: tokenHash,
                         teleTANHash: SecretHash.sha256Hex(teleTAN.value),
-                        now: now
+                        now: now,
+                        dailyCap: self.policy.registrationsPerDay
                     )
                 }
             switch outcome {
@@ -71,6 +78,11 @@ struct VerificationEngine: Sendable {
                 throw VerificationFailure.teleTANNotRedeemable
             case .tokenCollision:
                 continue
+            case .dailyCapReached:
+                self.metrics.recordRegistration(keyType: keyType, outcome: "capped")
+                self.logger.warning("Registration refused: daily cap reached")
+                let untilMidnight = RegistrationDay.end(of: now).timeIntervalSince(now)
+                throw VerificationFailure.registrationsCapped(retryAfter: max(1, Int(untilMidnight.rounded(.up))))
             }
         }
         throw VerificationEngineError.randomnessExhausted

@@ -26,6 +26,8 @@ enum VerificationFailure: Error, Equatable, APIErrorConvertible {
     case tanOfOtherKind
     case unauthorized(String)
     case rateLimited
+    /// The day's registrations reached `REGISTRATIONS_PER_DAY`; `retryAfter` seconds until midnight UTC.
+    case registrationsCapped(retryAfter: Int)
     /// teleTAN creations are queued longer than the lock timeout.
     case busy
     case testResultsUnavailable
@@ -47,6 +49,12 @@ enum VerificationFailure: Error, Equatable, APIErrorConvertible {
         case .tanOfOtherKind: APIError(.conflict, "the TAN is not of the kind asked for; it stays usable")
         case .unauthorized(let message): APIError(.unauthorized, message)
         case .rateLimited: APIError(.tooManyRequests, "the teleTAN rate limit is reached; try again later")
+        case .registrationsCapped(let retryAfter):
+            APIError(
+                .tooManyRequests,
+                "the day's registrations are used up; try again after midnight UTC",
+                headers: [.retryAfter: "\(retryAfter)"]
+            )
         case .busy: APIError(.serviceUnavailable, "teleTAN creation is busy; try again", headers: [.retryAfter: "5"])
         case .testResultsUnavailable:
             APIError(.serviceUnavailable, "test results are unavailable; try again later", headers: [.retryAfter: "30"])

@@ -20,6 +20,9 @@ struct VerificationPolicy: Sendable, Equatable {
     /// Whether the app-facing result poll compares the GUID's and the DOB hash's results; the internal one always
     /// does (the reference's `disable-dob-hash-check-for-external-test-result`, inverted).
     var checkDOBOnExternalResult = true
+    /// At most this many registrations (sessions, GUID and teleTAN together) are created per UTC day; more get 429
+    /// until midnight UTC. Bounds what a flood of registrations can store, whatever addresses it comes from.
+    var registrationsPerDay = 1_000_000
 
     init() {}
 
@@ -65,6 +68,12 @@ struct VerificationPolicy: Sendable, Equatable {
             "TELETAN_LOCK_TIMEOUT",
             default: defaults.teleTANLockTimeout,
             help: "How long a teleTAN creation waits behind concurrent ones before it answers 503."
+        )
+        self.registrationsPerDay = settings.int(
+            "REGISTRATIONS_PER_DAY",
+            default: defaults.registrationsPerDay,
+            range: 1...1_000_000_000,
+            help: "Most registrations created per UTC day, all replicas together; more get 429 until midnight UTC."
         )
         self.checkDOBOnExternalResult = settings.bool(
             "DOB_HASH_CHECK_EXTERNAL",

@@ -15,12 +15,27 @@ struct AppSession: Sendable, Equatable {
     var createdAt: Date
 }
 
+/// The UTC day registrations are counted on.
+enum RegistrationDay {
+    /// Midnight UTC of `date`'s day (Unix time counts every UTC day as 86,400 seconds).
+    static func start(of date: Date) -> Date {
+        Date(timeIntervalSince1970: (date.timeIntervalSince1970 / 86_400).rounded(.down) * 86_400)
+    }
+
+    /// The next midnight UTC after `date`.
+    static func end(of date: Date) -> Date {
+        self.start(of: date).addingTimeInterval(86_400)
+    }
+}
+
 enum RegistrationOutcome: Sendable, Equatable {
     case registered
     /// The GUID or DOB hash is registered already, or the teleTAN is unknown, expired or redeemed.
     case keyUnavailable
     /// The new token's hash exists already (a UUID collision): retry with another token.
     case tokenCollision
+    /// The day's registrations reached the daily cap; nothing was stored (a teleTAN stays unredeemed).
+    case dailyCapReached
 }
 
 enum TANIssueOutcome: Sendable, Equatable {

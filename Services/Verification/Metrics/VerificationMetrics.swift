@@ -9,9 +9,15 @@ struct VerificationMetrics: Sendable {
         self.factory = factory
     }
 
-    /// A registration attempt by key type (`guid`, `teletan`) and outcome (`created`, `rejected`).
+    /// A registration attempt by key type (`guid`, `teletan`) and outcome (`created`, `rejected`, `capped`: refused
+    /// by the daily cap).
     func recordRegistration(keyType: String, outcome: String) {
         self.count("en_verification_registrations_total", [("key_type", keyType), ("outcome", outcome)])
+    }
+
+    /// The configured `REGISTRATIONS_PER_DAY`, for the alert that compares the day's registrations with it.
+    func recordRegistrationCap(_ cap: Int) {
+        Gauge(label: "en_verification_registrations_daily_cap", factory: self.factory).record(cap)
     }
 
     /// A TAN issued, by source (`connected_lab`, `teletan`).

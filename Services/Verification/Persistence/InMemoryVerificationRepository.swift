@@ -32,25 +32,35 @@ actor InMemoryVerificationRepository: VerificationRepository {
     private var tans: [String: TAN] = [:]
     private var teleTANs: [String: StoredTeleTAN] = [:]
     private var lastID: Int64 = 0
+    /// Sessions created per UTC day (the day's start).
+    private var registrationDays: [Date: Int] = [:]
 
     init() {}
 
-    func registerGUID(tokenHash: String, guid: HashedGUID, dob: DOBHash?, now: Date) -> RegistrationOutcome {
+    func registerGUID(
+        tokenHash: String,
+        guid: HashedGUID,
+        dob: DOBHash?,
+        now: Date,
+        dailyCap: Int
+    ) -> RegistrationOutcome {
         guard self.sessions[tokenHash] == nil else { return .tokenCollision }
         let keys = [guid.value] + (dob.map { [$0.value] } ?? [])
         guard Set(keys).count == keys.count, keys.allSatisfy({ self.registeredKeys[$0] == nil }) else {
             return .keyUnavailable
         }
+        guard self.countRegistration(now: now, dailyCap: dailyCap) else { return .dailyCapReached }
         let id = self.insertSession(tokenHash: tokenHash, source: .guid(guid, dob: dob), now: now)
         for key in keys { self.registeredKeys[key] = id }
         return .registered
     }
 
-    func registerTeleTAN(tokenHash: String, teleTANHash: String, now: Date) -> RegistrationOutcome {
+    func registerTeleTAN(tokenHash: String, teleTANHash: String, now: Date, dailyCap: Int) -> RegistrationOutcome {
         guard let teleTAN = self.teleTANs[teleTANHash], !teleTAN.redeemed, teleTAN.validUntil > now else {
             return .keyUnavailable
         }
         guard self.sessions[tokenHash] == nil else { return .tokenCollision }
+        guard self.countRegistration(now: now, dailyCap: dailyCap) else { return .dailyCapReached }
         self.teleTANs[teleTANHash]?.redeemed = true
         _ = self.insertSession(tokenHash: tokenHash, source: .teleTAN(teleTAN.type), now: now)
         return .registered
@@ -114,7 +124,17 @@ actor InMemoryVerificationRepository: VerificationRepository {
         let teleTANsBefore = self.teleTANs.count
         self.teleTANs = self.teleTANs.filter { $0.value.validUntil > now || $0.value.createdAt > rateWindowStart }
         outcome.teleTANs = teleTANsBefore - self.teleTANs.count
+        self.registrationDays = self.registrationDays.filter { $0.key >= RegistrationDay.start(of: cutoff) }
         return outcome
+    }
+
+    /// Counts one registration on `now`'s UTC day, unless the day has `dailyCap` already.
+    private func countRegistration(now: Date, dailyCap: Int) -> Bool {
+        let day = RegistrationDay.start(of: now)
+        let created = self.registrationDays[day, default: 0]
+        guard created < dailyCap else { return false }
+        self.registrationDays[day] = created + 1
+        return true
     }
 
     private func insertSession(tokenHash: String, source: AppSession.Source, now: Date) -> Int64 {

@@ -20,7 +20,7 @@ struct PostgresVerificationRepository: VerificationRepository {
     init(
         client: PostgresClient,
         logger: Logger,
-        leaseTimeout: Duration = DatabasePool.defaultLeaseTimeout
+        leaseTimeout: Duration = DatabasePool.unhurriedLeaseTimeout
     ) {
         self.database = DatabasePool(client: client, leaseTimeout: leaseTimeout)
         self.logger = logger.cappedForDatabase
@@ -35,8 +35,13 @@ struct PostgresVerificationRepository: VerificationRepository {
 
     /// A session for a hashed GUID (and DOB hash). Both hashes go into `registered_key`, whose primary key makes
     /// a value registrable once, whichever of the two columns it was first used in (§1.4).
-    func registerGUID(tokenHash: String, guid: HashedGUID, dob: DOBHash?, now: Date) async throws -> RegistrationOutcome
-    {
+    func registerGUID(
+        tokenHash: String,
+        guid: HashedGUID,
+        dob: DOBHash?,
+        now: Date,
+        dailyCap: Int
+    ) async throws -> RegistrationOutcome {
         let keys = [guid.value] + (dob.map { [$0.value] } ?? [])
         return try await self.transaction { connection in
             let id = try await self.insertSession(
@@ -58,13 +63,20 @@ struct PostgresVerificationRepository: VerificationRepository {
                 """
             )
             guard inserted == keys.count else { throw Rollback(outcome: RegistrationOutcome.keyUnavailable) }
-            return .registered
+            return try await self.countRegistration(connection, now: now, dailyCap: dailyCap)
         }
     }
 
     /// A session for a teleTAN, which is marked redeemed in the same transaction; only an unredeemed, unexpired
     /// teleTAN qualifies, and the row lock lets exactly one of concurrent registrations have it.
-    func registerTeleTAN(tokenHash: String, teleTANHash: String, now: Date) async throws -> RegistrationOutcome {
+    func registerTeleTAN(
+        tokenHash: String,
+        teleTANHash: String,
+        now: Date,
+        dailyCap: Int
+    ) async throws
+        -> RegistrationOutcome
+    {
         try await self.transaction { connection in
             let rows = try await connection.query(
                 """
@@ -86,8 +98,31 @@ struct PostgresVerificationRepository: VerificationRepository {
                 ON CONFLICT DO NOTHING RETURNING id
                 """
             )
-            return .registered
+            return try await self.countRegistration(connection, now: now, dailyCap: dailyCap)
         }
+    }
+
+    /// Counts the registration on its UTC day, as the transaction's last statement (the day's row stays locked
+    /// until the commit, so it is held briefly): `.registered`, or a rollback with `.dailyCapReached` when the day
+    /// has `dailyCap` already. Only registrations that commit are counted.
+    private func countRegistration(
+        _ connection: PostgresConnection,
+        now: Date,
+        dailyCap: Int
+    ) async throws -> RegistrationOutcome {
+        let day = RegistrationDay.start(of: now)
+        let counted = try await self.count(
+            connection,
+            """
+            WITH counted AS (
+                INSERT INTO registration_day AS d (day, created) VALUES ((\(day) AT TIME ZONE 'UTC')::date, 1)
+                ON CONFLICT (day) DO UPDATE SET created = d.created + 1 WHERE d.created < \(Int64(dailyCap))
+                RETURNING 1
+            ) SELECT count(*) FROM counted
+            """
+        )
+        guard counted == 1, dailyCap > 0 else { throw Rollback(outcome: RegistrationOutcome.dailyCapReached) }
+        return .registered
     }
 
     /// Runs an `INSERT … ON CONFLICT DO NOTHING RETURNING id`. Conflicts are never raised as errors, because
@@ -266,6 +301,11 @@ struct PostgresVerificationRepository: VerificationRepository {
                     DELETE FROM tan WHERE created_at < \(cutoff) OR valid_until <= \(now) OR consumed_at IS NOT NULL RETURNING 1
                 ) SELECT count(*) FROM gone
                 """
+            )
+            let cutoffDay = RegistrationDay.start(of: cutoff)
+            try await connection.query(
+                "DELETE FROM registration_day WHERE day < (\(cutoffDay) AT TIME ZONE 'UTC')::date",
+                logger: self.logger
             )
             outcome.teleTANs = try await self.count(
                 connection,

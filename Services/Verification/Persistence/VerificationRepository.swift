@@ -6,11 +6,25 @@ import Foundation
 /// concurrent calls, so that the rules that must hold under concurrency (one token per key, the TAN quota,
 /// single-use TANs and teleTANs, the teleTAN rate limit) hold with any number of replicas.
 protocol VerificationRepository: Sendable {
-    /// A session for a hashed GUID (and DOB hash); each hash is registrable once, in either role (§1.4).
-    func registerGUID(tokenHash: String, guid: HashedGUID, dob: DOBHash?, now: Date) async throws -> RegistrationOutcome
+    /// A session for a hashed GUID (and DOB hash); each hash is registrable once, in either role (§1.4). At most
+    /// `dailyCap` sessions (of both kinds) are created per UTC day; beyond that, `.dailyCapReached`.
+    func registerGUID(
+        tokenHash: String,
+        guid: HashedGUID,
+        dob: DOBHash?,
+        now: Date,
+        dailyCap: Int
+    ) async throws -> RegistrationOutcome
 
-    /// A session for a teleTAN, which is redeemed by it; only an unredeemed, unexpired teleTAN qualifies.
-    func registerTeleTAN(tokenHash: String, teleTANHash: String, now: Date) async throws -> RegistrationOutcome
+    /// A session for a teleTAN, which is redeemed by it; only an unredeemed, unexpired teleTAN qualifies. The daily
+    /// cap applies as for GUIDs.
+    func registerTeleTAN(
+        tokenHash: String,
+        teleTANHash: String,
+        now: Date,
+        dailyCap: Int
+    ) async throws
+        -> RegistrationOutcome
 
     /// The session of a registration token's hash.
     func session(tokenHash: String) async throws -> AppSession?
@@ -26,13 +40,24 @@ protocol VerificationRepository: Sendable {
     /// than its `lockTimeout` for its turn gives up (`.busy`).
     func createTeleTAN(_ request: TeleTANRequest) async throws -> TeleTANCreation
 
-    /// Deletes sessions (and their registered keys) and TANs created before `cutoff`, TANs that expired or were
+    /// Deletes sessions (and their registered keys), TANs and the daily registration counts from before `cutoff`, TANs that expired or were
     /// consumed, and teleTANs that expired and no longer count for the rate limit. `nil` when another replica is
     /// running retention.
     func applyRetention(cutoff: Date, now: Date, rateWindowStart: Date) async throws -> VerificationRetentionOutcome?
 }
 
 extension VerificationRepository {
+    /// `registerGUID` without a daily cap.
+    func registerGUID(tokenHash: String, guid: HashedGUID, dob: DOBHash?, now: Date) async throws -> RegistrationOutcome
+    {
+        try await self.registerGUID(tokenHash: tokenHash, guid: guid, dob: dob, now: now, dailyCap: .max)
+    }
+
+    /// `registerTeleTAN` without a daily cap.
+    func registerTeleTAN(tokenHash: String, teleTANHash: String, now: Date) async throws -> RegistrationOutcome {
+        try await self.registerTeleTAN(tokenHash: tokenHash, teleTANHash: teleTANHash, now: now, dailyCap: .max)
+    }
+
     /// Consumes a TAN of any kind; whether it was consumed, and the teleTAN type it derives from.
     func consumeTAN(hash: String, now: Date) async throws -> (consumed: Bool, teleTANType: TeleTANType?) {
         if case .consumed(let type) = try await self.consumeTAN(hash: hash, now: now, requiring: .any) {

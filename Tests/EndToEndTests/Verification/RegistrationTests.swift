@@ -30,6 +30,27 @@ struct RegistrationTests {
         }
     }
 
+    @Test(
+        "beyond REGISTRATIONS_PER_DAY a registration gets 429 with Retry-After until UTC midnight; the next day it works"
+    )
+    func dailyCap() async throws {
+        try await VerificationHarness.run(["REGISTRATIONS_PER_DAY": "2"]) { harness async throws in
+            let capped = TestIDs.hashedGUID()
+            let first = try await harness.register(guid: TestIDs.hashedGUID())
+            let second = try await harness.register(guid: TestIDs.hashedGUID())
+            let third = try await harness.register(guid: capped)
+            harness.clock.advance(by: 6400)  // the harness starts 6,400 s before midnight UTC
+            let nextDay = try await harness.register(guid: capped)
+
+            #expect(first.status == .created)
+            #expect(second.status == .created)
+            #expect(third.status == .tooManyRequests)
+            #expect(third.headers[.retryAfter] == "6400")
+            #expect(nextDay.status == .created)
+            #expect(try await harness.count("app_session") == 3)
+        }
+    }
+
     @Test("a DOB hash registers once, and is never accepted as another registration's GUID or vice versa")
     func oneTokenPerDOBHash() async throws {
         try await VerificationHarness.run { harness async throws in
