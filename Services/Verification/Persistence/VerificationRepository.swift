@@ -9,8 +9,10 @@ protocol VerificationRepository: Sendable {
     /// A session for a hashed GUID (and DOB hash); each hash is registrable once, in either role (§1.4).
     func registerGUID(tokenHash: String, guid: HashedGUID, dob: DOBHash?, now: Date) async throws -> RegistrationOutcome
 
-    /// A session for a teleTAN, which is redeemed by it; only an unredeemed, unexpired teleTAN qualifies.
-    func registerTeleTAN(tokenHash: String, teleTANHash: String, now: Date) async throws -> RegistrationOutcome
+    /// A session for a teleTAN, which is redeemed by it; only an unredeemed, unexpired teleTAN qualifies. `candidates`
+    /// are the forms the teleTAN may be stored in (`TeleTANPepper.candidates`); a row matches one when both its hash and
+    /// its key id do.
+    func registerTeleTAN(tokenHash: String, candidates: [TeleTANDigest], now: Date) async throws -> RegistrationOutcome
 
     /// The session of a registration token's hash.
     func session(tokenHash: String) async throws -> AppSession?

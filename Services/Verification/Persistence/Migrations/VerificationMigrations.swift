@@ -4,5 +4,5 @@ import ENPersistence
 
 /// The migrations of the `verification` database, in order.
 enum VerificationMigrations {
-    static let group = MigrationGroup(name: "verification", migrations: [CreateVerification()])
+    static let group = MigrationGroup(name: "verification", migrations: [CreateVerification(), PepperTeleTANs()])
 }
