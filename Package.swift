@@ -227,7 +227,7 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         libraryTests("ENModels", extra: ["ENCrypto"], resources: [.copy("Vectors")]),
-        libraryTests("ENCrypto"),
+        libraryTests("ENCrypto", extra: [.product(name: "Crypto", package: "swift-crypto")]),
         libraryTests("ENPersistence"),
         libraryTests("ENServiceKit"),
         libraryTests("ENKeyStore"),
@@ -235,6 +235,7 @@ let package = Package(
         serviceTests(
             "Verification",
             extra: [
+                "ENCrypto",
                 "ENPersistence",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),

@@ -33,10 +33,15 @@ extension Portal {
                 createdBefore: now.addingTimeInterval(-configuration.policy.sessionLifetime.timeInterval)
             )
         }
+        // At start and hourly: secrets in clear (rows written before sealing existed) and secrets under a key that
+        // is no longer first in TOTP_KEY_FILE are sealed under the current key.
+        let sealing = PeriodicTask(name: "totp-sealing", interval: .seconds(3600), logger: environment.logger) {
+            _ = try await engine.sealTOTPSecrets()
+        }
         return Application(
             router: router,
             configuration: .init(listening: configuration.http),
-            services: dependencies.services + [cleanup],
+            services: dependencies.services + [cleanup, sealing],
             logger: environment.logger.listener("app")
         )
     }
@@ -51,6 +56,7 @@ extension Portal {
             repository: dependencies.repository,
             teleTANs: dependencies.teleTANs,
             signer: configuration.signer,
+            totpBox: TOTPSecretBox(keys: configuration.totpKeys),
             policy: configuration.policy,
             authorities: configuration.authorities,
             clock: dependencies.clock,

@@ -2,6 +2,7 @@
 // here, so a bad file stops the service at start-up.
 
 import Crypto
+import ENCrypto
 import ENPersistence
 import ENServiceKit
 import Foundation
@@ -15,6 +16,8 @@ struct PortalConfiguration: ServiceConfiguration {
     var upstream: UpstreamPolicy
     var policy: PortalPolicy
     var signer: PortalJWTSigner
+    /// The keys the officers' TOTP secrets are sealed with (AES-256-GCM): the first seals, every one opens.
+    var totpKeys: KeyRing
     /// `Host` values the portal answers to (`PORTAL_ALLOWED_HOSTS`).
     var allowedHosts: Set<String>
     /// Mark the session cookie `Secure` (behind TLS).
@@ -25,6 +28,7 @@ struct PortalConfiguration: ServiceConfiguration {
     /// - `HTTP_HOST` (127.0.0.1), `HTTP_PORT` (8004), `DATABASE_URL` (the `portal` database) and the common settings
     /// - `VERIFICATION_INTERNAL_URL` (http://127.0.0.1:8012) and its `VERIFICATION_*` timeouts
     /// - `PORTAL_JWT_KEY_FILE` (required: PEM P-256 private key), `PORTAL_JWT_KEY_ID` (portal-1)
+    /// - `TOTP_KEY_FILE` (required: a key file, `id=base64:<key>` per line, keys of exactly 32 bytes)
     /// - `PORTAL_ALLOWED_HOSTS` (127.0.0.1:8004,localhost:8004), `PORTAL_SECURE_COOKIES` (false)
     /// - `HEALTH_AUTHORITIES_FILE` (the bundled list), and the limits of `PortalPolicy`
     init(settings: SettingsReader) {
@@ -64,6 +68,7 @@ struct PortalConfiguration: ServiceConfiguration {
             }
         }
         self.signer = PortalJWTSigner(key: key, keyID: keyID)
+        self.totpKeys = Self.totpKeys(settings: settings) ?? .random()
 
         let hosts = settings.list(
             "PORTAL_ALLOWED_HOSTS",
@@ -94,5 +99,16 @@ struct PortalConfiguration: ServiceConfiguration {
             )
             self.authorities = []
         }
+    }
+
+    /// The `TOTP_KEY_FILE` setting, shared with the administrator's command line.
+    static func totpKeys(settings: SettingsReader) -> KeyRing? {
+        settings.keyRing(
+            "TOTP_KEY_FILE",
+            keyBytes: 32...32,
+            help:
+                "File of the keys officers' TOTP secrets are sealed with (AES-256-GCM): one id=base64:<key> (or "
+                + "id=hex:<key>) per line, 32 bytes each; the first seals, all open."
+        )
     }
 }

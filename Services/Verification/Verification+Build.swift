@@ -110,6 +110,7 @@ struct VerificationRuntime: Sendable {
             repository: dependencies.repository,
             testResults: dependencies.testResults,
             policy: configuration.policy,
+            pepper: TeleTANPepper(keys: configuration.teleTANPepper),
             clock: dependencies.clock,
             metrics: self.metrics,
             logger: environment.logger

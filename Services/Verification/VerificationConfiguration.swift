@@ -1,5 +1,6 @@
 // Every setting of verification-service, read and validated once.
 
+import ENCrypto
 import ENPersistence
 import ENServiceKit
 import Foundation
@@ -21,6 +22,9 @@ struct VerificationConfiguration: ServiceConfiguration {
     var retention: VerificationRetention
     /// Keys that sign the bearer tokens of teleTAN requests.
     var jwtKeys: JWTKeySet
+    /// The keys teleTANs are hashed under (HMAC-SHA-256): the first hashes new teleTANs, every one is tried when a
+    /// teleTAN is redeemed.
+    var teleTANPepper: KeyRing
     /// The fake-delay estimate before real requests were measured, and the weight of the past in it.
     var fakeDelay: FakeDelay.Settings
 
@@ -31,6 +35,7 @@ struct VerificationConfiguration: ServiceConfiguration {
     /// - `HTTP_MAX_BODY_SIZE` (10000 bytes)
     /// - `TEST_RESULT_INTERNAL_URL` (http://127.0.0.1:8013) and the `TEST_RESULT_*` timeouts and retries
     /// - `TELETAN_JWT_PUBLIC_KEYS` (required: a file, or the PEM/JWKS text itself)
+    /// - `TELETAN_PEPPER_FILE` (required: a key file, `id=base64:<key>` per line, keys of 32 to 128 bytes)
     /// - the lifetimes and quotas of `VerificationPolicy`, the clean-up of `VerificationRetention`
     /// - `FAKE_DELAY_INITIAL` (10ms), `FAKE_DELAY_SAMPLES` (5)
     init(settings: SettingsReader) {
@@ -71,6 +76,14 @@ struct VerificationConfiguration: ServiceConfiguration {
                 settings.report("TELETAN_JWT_PUBLIC_KEYS", "cannot be read as a file")
             }
         }
+        self.teleTANPepper =
+            settings.keyRing(
+                "TELETAN_PEPPER_FILE",
+                keyBytes: 32...128,
+                help:
+                    "File of the keys teleTANs are hashed under (HMAC-SHA-256): one id=base64:<key> (or id=hex:<key>) per "
+                    + "line, 32 to 128 bytes each; the first hashes new teleTANs, all are tried on redemption."
+            ) ?? .random()
         self.fakeDelay = FakeDelay.Settings(settings: settings, defaultSamples: 5)
         self.internalHTTP.requireDistinctPort(from: self.http, settings: settings)
     }

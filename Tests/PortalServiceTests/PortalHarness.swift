@@ -114,6 +114,7 @@ struct PortalHarness: Sendable {
             "DATABASE_URL": database.processEnvironment["DATABASE_URL"] ?? "",
             "HTTP_PORT": "0",
             "PORTAL_JWT_KEY_FILE": keyFile,
+            "TOTP_KEY_FILE": TestKeyFiles.standard,
             "BCRYPT_COST": "4",
             "PORTAL_ALLOWED_HOSTS": "portal.test,localhost",
         ]
@@ -175,16 +176,20 @@ struct PortalHarness: Sendable {
 
     // MARK: - Officers and the audit trail
 
-    /// Adds an officer with `password` (bcrypt cost 4) and a fresh TOTP secret, as `user add` would.
+    /// Adds an officer with `password` (bcrypt cost 4) and a fresh TOTP secret, sealed under the configured key as
+    /// `user add` does; `clear` stores the secret in clear instead, as rows written before sealing hold it.
     @discardableResult
     func addOfficer(
         _ username: String,
         roles: [String],
-        password: String = PortalHarness.password
+        password: String = PortalHarness.password,
+        clear: Bool = false
     ) async throws -> Officer {
         let hash = try await PasswordHasher.hash(password, cost: 4)
+        let secret = TOTP.random().secret
+        let stored = clear ? .clear(secret) : try self.engine.totpBox.seal(secret, username: username)
         let added = try await self.repository.addOfficer(
-            NewOfficer(username: username, passwordHash: hash, roles: roles, totpSecret: TOTP.random().secret),
+            NewOfficer(username: username, passwordHash: hash, roles: roles, totpSecret: stored),
             now: self.clock.now
         )
         try #require(added, "officer \(username) exists already")
@@ -192,9 +197,13 @@ struct PortalHarness: Sendable {
         return try #require(officer)
     }
 
-    /// The officer's authenticator code for the clock's step plus `offset`.
+    /// The officer's authenticator code for the clock's step plus `offset` (the secret opened with the configured
+    /// keys; an empty code when they do not open it).
     func code(for officer: Officer, offset: Int64 = 0) -> String {
-        TOTP(secret: officer.totpSecret).code(step: TOTP.step(at: self.clock.now) + offset)
+        guard let secret = try? self.engine.totpBox.open(officer.totpSecret, username: officer.username) else {
+            return ""
+        }
+        return TOTP(secret: secret).code(step: TOTP.step(at: self.clock.now) + offset)
     }
 
     /// The whole audit trail, oldest first.

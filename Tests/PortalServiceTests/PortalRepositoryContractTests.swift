@@ -23,7 +23,13 @@ struct PortalRepositoryContractTests {
         )
     }
 
-    /// Adds the officer `username` (with the TOTP secret of 20 bytes `secret`) and returns it as stored.
+    /// A sealed TOTP secret as the repository stores it: 48 bytes `byte` under the key id `test-1` (the repository
+    /// neither seals nor opens).
+    static func sealed(_ byte: UInt8) -> StoredTOTPSecret {
+        .sealed(keyID: "test-1", box: Array(repeating: byte, count: TOTPSecretBox.sealedLength))
+    }
+
+    /// Adds the officer `username` (with the sealed TOTP secret `sealed(secret)`) and returns it as stored.
     @discardableResult
     private static func addOfficer(
         _ repository: any PortalRepository,
@@ -31,12 +37,22 @@ struct PortalRepositoryContractTests {
         roles: [String] = ["c19hotline"],
         secret: UInt8 = 1
     ) async throws -> Officer {
+        try await self.addOfficer(repository, username, roles: roles, Self.sealed(secret))
+    }
+
+    /// Adds the officer `username` with the stored secret `secret` and returns it as stored.
+    private static func addOfficer(
+        _ repository: any PortalRepository,
+        _ username: String,
+        roles: [String] = ["c19hotline"],
+        _ secret: StoredTOTPSecret
+    ) async throws -> Officer {
         let added = try await repository.addOfficer(
             NewOfficer(
                 username: username,
                 passwordHash: "hash-of-\(username)",
                 roles: roles,
-                totpSecret: Array(repeating: secret, count: 20)
+                totpSecret: secret
             ),
             now: Self.now
         )
@@ -81,7 +97,7 @@ struct PortalRepositoryContractTests {
                     username: "bob",
                     passwordHash: "other",
                     roles: [],
-                    totpSecret: Array(repeating: 2, count: 20)
+                    totpSecret: Self.sealed(2)
                 ),
                 now: Self.now
             )
@@ -96,7 +112,7 @@ struct PortalRepositoryContractTests {
                         username: "bob",
                         passwordHash: "hash-of-bob",
                         roles: ["c19hotline", "c19hotline_event"],
-                        totpSecret: Array(repeating: 1, count: 20),
+                        totpSecret: Self.sealed(1),
                         failedLogins: 0,
                         lockedUntil: nil,
                         disabled: false
@@ -170,6 +186,47 @@ struct PortalRepositoryContractTests {
     }
 
     @Test(
+        "a TOTP secret is replaced only while the row still holds the expected one; a secret in clear reads back as such",
+        arguments: RepositoryBackend.allCases
+    )
+    func totpSecretReplacement(_ backend: RepositoryBackend) async throws {
+        try await self.withRepository(backend) { repository in
+            let clear = StoredTOTPSecret.clear(Array(repeating: 7, count: 20))
+            let legacy = try await Self.addOfficer(repository, "anna", clear)
+            let bert = try await Self.addOfficer(repository, "bert", secret: 2)
+
+            let sealed = try await repository.replaceTOTPSecret(
+                officerID: legacy.id,
+                expected: clear,
+                with: Self.sealed(3)
+            )
+            let again = try await repository.replaceTOTPSecret(
+                officerID: legacy.id,
+                expected: clear,
+                with: Self.sealed(4)
+            )
+            let stale = try await repository.replaceTOTPSecret(
+                officerID: bert.id,
+                expected: Self.sealed(9),
+                with: Self.sealed(5)
+            )
+            let resealed = try await repository.replaceTOTPSecret(
+                officerID: bert.id,
+                expected: Self.sealed(2),
+                with: .sealed(keyID: "test-2", box: Array(repeating: 6, count: TOTPSecretBox.sealedLength))
+            )
+
+            #expect(legacy.totpSecret == clear)
+            #expect([sealed, again, stale, resealed] == [true, false, false, true])
+            #expect(try await repository.officer(id: legacy.id)?.totpSecret == Self.sealed(3))
+            #expect(
+                try await repository.officer(id: bert.id)?.totpSecret
+                    == .sealed(keyID: "test-2", box: Array(repeating: 6, count: TOTPSecretBox.sealedLength))
+            )
+        }
+    }
+
+    @Test(
         "a TOTP step is used once and never an older one, also after a new secret, which ends the sessions",
         arguments: RepositoryBackend.allCases
     )
@@ -186,15 +243,15 @@ struct PortalRepositoryContractTests {
                 try await use(officer.id, 101),
             ]
             let otherOfficer = try await use(other.id, 100)
-            let reset = try await repository.resetTOTP(username: "bob", secret: Array(repeating: 9, count: 20))
+            let reset = try await repository.resetTOTP(username: "bob", secret: Self.sealed(9))
             let afterReset = [try await use(officer.id, 101), try await use(officer.id, 102)]
-            let unknownReset = try await repository.resetTOTP(username: "dave", secret: Array(repeating: 9, count: 20))
+            let unknownReset = try await repository.resetTOTP(username: "dave", secret: Self.sealed(9))
             let unknownOfficer = try await use(officer.id + other.id + 1000, 1)
 
             #expect(steps == [true, false, false, true])
             #expect(otherOfficer, "steps are counted per officer")
             #expect(reset)
-            #expect(try await repository.officer(id: officer.id)?.totpSecret == Array(repeating: 9, count: 20))
+            #expect(try await repository.officer(id: officer.id)?.totpSecret == Self.sealed(9))
             #expect(afterReset == [false, true])
             #expect(!unknownReset)
             #expect(!unknownOfficer)
@@ -319,16 +376,26 @@ struct PortalRepositoryContractTests {
             let refused: [(String, @Sendable () async throws -> Void)] = [
                 ("upper-case name", { _ = try await Self.addOfficer(repository, "Bert") }),
                 (
-                    "19-byte secret",
+                    "19-byte secret in clear",
+                    { _ = try await Self.addOfficer(repository, "carl", .clear(Array(repeating: 1, count: 19))) }
+                ),
+                (
+                    "47-byte sealed box",
                     {
-                        _ = try await repository.addOfficer(
-                            NewOfficer(
-                                username: "carl",
-                                passwordHash: "h",
-                                roles: [],
-                                totpSecret: [UInt8](repeating: 1, count: 19)
-                            ),
-                            now: Self.now
+                        _ = try await Self.addOfficer(
+                            repository,
+                            "carl",
+                            .sealed(keyID: "test-1", box: Array(repeating: 1, count: 47))
+                        )
+                    }
+                ),
+                (
+                    "sealed under a bad key id",
+                    {
+                        _ = try await Self.addOfficer(
+                            repository,
+                            "carl",
+                            .sealed(keyID: "no/slash", box: Array(repeating: 1, count: 48))
                         )
                     }
                 ),

@@ -14,13 +14,15 @@ package enum TestSettings {
             .merging(overrides) { _, new in new }
     }
 
-    /// verification-service, trusting the test signing keys for teleTAN tokens, with fast retries and fake delays.
+    /// verification-service, trusting the test signing keys for teleTAN tokens, with the standard test pepper and fast
+    /// retries and fake delays.
     package static func verification(_ overrides: [String: String] = [:]) -> [String: String] {
         [
             "DATABASE_URL": Self.placeholderDatabase,
             "HTTP_PORT": "0",
             "INTERNAL_HTTP_PORT": "0",
             "TELETAN_JWT_PUBLIC_KEYS": TestSigningKeys.shared.publicPEM,
+            "TELETAN_PEPPER_FILE": TestKeyFiles.standard,
             "TEST_RESULT_RETRY_BACKOFF": "1ms",
             "FAKE_DELAY_INITIAL": "1ms",
         ].merging(overrides) { _, new in new }

@@ -1,5 +1,6 @@
 // Settings: defaults, keys from files or inline, every problem reported at once.
 
+import ENCrypto
 import ENServiceKit
 import ENTestSupport
 import Foundation
@@ -37,6 +38,41 @@ struct ConfigurationTests {
         #expect(configuration.jwtKeys.entries.count == 2)
     }
 
+    @Test(
+        "TELETAN_PEPPER_FILE: missing, unreadable, short keys or a repeated id stop the service with the setting named",
+        arguments: [
+            (nil, "is required"),
+            ("/nonexistent/pepper.keys", "/nonexistent/pepper.keys cannot be read"),
+            ("k=base64:\(Data(repeating: 1, count: 16).base64EncodedString())", "line 1: the key has 16 bytes"),
+            (
+                "k=base64:\(Data(repeating: 1, count: 32).base64EncodedString())\nk=hex:\(String(repeating: "ab", count: 32))",
+                "line 2 repeats the key id 'k'"
+            ),
+        ] as [(String?, String)]
+    )
+    func pepperFileProblems(file: String?, reason: String) throws {
+        var settings = TestSettings.verification()
+        settings["TELETAN_PEPPER_FILE"] = try file.map { $0.hasPrefix("/") ? $0 : try TestKeyFiles.write($0) }
+
+        #expect {
+            _ = try VerificationConfiguration.load(from: SettingsReader(values: settings))
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains("TELETAN_PEPPER_FILE") && text.contains(reason)
+        }
+    }
+
+    @Test("TELETAN_PEPPER_FILE: keys of 32 to 128 bytes, in the file's order")
+    func pepperFile() throws {
+        let file = try TestKeyFiles.write(
+            "new=base64:\(Data(repeating: 1, count: 128).base64EncodedString())\nold=base64:\(Data(repeating: 2, count: 32).base64EncodedString())\n"
+        )
+
+        let configuration = try VerificationFixture.configuration(["TELETAN_PEPPER_FILE": file])
+
+        #expect(configuration.teleTANPepper.entries.map(\.id) == ["new", "old"])
+    }
+
     @Test("bad values are all reported, and missing keys too")
     func problems() {
         let settings = SettingsReader(values: [
@@ -53,7 +89,7 @@ struct ConfigurationTests {
             let text = "\(error)"
             return [
                 "TEST_RESULT_INTERNAL_URL", "TAN_PER_REGISTRATION_TOKEN", "TELETAN_RATE_LIMIT", "INTERNAL_HTTP_PORT",
-                "TELETAN_JWT_PUBLIC_KEYS",
+                "TELETAN_JWT_PUBLIC_KEYS", "TELETAN_PEPPER_FILE",
             ]
             .allSatisfy(text.contains)
         }

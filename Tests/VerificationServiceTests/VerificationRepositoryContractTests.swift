@@ -72,6 +72,7 @@ struct VerificationRepositoryContractTests {
     /// limit of `limit` created after `windowStart` (an hour before `now` unless given).
     private static func teleTAN(
         _ seed: String,
+        keyID: String? = "k1",
         type: TeleTANType = .test,
         now: Date = Self.now,
         validUntil: Date? = nil,
@@ -79,7 +80,8 @@ struct VerificationRepositoryContractTests {
         windowStart: Date? = nil
     ) -> TeleTANRequest {
         TeleTANRequest(
-            hash: Self.hash(seed),
+            digest: Self.digest(seed, keyID: keyID),
+            candidates: Self.candidates(seed, keyIDs: [keyID]),
             type: type,
             now: now,
             validUntil: validUntil ?? now.addingTimeInterval(3600),
@@ -87,6 +89,17 @@ struct VerificationRepositoryContractTests {
             windowStart: windowStart ?? now.addingTimeInterval(-3600),
             lockTimeout: .seconds(5)
         )
+    }
+
+    /// The stored form of the teleTAN named `seed` under the key `keyID` (`nil`: a row without a key id). The
+    /// repository neither hashes nor checks keys: it matches hash and key id as given.
+    private static func digest(_ seed: String, keyID: String? = "k1") -> TeleTANDigest {
+        TeleTANDigest(keyID: keyID, hash: Self.hash("\(keyID ?? "-")/\(seed)"))
+    }
+
+    /// The forms the teleTAN named `seed` is looked up in: under `keyIDs`, in that order.
+    private static func candidates(_ seed: String, keyIDs: [String?] = ["k1"]) -> [TeleTANDigest] {
+        keyIDs.map { Self.digest(seed, keyID: $0) }
     }
 
     /// The id of the session of the token named `token`, which must exist.
@@ -159,13 +172,13 @@ struct VerificationRepositoryContractTests {
             let guidCollision = try await Self.register(repository, "t1", guid: "b")
             let teleTANCollision = try await repository.registerTeleTAN(
                 tokenHash: Self.hash("t1"),
-                teleTANHash: Self.hash("tele"),
+                candidates: Self.candidates("tele"),
                 now: Self.now
             )
             let guidLater = try await Self.register(repository, "t2", guid: "b")
             let teleTANLater = try await repository.registerTeleTAN(
                 tokenHash: Self.hash("t3"),
-                teleTANHash: Self.hash("tele"),
+                candidates: Self.candidates("tele"),
                 now: Self.now
             )
 
@@ -176,6 +189,51 @@ struct VerificationRepositoryContractTests {
             #expect(
                 try await repository.session(tokenHash: Self.hash("t1"))?.source == .guid(try Self.guid("a"), dob: nil)
             )
+        }
+    }
+
+    @Test(
+        "a teleTAN row matches a candidate only under the candidate's key id (none: a row without one); a teleTAN stored under any candidate form is a collision",
+        arguments: RepositoryBackend.allCases
+    )
+    func teleTANKeyIDs(_ backend: RepositoryBackend) async throws {
+        try await self.withRepository(backend) { repository in
+            _ = try await repository.createTeleTAN(Self.teleTAN("a", keyID: "k1"))
+            _ = try await repository.createTeleTAN(Self.teleTAN("legacy", keyID: nil))
+            _ = try await repository.createTeleTAN(Self.teleTAN("c", keyID: "k2"))
+            let register = { (token: String, candidates: [TeleTANDigest]) in
+                try await repository.registerTeleTAN(tokenHash: Self.hash(token), candidates: candidates, now: Self.now)
+            }
+
+            // The right hash under another key id, and a legacy row's hash claimed under a key.
+            let wrongKeyID = try await register("t1", [TeleTANDigest(keyID: "k2", hash: Self.digest("a").hash)])
+            let legacyUnderKey = try await register(
+                "t2",
+                [TeleTANDigest(keyID: "k1", hash: Self.digest("legacy", keyID: nil).hash)]
+            )
+            let rotated = try await register("t3", Self.candidates("a", keyIDs: ["k2", "k1", nil]))
+            let legacy = try await register("t4", Self.candidates("legacy", keyIDs: ["k2", "k1", nil]))
+            let collision = try await repository.createTeleTAN(
+                TeleTANRequest(
+                    digest: Self.digest("c", keyID: "k1"),
+                    candidates: Self.candidates("c", keyIDs: ["k1", "k2"]),
+                    type: .test,
+                    now: Self.now,
+                    validUntil: Self.now.addingTimeInterval(3600),
+                    limit: 100,
+                    windowStart: Self.now.addingTimeInterval(-3600),
+                    lockTimeout: .seconds(5)
+                )
+            )
+            let stillThere = try await register("t5", Self.candidates("c", keyIDs: ["k1", "k2"]))
+
+            #expect(wrongKeyID == .keyUnavailable)
+            #expect(legacyUnderKey == .keyUnavailable)
+            #expect(rotated == .registered)
+            #expect(legacy == .registered)
+            #expect(collision == .collision)
+            #expect(stillThere == .registered)
+            #expect(try await repository.session(tokenHash: Self.hash("t4"))?.source == .teleTAN(.test))
         }
     }
 
@@ -192,7 +250,7 @@ struct VerificationRepositoryContractTests {
             let register = { (token: String, teleTAN: String, now: Date) in
                 try await repository.registerTeleTAN(
                     tokenHash: Self.hash(token),
-                    teleTANHash: Self.hash(teleTAN),
+                    candidates: Self.candidates(teleTAN),
                     now: now
                 )
             }
@@ -261,7 +319,7 @@ struct VerificationRepositoryContractTests {
             _ = try await repository.createTeleTAN(Self.teleTAN("tele", type: .event))
             _ = try await repository.registerTeleTAN(
                 tokenHash: Self.hash("t2"),
-                teleTANHash: Self.hash("tele"),
+                candidates: Self.candidates("tele"),
                 now: Self.now
             )
             let labIssue = Self.tan("lab", session: try await Self.sessionID(repository, "t1"))
@@ -297,7 +355,7 @@ struct VerificationRepositoryContractTests {
             _ = try await repository.createTeleTAN(Self.teleTAN("tele", type: .event))
             _ = try await repository.registerTeleTAN(
                 tokenHash: Self.hash("t2"),
-                teleTANHash: Self.hash("tele"),
+                candidates: Self.candidates("tele"),
                 now: Self.now
             )
             _ = try await repository.issueTAN(Self.tan("lab", session: try await Self.sessionID(repository, "t1")))
@@ -410,7 +468,7 @@ struct VerificationRepositoryContractTests {
             #expect(
                 try await repository.registerTeleTAN(
                     tokenHash: Self.hash("tele token"),
-                    teleTANHash: Self.hash("tele live"),
+                    candidates: Self.candidates("tele live"),
                     now: now
                 ) == .registered
             )
@@ -439,7 +497,7 @@ struct VerificationRepositoryContractTests {
             let teleTAN = { (token: String, now: Date) in
                 try await repository.registerTeleTAN(
                     tokenHash: Self.hash(token),
-                    teleTANHash: Self.hash("tele"),
+                    candidates: Self.candidates("tele"),
                     now: now,
                     dailyCap: 2
                 )

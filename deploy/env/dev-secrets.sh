@@ -17,6 +17,8 @@
 #                                              public CAs and the development database CA that signed postgres.pem
 #   OUT/secrets/portal-jwt.pem, .pub.pem       the portal's token key pair (EC P-256)
 #   OUT/secrets/cdn-signing.pem, .pub.pem      the CDN signing key pair (EC P-256)
+#   OUT/secrets/teletan-pepper.keys            the pepper of teleTAN hashes (verification), one 32-byte key `dev-1`
+#   OUT/secrets/totp.keys                      the key of officers' TOTP secrets (portal), one 32-byte key `dev-1`
 #   OUT/secrets/k8s-secrets.yaml               all of it as the Kubernetes Secrets the manifests reference
 #                                              (namespace en-backend, DATABASE_URLs for the local overlay's postgres)
 # The containers run as uid 10001 / gid 10001 (the gateway as uid 101 in group 10001): as root, the files go to
@@ -86,6 +88,11 @@ for pair in portal-jwt cdn-signing; do
   openssl ec -in "$secrets/$pair.pem" -pubout -out "$secrets/$pair.pub.pem" 2>/dev/null
 done
 
+# ---- key files of secrets at rest: `id=base64:<key>` per line, the first current (deploy/README.md) ----
+for keys in teletan-pepper totp; do
+  if [ ! -s "$secrets/$keys.keys" ]; then printf 'dev-1=base64:%s\n' "$(openssl rand -base64 32)" >"$secrets/$keys.keys"; fi
+done
+
 # ---- the same as Kubernetes Secrets (the local overlay's in-cluster database) ----
 value() { sed -n "s/^$1=//p" "$out/.env" | tail -n 1; }
 for name in POSTGRES_PASSWORD SUBMISSION_DB_PASSWORD DISTRIBUTION_DB_PASSWORD VERIFICATION_DB_PASSWORD \
@@ -115,6 +122,8 @@ secret() {  # secret NAME TYPE KEY=BASE64...
   secret portal-jwt-key Opaque "portal-jwt.pem=$(b64 "$secrets/portal-jwt.pem")"
   secret portal-jwt-public-key Opaque "portal-jwt.pub.pem=$(b64 "$secrets/portal-jwt.pub.pem")"
   secret cdn-signing-key Opaque "cdn-signing.pem=$(b64 "$secrets/cdn-signing.pem")"
+  secret teletan-pepper Opaque "teletan-pepper.keys=$(b64 "$secrets/teletan-pepper.keys")"
+  secret totp-key Opaque "totp.keys=$(b64 "$secrets/totp.keys")"
   postgres_items=()
   for name in POSTGRES_PASSWORD SUBMISSION_DB_PASSWORD DISTRIBUTION_DB_PASSWORD VERIFICATION_DB_PASSWORD \
               TESTRESULT_DB_PASSWORD PORTAL_DB_PASSWORD; do

@@ -63,7 +63,8 @@ eval "$("$run" env)"
 
 # The officer, with both roles; the CLI prints only the otpauth:// URI on standard output.
 password="$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')"
-totp_uri="$(DATABASE_URL="$("$pg" url portal)" && export DATABASE_URL && printf '%s\n' "$password" \
+totp_uri="$(DATABASE_URL="$("$pg" url portal)" TOTP_KEY_FILE="$EN_DATA_DIR/keys/totp.keys" \
+  && export DATABASE_URL TOTP_KEY_FILE && printf '%s\n' "$password" \
   | "$root/.build/debug/portal-service" user add "$username" c19hotline,c19hotline_event)" || fail "portal-service user add failed"
 if [ "$(printf '%s\n' "$totp_uri" | wc -l)" != 1 ] || [[ $totp_uri != otpauth://totp/* ]]; then
   fail "portal-service user add printed something other than one otpauth://totp/ URI"

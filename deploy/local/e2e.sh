@@ -243,6 +243,13 @@ check "no log line (${#logs[@]} logs, $(cat "${logs[@]}" | wc -l) lines) holds a
 check "no table of any database holds a client address" absent "$addresses" "$work/dump"
 check "the journey's 2 TANs and its teleTAN are known to the check" test "$(printf '%s\n' "$tans" | grep -c .)" = 2 -a -n "$teletan"
 check "no log line and no table holds a TAN or the teleTAN" absent "$(printf '%s\n%s\n' "$tans" "$teletan")" "${logs[@]}" "$work/dump"
+# Secrets at rest: the teleTAN is stored as an HMAC under the pepper, the officer's TOTP secret only sealed.
+teletan_sha256="$(printf '%s' "$teletan" | sha256sum | cut -d' ' -f1)"
+check "no table holds the teleTAN's plain SHA-256 (it is stored as HMAC-SHA-256 under TELETAN_PEPPER_FILE)" \
+  absent "$teletan_sha256" "$work/dump"
+totp_hex="$(python3 -c 'import base64,sys,urllib.parse as u; q=u.parse_qs(u.urlparse(sys.stdin.read().strip()).query)["secret"][0]; print(base64.b32decode(q+"="*(-len(q)%8)).hex())' \
+  <"$EN_DATA_DIR/keys/portal-officer.otpauth")"
+check "no table holds the officer's TOTP secret (it is sealed under TOTP_KEY_FILE)" absent "$totp_hex" "$work/dump"
 check "no log line holds a registration token, the GUID or its hash" absent "$(printf '%s\n%s\n%s\n' "$tokens" "$guid" "$guid_hash")" "${logs[@]}"
 "$pg" stop >/dev/null 2>&1
 

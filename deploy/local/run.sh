@@ -54,9 +54,9 @@ esac
 # URL, @data by the data folder, @file:<path> by the content of that file under the data folder)
 services=(
   "test-result|test-result-service|HTTP_PORT=$port_testresult INTERNAL_HTTP_PORT=$port_testresult_internal DATABASE_URL=@db:testresult $lab_settings"
-  "verification|verification-service|HTTP_PORT=$port_verification INTERNAL_HTTP_PORT=$port_verification_internal DATABASE_URL=@db:verification TEST_RESULT_INTERNAL_URL=http://127.0.0.1:$port_testresult_internal TELETAN_JWT_PUBLIC_KEYS=@data/keys/teletan-trusted.pem"
+  "verification|verification-service|HTTP_PORT=$port_verification INTERNAL_HTTP_PORT=$port_verification_internal DATABASE_URL=@db:verification TEST_RESULT_INTERNAL_URL=http://127.0.0.1:$port_testresult_internal TELETAN_JWT_PUBLIC_KEYS=@data/keys/teletan-trusted.pem TELETAN_PEPPER_FILE=@data/keys/teletan-pepper.keys"
   "submission|submission-service|HTTP_PORT=$port_submission DATABASE_URL=@db:submission VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal"
-  "portal|portal-service|HTTP_PORT=$port_portal DATABASE_URL=@db:portal VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal PORTAL_JWT_KEY_FILE=@data/keys/portal-jwt.pem $portal_settings"
+  "portal|portal-service|HTTP_PORT=$port_portal DATABASE_URL=@db:portal VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal PORTAL_JWT_KEY_FILE=@data/keys/portal-jwt.pem TOTP_KEY_FILE=@data/keys/totp.keys $portal_settings"
   "distribution|distribution-service serve|HTTP_PORT=$port_distribution DATABASE_URL=@db:distribution SIGNING_KEY_FILES=@data/keys/cdn-signing.pem CDN_DIRECTORY=@data/cdn SIGNATURE_APP_BUNDLE_ID=de.rki.coronawarnapp-dev"
 )
 distribution_entry="${services[4]}"
@@ -94,13 +94,28 @@ ensure_portal_keys() {
   { cat "$dev_public"; openssl ec -in "$key" -pubout 2>/dev/null; } >"$data/keys/teletan-trusted.pem"
 }
 
+# The key files of secrets at rest, created once (deploy/README.md, "Keys of secrets at rest"): the pepper teleTANs are
+# hashed under (verification-service) and the key officers' TOTP secrets are sealed with (portal-service). One
+# 32-byte key each, `id=base64:<key>`; a rotation puts a new line first.
+ensure_secret_key_files() {
+  local file
+  mkdir -p "$data/keys"
+  for file in teletan-pepper totp; do
+    [ -s "$data/keys/$file.keys" ] && continue
+    ( umask 077; printf 'dev-1=base64:%s\n' "$(openssl rand -base64 32)" >"$data/keys/$file.keys" ) \
+      || fail "could not create $data/keys/$file.keys"
+    say "created the development key file $data/keys/$file.keys"
+  done
+}
+
 # The development officer (both roles), created once; the password and the TOTP URI stay in .data.
 ensure_officer() {
   local password_file="$data/secrets/portal-officer" uri_file="$data/keys/portal-officer.otpauth"
   [ -s "$uri_file" ] && return 0
   mkdir -p "$data/secrets"
   ( umask 077; head -c 18 /dev/urandom | base64 | tr '+/' '-_' >"$password_file" )
-  ( DATABASE_URL="$("$pg" url portal)" && export DATABASE_URL && "$bin/portal-service" user add officer c19hotline,c19hotline_event <"$password_file" >"$uri_file" ) \
+  ( DATABASE_URL="$("$pg" url portal)" TOTP_KEY_FILE="$data/keys/totp.keys" && export DATABASE_URL TOTP_KEY_FILE \
+      && "$bin/portal-service" user add officer c19hotline,c19hotline_event <"$password_file" >"$uri_file" ) \
     || fail "could not create the development officer"
   say "created the development officer 'officer'"
 }
@@ -333,6 +348,7 @@ done
 ensure_cdn_key
 ensure_cdn_public_key
 ensure_portal_keys
+ensure_secret_key_files
 case " $(selected_names)" in *" portal "*) ensure_officer ;; esac
 if [ "${EN_GATEWAY:-on}" = on ]; then
   ensure_pki

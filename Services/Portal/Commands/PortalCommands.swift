@@ -25,6 +25,10 @@ enum PortalCommands {
         let settings = SettingsReader(arguments: ["portal-service"], environment: environment)
         let database = DatabaseConfiguration(settings: settings)
         let cost = PortalPolicy(settings: settings).bcryptCost
+        // Only the commands that write a TOTP secret need the key that seals it.
+        let writesSecret =
+            arguments.count >= 2 && arguments[0] == "user" && ["add", "reset-totp"].contains(arguments[1])
+        let box = writesSecret ? PortalConfiguration.totpKeys(settings: settings).map(TOTPSecretBox.init(keys:)) : nil
         do {
             try settings.finish()
         } catch {
@@ -41,6 +45,7 @@ enum PortalCommands {
                 try await self.execute(
                     arguments,
                     repository: PostgresPortalRepository(client: client, logger: logger),
+                    box: box,
                     cost: cost
                 )
             }
@@ -53,6 +58,7 @@ enum PortalCommands {
     private static func execute(
         _ arguments: [String],
         repository store: any PortalRepository,
+        box: TOTPSecretBox?,
         cost: Int
     ) async throws -> Int32 {
         let now = Date()
@@ -74,13 +80,14 @@ enum PortalCommands {
                 return 2
             }
             let totp = TOTP.random()
+            guard let box else { throw PortalCommandError.noTOTPKey }
             guard
                 try await store.addOfficer(
                     NewOfficer(
                         username: username,
                         passwordHash: Bcrypt.hash(password, cost: UInt8(cost)),
                         roles: roles,
-                        totpSecret: totp.secret
+                        totpSecret: try box.seal(totp.secret, username: username)
                     ),
                     now: now
                 )
@@ -109,7 +116,10 @@ enum PortalCommands {
             return 0
         case let arguments where arguments.count == 3 && arguments[0] == "user" && arguments[1] == "reset-totp":
             let totp = TOTP.random()
-            guard try await store.resetTOTP(username: arguments[2].lowercased(), secret: totp.secret) else {
+            let username = arguments[2].lowercased()
+            guard let box else { throw PortalCommandError.noTOTPKey }
+            guard try await store.resetTOTP(username: username, secret: try box.seal(totp.secret, username: username))
+            else {
                 self.fail("no officer named \(arguments[2])")
                 return 1
             }
@@ -161,4 +171,9 @@ enum PortalCommands {
     private static func fail(_ message: String) {
         FileHandle.standardError.write(Data("portal-service: \(message)\n".utf8))
     }
+}
+
+/// A command that writes a TOTP secret ran without the key that seals it (settings problems stop it before this).
+private enum PortalCommandError: Error {
+    case noTOTPKey
 }

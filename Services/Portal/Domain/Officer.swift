@@ -8,7 +8,8 @@ struct Officer: Sendable, Equatable {
     var username: String
     var passwordHash: String
     var roles: [String]
-    var totpSecret: [UInt8]
+    /// Sealed (`TOTPSecretBox`); in clear only until the start-up sealing reaches the row.
+    var totpSecret: StoredTOTPSecret
     var failedLogins: Int
     var lockedUntil: Date?
     var disabled: Bool
@@ -51,6 +52,6 @@ struct NewOfficer: Sendable, Equatable {
     /// bcrypt.
     var passwordHash: String
     var roles: [String]
-    /// 20 bytes.
-    var totpSecret: [UInt8]
+    /// The 20-byte secret, sealed by `TOTPSecretBox`.
+    var totpSecret: StoredTOTPSecret
 }

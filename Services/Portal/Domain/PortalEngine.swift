@@ -35,6 +35,8 @@ struct PortalEngine: Sendable {
     let repository: any PortalRepository
     let teleTANs: any TeleTANClient
     let signer: PortalJWTSigner
+    /// Seals and opens the officers' TOTP secrets (`TOTP_KEY_FILE`).
+    let totpBox: TOTPSecretBox
     let policy: PortalPolicy
     let authorities: [HealthAuthority]
     let clock: WallClock
@@ -167,14 +169,28 @@ struct PortalEngine: Sendable {
 
     /// The second factor: a code of the officer's secret, within ±1 step, not used before. Success gives an
     /// authenticated session with a new id. A wrong code counts toward the lockout like a wrong password.
+    /// The secret is opened before the attempt is claimed: a secret that no configured key opens is a fault of the
+    /// deployment, not a guess, and does not count as one. A secret in clear or under an older key is sealed
+    /// under the current key once the code was right (the start-up pass, `sealTOTPSecrets`, does the same).
     func secondFactor(code: String, session: PortalSession) async throws -> LoginOutcome {
         guard session.stage == .password, let id = session.officerID,
             let officer = try await self.repository.officer(id: id)
         else { return .refused }
         let now = self.clock.now
+        let secret: [UInt8]
+        do {
+            secret = try self.totpBox.open(officer.totpSecret, username: officer.username)
+        } catch {
+            self.logger.error(
+                "An officer's TOTP secret cannot be opened",
+                metadata: ["officer.id": "\(officer.id)", "reason": "\(error.description)"]
+            )
+            try await self.audit(officer.username, "totp_unavailable", "the secret cannot be opened")
+            return .refused
+        }
         guard case .granted(let locksNow) = try await self.claimAttempt(officer) else { return .refused }
         guard
-            let step = TOTP(secret: officer.totpSecret).matchingStep(
+            let step = TOTP(secret: secret).matchingStep(
                 code.trimmingCharacters(in: .whitespaces),
                 at: now
             ),
@@ -184,10 +200,57 @@ struct PortalEngine: Sendable {
             return .refused
         }
         try await self.repository.clearFailures(officerID: officer.id)
+        if self.totpBox.needsSealing(officer.totpSecret) {
+            _ = try await self.reseal(officer, secret: secret)
+        }
         try await self.repository.deleteSession(tokenHash: session.tokenHash)
         let next = try await self.newSession(officerID: officer.id, stage: .authenticated, createdAt: now)
         try await self.audit(officer.username, "login_succeeded")
         return .next(token: next.token, csrf: next.csrf)
+    }
+
+    // MARK: - TOTP secrets at rest
+
+    /// Seals every TOTP secret still in clear, and seals anew every one sealed under a key that is no longer the
+    /// current one (after a rotation), so the old key can be dropped once this has run. Each is one conditional update
+    /// (`replaceTOTPSecret`): replicas running this together seal each secret once, and a secret reset meanwhile is
+    /// left alone. A secret no configured key opens is logged (the officer's id and the key id) and skipped.
+    func sealTOTPSecrets() async throws -> TOTPSealing {
+        var result = TOTPSealing()
+        for officer in try await self.repository.allOfficers() where self.totpBox.needsSealing(officer.totpSecret) {
+            let secret: [UInt8]
+            do {
+                secret = try self.totpBox.open(officer.totpSecret, username: officer.username)
+            } catch {
+                self.logger.error(
+                    "An officer's TOTP secret cannot be opened",
+                    metadata: ["officer.id": "\(officer.id)", "reason": "\(error.description)"]
+                )
+                result.unopenable += 1
+                continue
+            }
+            if try await self.reseal(officer, secret: secret) { result.sealed += 1 }
+        }
+        if result != TOTPSealing() {
+            self.logger.info(
+                "TOTP secrets sealed",
+                metadata: [
+                    "totp.sealed": "\(result.sealed)", "totp.unopenable": "\(result.unopenable)",
+                    "totp.key_id": "\(self.totpBox.keys.current.id)",
+                ]
+            )
+        }
+        return result
+    }
+
+    /// Replaces the officer's stored secret by `secret` sealed under the current key, if the row still holds what
+    /// `officer` was read with.
+    private func reseal(_ officer: Officer, secret: [UInt8]) async throws -> Bool {
+        try await self.repository.replaceTOTPSecret(
+            officerID: officer.id,
+            expected: officer.totpSecret,
+            with: try self.totpBox.seal(secret, username: officer.username)
+        )
     }
 
     /// One attempt at one of the officer's secrets, counted before it is checked.
@@ -302,6 +365,14 @@ struct PortalEngine: Sendable {
             AuditEvent(at: self.clock.now, username: String(username), action: action, details: details)
         )
     }
+}
+
+/// What one pass of `PortalEngine.sealTOTPSecrets` did.
+struct TOTPSealing: Sendable, Equatable {
+    /// Secrets sealed (from clear) or sealed anew (under the current key).
+    var sealed = 0
+    /// Secrets no configured key opens.
+    var unopenable = 0
 }
 
 /// A health authority an EVENT teleTAN can be issued for (`health-authorities.json`: `[{"name", "nr"}]`).

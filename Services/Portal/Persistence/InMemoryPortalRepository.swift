@@ -1,5 +1,6 @@
 // Officers, sessions and the audit trail in memory, for route tests and runs without PostgreSQL.
 
+import ENCrypto
 import Foundation
 
 /// The rules of the PostgreSQL repository over dictionaries, its schema's checks included (a name or TOTP secret the
@@ -19,9 +20,10 @@ actor InMemoryPortalRepository: PortalRepository {
     init() {}
 
     func addOfficer(_ new: NewOfficer, now: Date) throws -> Bool {
-        guard new.username.wholeMatch(of: /^[a-z0-9][a-z0-9._-]{1,63}$/) != nil, new.totpSecret.count == 20 else {
+        guard new.username.wholeMatch(of: /^[a-z0-9][a-z0-9._-]{1,63}$/) != nil else {
             throw PortalConstraintViolation(description: "officer")
         }
+        try Self.check(new.totpSecret)
         guard !self.officers.values.contains(where: { $0.officer.username == new.username }) else { return false }
         self.lastID += 1
         let officer = Officer(
@@ -83,10 +85,22 @@ actor InMemoryPortalRepository: PortalRepository {
         return true
     }
 
-    func resetTOTP(username: String, secret: [UInt8]) -> Bool {
+    func resetTOTP(username: String, secret: StoredTOTPSecret) throws -> Bool {
+        try Self.check(secret)
         guard let id = self.officer(named: username)?.id else { return false }
         self.officers[id]?.officer.totpSecret = secret
         self.endSessions(of: id)
+        return true
+    }
+
+    func replaceTOTPSecret(
+        officerID: Int64,
+        expected: StoredTOTPSecret,
+        with replacement: StoredTOTPSecret
+    ) throws -> Bool {
+        try Self.check(replacement)
+        guard self.officers[officerID]?.officer.totpSecret == expected else { return false }
+        self.officers[officerID]?.officer.totpSecret = replacement
         return true
     }
 
@@ -139,6 +153,16 @@ actor InMemoryPortalRepository: PortalRepository {
 
     func auditEvents(since: Date) -> [AuditEvent] {
         self.events.filter { $0.at >= since }
+    }
+
+    /// The schema's checks of the secret's columns: 20 bytes in clear, or a 48-byte sealed box under a valid key id.
+    private static func check(_ secret: StoredTOTPSecret) throws {
+        let valid =
+            switch secret {
+            case .clear(let bytes): bytes.count == 20
+            case .sealed(let keyID, let box): KeyRing.isValidID(keyID) && box.count == TOTPSecretBox.sealedLength
+            }
+        guard valid else { throw PortalConstraintViolation(description: "officer.totp") }
     }
 
     private func endSessions(of officerID: Int64) {

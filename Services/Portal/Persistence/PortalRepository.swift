@@ -24,7 +24,15 @@ protocol PortalRepository: Sendable {
     /// Disables an officer and ends their sessions; `false` for an unknown name.
     func disable(username: String) async throws -> Bool
     /// A new TOTP secret, ending the officer's sessions; the used-step marker is kept, so old codes stay unusable.
-    func resetTOTP(username: String, secret: [UInt8]) async throws -> Bool
+    func resetTOTP(username: String, secret: StoredTOTPSecret) async throws -> Bool
+    /// Replaces the officer's stored TOTP secret by `replacement` (the same secret sealed anew), only while it is still
+    /// `expected`: of concurrent replacements one wins, and a secret reset meanwhile is left alone. Whether it replaced.
+    func replaceTOTPSecret(
+        officerID: Int64,
+        expected: StoredTOTPSecret,
+        with replacement: StoredTOTPSecret
+    )
+        async throws -> Bool
     /// Takes the officer's teleTAN slot when the last teleTAN is at least `interval` old. Returns `nil` on success,
     /// else the previous issuance time.
     func claimTeleTANSlot(officerID: Int64, now: Date, interval: TimeInterval) async throws -> Date?
@@ -48,4 +56,9 @@ protocol PortalRepository: Sendable {
     func audit(_ event: AuditEvent) async throws
     /// The events at or after `since`, in the order they were recorded.
     func auditEvents(since: Date) async throws -> [AuditEvent]
+}
+
+enum PortalRepositoryError: Error {
+    /// A row violates what the schema's checks guarantee.
+    case invalidRow
 }

@@ -27,12 +27,13 @@ struct PostgresPortalRepository: PortalRepository {
 
     /// Adds an officer; `false` when the name is taken.
     func addOfficer(_ officer: NewOfficer, now: Date) async throws -> Bool {
-        try await self.count(
+        let secret = Columns(officer.totpSecret)
+        return try await self.count(
             """
             WITH added AS (
-                INSERT INTO officer (username, password_hash, roles, totp_secret, created_at)
+                INSERT INTO officer (username, password_hash, roles, totp_secret, totp_key_id, totp_sealed, created_at)
                 VALUES (\(officer.username), \(officer.passwordHash), \(officer.roles),
-                        \(ByteBuffer(bytes: officer.totpSecret)), \(now))
+                        \(secret.clear), \(secret.keyID), \(secret.sealed), \(now))
                 ON CONFLICT (username) DO NOTHING RETURNING 1
             ) SELECT count(*) FROM added
             """
@@ -42,7 +43,7 @@ struct PostgresPortalRepository: PortalRepository {
     func officer(named username: String) async throws -> Officer? {
         try await self.officers(
             """
-            SELECT id, username, password_hash, roles, totp_secret, failed_logins, locked_until, disabled
+            SELECT \(unescaped: Self.officerColumns)
               FROM officer WHERE username = \(username)
             """
         ).first
@@ -51,7 +52,7 @@ struct PostgresPortalRepository: PortalRepository {
     func officer(id: Int64) async throws -> Officer? {
         try await self.officers(
             """
-            SELECT id, username, password_hash, roles, totp_secret, failed_logins, locked_until, disabled
+            SELECT \(unescaped: Self.officerColumns)
               FROM officer WHERE id = \(id)
             """
         ).first
@@ -59,7 +60,7 @@ struct PostgresPortalRepository: PortalRepository {
 
     func allOfficers() async throws -> [Officer] {
         try await self.officers(
-            "SELECT id, username, password_hash, roles, totp_secret, failed_logins, locked_until, disabled FROM officer ORDER BY username"
+            "SELECT \(unescaped: Self.officerColumns) FROM officer ORDER BY username"
         )
     }
 
@@ -115,12 +116,36 @@ struct PostgresPortalRepository: PortalRepository {
     }
 
     /// A new TOTP secret; the used-step marker is kept, so old codes stay unusable.
-    func resetTOTP(username: String, secret: [UInt8]) async throws -> Bool {
-        try await self.count(
+    func resetTOTP(username: String, secret: StoredTOTPSecret) async throws -> Bool {
+        let new = Columns(secret)
+        return try await self.count(
             """
-            WITH reset AS (UPDATE officer SET totp_secret = \(ByteBuffer(bytes: secret)) WHERE username = \(username) RETURNING id),
-                 ended AS (DELETE FROM portal_session WHERE officer_id IN (SELECT id FROM reset))
+            WITH reset AS (
+                UPDATE officer SET totp_secret = \(new.clear), totp_key_id = \(new.keyID), totp_sealed = \(new.sealed)
+                 WHERE username = \(username) RETURNING id
+            ),
+            ended AS (DELETE FROM portal_session WHERE officer_id IN (SELECT id FROM reset))
             SELECT count(*) FROM reset
+            """
+        ) == 1
+    }
+
+    /// One conditional update: the row must still hold `expected` in every column of the secret.
+    func replaceTOTPSecret(
+        officerID: Int64,
+        expected: StoredTOTPSecret,
+        with replacement: StoredTOTPSecret
+    ) async throws -> Bool {
+        let (old, new) = (Columns(expected), Columns(replacement))
+        return try await self.count(
+            """
+            WITH replaced AS (
+                UPDATE officer SET totp_secret = \(new.clear), totp_key_id = \(new.keyID), totp_sealed = \(new.sealed)
+                 WHERE id = \(officerID) AND totp_secret IS NOT DISTINCT FROM \(old.clear)::bytea
+                   AND totp_key_id IS NOT DISTINCT FROM \(old.keyID)::text
+                   AND totp_sealed IS NOT DISTINCT FROM \(old.sealed)::bytea
+                RETURNING 1
+            ) SELECT count(*) FROM replaced
             """
         ) == 1
     }
@@ -237,19 +262,32 @@ struct PostgresPortalRepository: PortalRepository {
 
     // MARK: - Helpers
 
+    /// The columns `officers(_:)` decodes, in its order.
+    private static let officerColumns =
+        "id, username, password_hash, roles, totp_secret, totp_key_id, totp_sealed, failed_logins, locked_until, disabled"
+
     private func officers(_ query: PostgresQuery) async throws -> [Officer] {
         let rows = try await self.database.query(query, logger: self.logger)
         var officers: [Officer] = []
-        for (id, username, hash, roles, secret, failures, locked, disabled) in try rows.decode(
-            (Int64, String, String, [String], ByteBuffer, Int32, Date?, Bool).self
-        ) {
+        for (id, username, hash, roles, clear, keyID, sealed, failures, locked, disabled)
+            in try rows.decode(
+                (Int64, String, String, [String], ByteBuffer?, String?, ByteBuffer?, Int32, Date?, Bool).self
+            )
+        {
+            let secret: StoredTOTPSecret
+            switch (clear, keyID, sealed) {
+            case (.some(let clear), nil, nil): secret = .clear(Array(clear.readableBytesView))
+            case (nil, .some(let keyID), .some(let sealed)):
+                secret = .sealed(keyID: keyID, box: Array(sealed.readableBytesView))
+            default: throw PortalRepositoryError.invalidRow
+            }
             officers.append(
                 Officer(
                     id: id,
                     username: username,
                     passwordHash: hash,
                     roles: roles,
-                    totpSecret: Array(secret.readableBytesView),
+                    totpSecret: secret,
                     failedLogins: Int(failures),
                     lockedUntil: locked,
                     disabled: disabled
@@ -257,6 +295,20 @@ struct PostgresPortalRepository: PortalRepository {
             )
         }
         return officers
+    }
+
+    /// A stored secret as the three columns hold it.
+    private struct Columns {
+        var clear: ByteBuffer?
+        var keyID: String?
+        var sealed: ByteBuffer?
+
+        init(_ secret: StoredTOTPSecret) {
+            switch secret {
+            case .clear(let bytes): self.clear = ByteBuffer(bytes: bytes)
+            case .sealed(let keyID, let box): (self.keyID, self.sealed) = (keyID, ByteBuffer(bytes: box))
+            }
+        }
     }
 
     private func count(_ query: PostgresQuery) async throws -> Int {

@@ -20,12 +20,14 @@ struct AppTestResult: Sendable, Equatable {
     var labId: String?
 }
 
-/// The rules, on top of the repository and test-result-service. Secrets leave this type only as SHA-256 hashes
-/// (to the repository) or as the hashed GUID the app sent (to test-result-service).
+/// The rules, on top of the repository and test-result-service. Secrets leave this type only as hashes (to the
+/// repository: SHA-256 of registration tokens and TANs, HMAC-SHA-256 under the pepper of teleTANs) or as the hashed
+/// GUID the app sent (to test-result-service).
 struct VerificationEngine: Sendable {
     let repository: any VerificationRepository
     let testResults: any TestResultClient
     let policy: VerificationPolicy
+    let pepper: TeleTANPepper
     let clock: WallClock
     let metrics: VerificationMetrics
     let logger: Logger
@@ -63,7 +65,7 @@ struct VerificationEngine: Sendable {
                 case .teleTAN(let teleTAN):
                     try await self.repository.registerTeleTAN(
                         tokenHash: tokenHash,
-                        teleTANHash: SecretHash.sha256Hex(teleTAN.value),
+                        candidates: self.pepper.candidates(teleTAN),
                         now: now,
                         dailyCap: self.policy.registrationsPerDay
                     )
@@ -182,7 +184,8 @@ struct VerificationEngine: Sendable {
             let now = self.clock.now
             let outcome = try await self.repository.createTeleTAN(
                 TeleTANRequest(
-                    hash: SecretHash.sha256Hex(teleTAN.value),
+                    digest: self.pepper.digest(teleTAN),
+                    candidates: self.pepper.candidates(teleTAN),
                     type: type,
                     now: now,
                     validUntil: now.addingTimeInterval(self.policy.teleTANValidity(type).timeInterval),

@@ -104,7 +104,11 @@ struct TANIssue: Sendable, Equatable {
 
 /// A teleTAN to create within the global rate limit: at most `limit` created after `windowStart`.
 struct TeleTANRequest: Sendable, Equatable {
-    var hash: String
+    /// How the teleTAN is stored: its hash under the current pepper key.
+    var digest: TeleTANDigest
+    /// Every form the same teleTAN may be stored in (`TeleTANPepper.candidates`): a row with any of them is a
+    /// collision, so one teleTAN never has two rows, whichever key hashed the other.
+    var candidates: [TeleTANDigest]
     var type: TeleTANType
     var now: Date
     var validUntil: Date

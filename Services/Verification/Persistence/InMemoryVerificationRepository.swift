@@ -1,5 +1,6 @@
 // Sessions, TANs and teleTANs in memory, for route tests and runs without PostgreSQL.
 
+import ENCrypto
 import Foundation
 
 /// The rules of the PostgreSQL repository over dictionaries; the actor makes every method atomic.
@@ -20,6 +21,7 @@ actor InMemoryVerificationRepository: VerificationRepository {
     }
 
     private struct StoredTeleTAN {
+        var digest: TeleTANDigest
         var type: TeleTANType
         var createdAt: Date
         var validUntil: Date
@@ -30,6 +32,7 @@ actor InMemoryVerificationRepository: VerificationRepository {
     /// GUID and DOB hashes, with the id of the session that registered them.
     private var registeredKeys: [String: Int64] = [:]
     private var tans: [String: TAN] = [:]
+    /// By hash, as `tele_tan_hash` is unique.
     private var teleTANs: [String: StoredTeleTAN] = [:]
     private var lastID: Int64 = 0
     /// Sessions created per UTC day (the day's start).
@@ -55,13 +58,20 @@ actor InMemoryVerificationRepository: VerificationRepository {
         return .registered
     }
 
-    func registerTeleTAN(tokenHash: String, teleTANHash: String, now: Date, dailyCap: Int) -> RegistrationOutcome {
-        guard let teleTAN = self.teleTANs[teleTANHash], !teleTAN.redeemed, teleTAN.validUntil > now else {
+    func registerTeleTAN(
+        tokenHash: String,
+        candidates: [TeleTANDigest],
+        now: Date,
+        dailyCap: Int
+    ) -> RegistrationOutcome {
+        guard let hash = self.storedHash(matching: candidates), let teleTAN = self.teleTANs[hash], !teleTAN.redeemed,
+            teleTAN.validUntil > now
+        else {
             return .keyUnavailable
         }
         guard self.sessions[tokenHash] == nil else { return .tokenCollision }
         guard self.countRegistration(now: now, dailyCap: dailyCap) else { return .dailyCapReached }
-        self.teleTANs[teleTANHash]?.redeemed = true
+        self.teleTANs[hash]?.redeemed = true
         _ = self.insertSession(tokenHash: tokenHash, source: .teleTAN(teleTAN.type), now: now)
         return .registered
     }
@@ -101,8 +111,11 @@ actor InMemoryVerificationRepository: VerificationRepository {
     func createTeleTAN(_ request: TeleTANRequest) -> TeleTANCreation {
         let recent = self.teleTANs.values.count { $0.createdAt > request.windowStart }
         guard recent < request.limit else { return .rateLimited }
-        guard self.teleTANs[request.hash] == nil else { return .collision }
-        self.teleTANs[request.hash] = StoredTeleTAN(
+        guard self.teleTANs[request.digest.hash] == nil, self.storedHash(matching: request.candidates) == nil else {
+            return .collision
+        }
+        self.teleTANs[request.digest.hash] = StoredTeleTAN(
+            digest: request.digest,
             type: request.type,
             createdAt: request.now,
             validUntil: request.validUntil,
@@ -135,6 +148,18 @@ actor InMemoryVerificationRepository: VerificationRepository {
         guard created < dailyCap else { return false }
         self.registrationDays[day] = created + 1
         return true
+    }
+
+    /// The hash of the stored teleTAN that one of `candidates` names (hash and key id), compared in constant time with
+    /// every stored hash.
+    private func storedHash(matching candidates: [TeleTANDigest]) -> String? {
+        var found: String?
+        for stored in self.teleTANs.values {
+            for candidate in candidates where candidate.keyID == stored.digest.keyID {
+                if ConstantTime.equals(candidate.hash, stored.digest.hash) { found = stored.digest.hash }
+            }
+        }
+        return found
     }
 
     private func insertSession(tokenHash: String, source: AppSession.Source, now: Date) -> Int64 {

@@ -68,33 +68,39 @@ struct PostgresVerificationRepository: VerificationRepository {
     }
 
     /// A session for a teleTAN, which is marked redeemed in the same transaction; only an unredeemed, unexpired
-    /// teleTAN qualifies, and the row lock lets exactly one of concurrent registrations have it.
+    /// teleTAN qualifies, and the row lock lets exactly one of concurrent registrations have it. The teleTAN is looked up
+    /// in every form it may be stored in (one statement over all candidates); a row matches a candidate only with the
+    /// candidate's key id (NULL: the unpeppered SHA-256). The session keeps the hash of the row it redeemed, whichever key
+    /// computed it, so `app_session_teletan_unique` holds one value per teleTAN across rotations.
     func registerTeleTAN(
         tokenHash: String,
-        teleTANHash: String,
+        candidates: [TeleTANDigest],
         now: Date,
         dailyCap: Int
-    ) async throws
-        -> RegistrationOutcome
-    {
-        try await self.transaction { connection in
+    ) async throws -> RegistrationOutcome {
+        let hashes = candidates.map(\.hash)
+        // '' stands for NULL: a key id is never empty (the column's check).
+        let keyIDs = candidates.map { $0.keyID ?? "" }
+        return try await self.transaction { connection in
             let rows = try await connection.query(
                 """
                 UPDATE tele_tan SET redeemed_at = \(now)
-                WHERE tele_tan_hash = \(teleTANHash) AND redeemed_at IS NULL AND valid_until > \(now)
-                RETURNING type
+                FROM unnest(\(hashes)::text[], \(keyIDs)::text[]) AS candidate (hash, key_id)
+                WHERE tele_tan.tele_tan_hash = candidate.hash AND coalesce(tele_tan.pepper_id, '') = candidate.key_id
+                  AND tele_tan.redeemed_at IS NULL AND tele_tan.valid_until > \(now)
+                RETURNING tele_tan.type, tele_tan.tele_tan_hash
                 """,
                 logger: self.logger
             )
-            var type: String?
-            for try await value in rows.decode(String.self) { type = value }
-            guard let type else { throw Rollback(outcome: RegistrationOutcome.keyUnavailable) }
+            var redeemed: (type: String, hash: String)?
+            for try await (type, hash) in rows.decode((String, String).self) { redeemed = (type, hash) }
+            guard let redeemed else { throw Rollback(outcome: RegistrationOutcome.keyUnavailable) }
             _ = try await self.insertSession(
                 connection,
                 tokenHash: tokenHash,
                 """
                 INSERT INTO app_session (registration_token_hash, source, tele_tan_hash, teletan_type, created_at, updated_at)
-                VALUES (\(tokenHash), 'TELETAN', \(teleTANHash), \(type), \(now), \(now))
+                VALUES (\(tokenHash), 'TELETAN', \(redeemed.hash), \(redeemed.type), \(now), \(now))
                 ON CONFLICT DO NOTHING RETURNING id
                 """
             )
@@ -245,7 +251,8 @@ struct PostgresVerificationRepository: VerificationRepository {
     // MARK: - teleTANs
 
     /// Creates a teleTAN unless the limit is reached in the window. Creations are serialised by a
-    /// transaction-scoped advisory lock, so the count cannot be overtaken by a concurrent insert.
+    /// transaction-scoped advisory lock, so neither the count nor the collision check (the teleTAN in any of its
+    /// forms, under any key) can be overtaken by a concurrent insert.
     func createTeleTAN(_ request: TeleTANRequest) async throws -> TeleTANCreation {
         do {
             return try await self.lockedTeleTANCreation(request)
@@ -269,12 +276,23 @@ struct PostgresVerificationRepository: VerificationRepository {
                 "SELECT count(*) FROM tele_tan WHERE created_at > \(request.windowStart)"
             )
             guard recent < request.limit else { return .rateLimited }
+            let existing = try await self.count(
+                connection,
+                """
+                SELECT count(*) FROM tele_tan
+                JOIN unnest(\(request.candidates.map(\.hash))::text[], \(request.candidates.map { $0.keyID ?? "" })::text[])
+                    AS candidate (hash, key_id)
+                  ON tele_tan.tele_tan_hash = candidate.hash AND coalesce(tele_tan.pepper_id, '') = candidate.key_id
+                """
+            )
+            guard existing == 0 else { return .collision }
             let inserted = try await self.count(
                 connection,
                 """
                 WITH added AS (
-                    INSERT INTO tele_tan (tele_tan_hash, type, created_at, valid_until)
-                    VALUES (\(request.hash), \(request.type.rawValue), \(request.now), \(request.validUntil))
+                    INSERT INTO tele_tan (tele_tan_hash, pepper_id, type, created_at, valid_until)
+                    VALUES (\(request.digest.hash), \(request.digest.keyID), \(request.type.rawValue), \(request.now),
+                            \(request.validUntil))
                     ON CONFLICT (tele_tan_hash) DO NOTHING RETURNING 1
                 ) SELECT count(*) FROM added
                 """

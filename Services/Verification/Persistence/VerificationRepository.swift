@@ -16,15 +16,15 @@ protocol VerificationRepository: Sendable {
         dailyCap: Int
     ) async throws -> RegistrationOutcome
 
-    /// A session for a teleTAN, which is redeemed by it; only an unredeemed, unexpired teleTAN qualifies. The daily
-    /// cap applies as for GUIDs.
+    /// A session for a teleTAN, which is redeemed by it; only an unredeemed, unexpired teleTAN qualifies. `candidates`
+    /// are the forms the teleTAN may be stored in (`TeleTANPepper.candidates`); a row matches one when both its hash and
+    /// its key id do. The daily cap applies as for GUIDs.
     func registerTeleTAN(
         tokenHash: String,
-        teleTANHash: String,
+        candidates: [TeleTANDigest],
         now: Date,
         dailyCap: Int
-    ) async throws
-        -> RegistrationOutcome
+    ) async throws -> RegistrationOutcome
 
     /// The session of a registration token's hash.
     func session(tokenHash: String) async throws -> AppSession?
@@ -54,8 +54,8 @@ extension VerificationRepository {
     }
 
     /// `registerTeleTAN` without a daily cap.
-    func registerTeleTAN(tokenHash: String, teleTANHash: String, now: Date) async throws -> RegistrationOutcome {
-        try await self.registerTeleTAN(tokenHash: tokenHash, teleTANHash: teleTANHash, now: now, dailyCap: .max)
+    func registerTeleTAN(tokenHash: String, candidates: [TeleTANDigest], now: Date) async throws -> RegistrationOutcome {
+        try await self.registerTeleTAN(tokenHash: tokenHash, candidates: candidates, now: now, dailyCap: .max)
     }
 
     /// Consumes a TAN of any kind; whether it was consumed, and the teleTAN type it derives from.

@@ -55,6 +55,7 @@ struct PortalTokenTests {
             from: SettingsReader(values: [
                 "DATABASE_URL": TestSettings.placeholderDatabase,
                 "PORTAL_JWT_KEY_FILE": keyFile.path,
+                "TOTP_KEY_FILE": TestKeyFiles.standard,
                 "VERIFICATION_INTERNAL_URL": verificationURL,
             ])
         )
@@ -74,7 +75,7 @@ struct PortalTokenTests {
                     username: name,
                     passwordHash: try await PasswordHasher.hash("correct-Horse-battery-9", cost: 4),
                     roles: ["c19hotline"],
-                    totpSecret: TOTP.random().secret
+                    totpSecret: try engine.totpBox.seal(TOTP.random().secret, username: name)
                 ),
                 now: Date()
             )

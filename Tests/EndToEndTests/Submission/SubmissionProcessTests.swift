@@ -34,6 +34,7 @@ struct SubmissionProcessTests {
         environment["TEST_RESULT_INTERNAL_URL"] =
             "http://127.0.0.1:\(try await testResult.waitForPort(listener: "internal"))"
         environment["TELETAN_JWT_PUBLIC_KEYS"] = P256.Signing.PrivateKey().publicKey.pemRepresentation
+        environment["TELETAN_PEPPER_FILE"] = TestKeyFiles.standard
         let verification = try ServiceProcess.start(BuiltProduct.url("verification-service"), environment: environment)
         defer { verification.kill() }
         let app = "http://127.0.0.1:\(try await verification.waitForPort(listener: "app"))/version/v1"

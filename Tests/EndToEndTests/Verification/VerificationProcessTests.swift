@@ -31,6 +31,7 @@ struct VerificationProcessTests {
         var environment = database.processEnvironment
         environment["TEST_RESULT_INTERNAL_URL"] = "http://127.0.0.1:\(testResultInternal)"
         environment["TELETAN_JWT_PUBLIC_KEYS"] = TestSigningKeys.shared.publicPEM
+        environment["TELETAN_PEPPER_FILE"] = TestKeyFiles.standard
         environment["LOG_LEVEL"] = "trace"
         let verification = try ServiceProcess.start(BuiltProduct.url("verification-service"), environment: environment)
         defer { verification.kill() }
@@ -129,13 +130,15 @@ struct VerificationProcessTests {
 
         #expect(helpStatus == 0)
         for setting in [
-            "TELETAN_JWT_PUBLIC_KEYS", "TAN_PER_REGISTRATION_TOKEN", "TEST_RESULT_INTERNAL_URL", "--teletan-rate-limit",
+            "TELETAN_JWT_PUBLIC_KEYS", "TELETAN_PEPPER_FILE", "TAN_PER_REGISTRATION_TOKEN", "TEST_RESULT_INTERNAL_URL",
+            "--teletan-rate-limit",
         ] {
             #expect(help.output.contains(setting))
         }
         #expect(badStatus == 2)
         #expect(bad.output.contains("TAN_VALIDITY"))
         #expect(bad.output.contains("TELETAN_JWT_PUBLIC_KEYS"))
+        #expect(bad.output.contains("TELETAN_PEPPER_FILE"))
         #expect(!bad.output.contains("hunter2"))
     }
 

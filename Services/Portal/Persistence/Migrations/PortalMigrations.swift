@@ -4,5 +4,5 @@ import ENPersistence
 
 /// The migrations of the `portal` database, in order.
 enum PortalMigrations {
-    static let group = MigrationGroup(name: "portal", migrations: [CreatePortal()])
+    static let group = MigrationGroup(name: "portal", migrations: [CreatePortal(), SealTOTPSecrets()])
 }

@@ -6,6 +6,6 @@ import ENPersistence
 enum VerificationMigrations {
     static let group = MigrationGroup(
         name: "verification",
-        migrations: [CreateVerification(), CountRegistrationDays()]
+        migrations: [CreateVerification(), PepperTeleTANs(), CountRegistrationDays()]
     )
 }
