@@ -60,7 +60,7 @@ extension Verification {
         try DocumentController.openAPI(resource: "openapi-internal", in: Bundle.module).addRoutes(to: router)
         InternalController(
             engine: runtime.engine,
-            jwt: JWTVerifier(keys: runtime.configuration.jwtKeys),
+            jwt: JWTVerifier(keys: runtime.configuration.jwtKeys, policy: runtime.configuration.jwtPolicy),
             metrics: runtime.metrics
         ).addRoutes(to: router.group("version/v1"))
         return router

@@ -22,6 +22,8 @@ struct VerificationConfiguration: ServiceConfiguration {
     var retention: VerificationRetention
     /// Keys that sign the bearer tokens of teleTAN requests.
     var jwtKeys: JWTKeySet
+    /// The issuers, audience and longest lifetime those tokens must have.
+    var jwtPolicy: JWTPolicy
     /// The keys teleTANs are hashed under (HMAC-SHA-256): the first hashes new teleTANs, every one is tried when a
     /// teleTAN is redeemed.
     var teleTANPepper: KeyRing
@@ -76,6 +78,25 @@ struct VerificationConfiguration: ServiceConfiguration {
                 settings.report("TELETAN_JWT_PUBLIC_KEYS", "cannot be read as a file")
             }
         }
+        let defaultJWT = JWTPolicy()
+        let issuers = settings.list(
+            "TELETAN_JWT_ISSUERS",
+            help: "Accepted iss of teleTAN bearer tokens, comma-separated (default: portal-service)."
+        )
+        self.jwtPolicy = JWTPolicy(
+            issuers: issuers.isEmpty ? defaultJWT.issuers : Set(issuers),
+            audience: settings.string(
+                "TELETAN_JWT_AUDIENCE",
+                default: defaultJWT.audience,
+                help: "The aud a teleTAN bearer token must name."
+            ),
+            maxLifetime: settings.duration(
+                "TELETAN_JWT_MAX_LIFETIME",
+                default: defaultJWT.maxLifetime,
+                minimum: .seconds(10),
+                help: "Longest validity (exp - iat) of a teleTAN bearer token; longer ones get 401."
+            )
+        )
         self.teleTANPepper =
             settings.keyRing(
                 "TELETAN_PEPPER_FILE",

@@ -27,6 +27,7 @@ package enum TestJWT {
     ) -> [String: Any] {
         [
             "exp": now.timeIntervalSince1970 + expiresIn, "iat": now.timeIntervalSince1970,
+            "iss": "portal-service", "aud": "verification-service", "jti": UUID().uuidString,
             "realm_access": ["roles": roles],
         ]
     }

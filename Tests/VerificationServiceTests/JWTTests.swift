@@ -57,11 +57,53 @@ struct JWTTests {
         }
     }
 
-    @Test("an absurd but numeric exp does not crash: it is simply far in the future")
+    @Test("an absurd but numeric exp does not crash: it is refused as too long a lifetime")
     func hugeExpiry() throws {
         let claims = TestJWT.claims(roles: ["c19hotline"], now: self.now).merging(["exp": 1e300]) { _, new in new }
-        let verified = try self.verifier.verify(TestJWT.es256(claims), now: self.now)
-        #expect(verified.expiresAt > self.now)
+        #expect(throws: JWTError.lifetimeTooLong) { try self.verifier.verify(TestJWT.es256(claims), now: self.now) }
+    }
+
+    @Test("issuer, audience, a lifetime within the maximum (from iat) and a jti are required")
+    func registeredClaims() throws {
+        let claims = TestJWT.claims(roles: ["c19hotline"], now: self.now)
+        func with(_ changes: [String: Any?]) -> String {
+            var changed = claims
+            for (name, value) in changes { changed[name] = value }
+            return TestJWT.es256(changed)
+        }
+        let refused: [(String, JWTError)] = [
+            (with(["iss": "someone-else"]), .wrongIssuer),
+            (with(["iss": nil]), .wrongIssuer),
+            (with(["aud": "distribution-service"]), .wrongAudience),
+            (with(["aud": nil]), .wrongAudience),
+            (with(["iat": nil]), .missingIssuedAt),
+            (with(["exp": self.now.timeIntervalSince1970 + 301]), .lifetimeTooLong),
+            // iat backdated to fit the maximum, exp still too far from now
+            (
+                with(["iat": self.now.timeIntervalSince1970 + 3000, "exp": self.now.timeIntervalSince1970 + 3100]),
+                .lifetimeTooLong
+            ),
+            (with(["jti": nil]), .missingTokenID),
+            (with(["jti": ""]), .missingTokenID),
+        ]
+        for (token, reason) in refused {
+            #expect(throws: reason) { try self.verifier.verify(token, now: self.now) }
+        }
+        let listed = try self.verifier.verify(with(["aud": ["account", "verification-service"]]), now: self.now)
+        #expect(listed.issuer == "portal-service")
+        #expect(listed.tokenID == claims["jti"] as? String)
+
+        let keycloak = JWTVerifier(
+            keys: self.verifier.keys,
+            policy: JWTPolicy(issuers: ["https://keycloak/realms/cwa"], audience: "cwa", maxLifetime: .seconds(3600))
+        )
+        #expect(throws: Never.self) {
+            try keycloak.verify(
+                with(["iss": "https://keycloak/realms/cwa", "aud": "cwa", "exp": self.now.timeIntervalSince1970 + 3600]
+                ),
+                now: self.now
+            )
+        }
     }
 
     @Test("a token is verified only with keys of its own algorithm: an RS256 token finds no EC key")

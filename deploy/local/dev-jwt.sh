@@ -4,7 +4,8 @@
 #   deploy/local/dev-jwt.sh keys           create .data/keys/teletan-jwt.{key,pub.pem} if missing, print the
 #                                          public key's path
 #   deploy/local/dev-jwt.sh token [ROLE…]  print an RS256 JWT, valid 5 minutes, with these realm roles
-#                                          (default c19hotline)
+#                                          (default c19hotline), iss dev-identity-provider, aud
+#                                          verification-service and a random jti (one teleTAN per token)
 #
 # verification-service trusts the public key through TELETAN_JWT_PUBLIC_KEYS (make run sets it). Never use
 # these keys outside a development machine.
@@ -41,7 +42,10 @@ token() {
   now="$(date +%s)"
   local header payload input signature
   header="$(printf '{"alg":"RS256","typ":"JWT"}' | b64url)"
-  payload="$(printf '{"sub":"dev-officer","iat":%d,"exp":%d,"realm_access":{"roles":[%s]}}' "$now" "$((now + 300))" "$json_roles" | b64url)"
+  local jti
+  jti="$(openssl rand -hex 16)"
+  payload="$(printf '{"sub":"dev-officer","iss":"dev-identity-provider","aud":"verification-service","jti":"%s","iat":%d,"exp":%d,"realm_access":{"roles":[%s]}}' \
+    "$jti" "$now" "$((now + 300))" "$json_roles" | b64url)"
   input="$header.$payload"
   signature="$(printf '%s' "$input" | openssl dgst -sha256 -sign "$private" -binary | b64url)"
   printf '%s.%s\n' "$input" "$signature"

@@ -54,7 +54,7 @@ esac
 # URL, @data by the data folder, @file:<path> by the content of that file under the data folder)
 services=(
   "test-result|test-result-service|HTTP_PORT=$port_testresult INTERNAL_HTTP_PORT=$port_testresult_internal DATABASE_URL=@db:testresult $lab_settings"
-  "verification|verification-service|HTTP_PORT=$port_verification INTERNAL_HTTP_PORT=$port_verification_internal DATABASE_URL=@db:verification TEST_RESULT_INTERNAL_URL=http://127.0.0.1:$port_testresult_internal TELETAN_JWT_PUBLIC_KEYS=@data/keys/teletan-trusted.pem TELETAN_PEPPER_FILE=@data/keys/teletan-pepper.keys"
+  "verification|verification-service|HTTP_PORT=$port_verification INTERNAL_HTTP_PORT=$port_verification_internal DATABASE_URL=@db:verification TEST_RESULT_INTERNAL_URL=http://127.0.0.1:$port_testresult_internal TELETAN_JWT_PUBLIC_KEYS=@data/keys/teletan-trusted.pem TELETAN_JWT_ISSUERS=portal-service,dev-identity-provider TELETAN_PEPPER_FILE=@data/keys/teletan-pepper.keys"
   "submission|submission-service|HTTP_PORT=$port_submission DATABASE_URL=@db:submission VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal"
   "portal|portal-service|HTTP_PORT=$port_portal DATABASE_URL=@db:portal VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal PORTAL_JWT_KEY_FILE=@data/keys/portal-jwt.pem TOTP_KEY_FILE=@data/keys/totp.keys $portal_settings"
   "distribution|distribution-service serve|HTTP_PORT=$port_distribution DATABASE_URL=@db:distribution SIGNING_KEY_FILES=@data/keys/cdn-signing.pem CDN_DIRECTORY=@data/cdn SIGNATURE_APP_BUNDLE_ID=de.rki.coronawarnapp-dev"

@@ -5,7 +5,8 @@ import ENCrypto
 import Foundation
 
 /// Signs compact JWS tokens that verification-service accepts for `POST /version/v1/tan/teletan`: the officer's
-/// roles in `realm_access.roles` (the Keycloak claim the reference used), valid for 60 seconds.
+/// roles in `realm_access.roles` (the Keycloak claim the reference used), `iss` portal-service, `aud`
+/// verification-service, a random `jti` (verification spends it on the teleTAN it creates), valid for 60 seconds.
 struct PortalJWTSigner: Sendable {
     let key: P256.Signing.PrivateKey
     let keyID: String
@@ -16,6 +17,8 @@ struct PortalJWTSigner: Sendable {
         let issuedAt = Int(now.timeIntervalSince1970)
         let claims = Claims(
             iss: "portal-service",
+            aud: "verification-service",
+            jti: UUID().uuidString.lowercased(),
             sub: subject,
             iat: issuedAt,
             exp: issuedAt + Int(Self.lifetime),
@@ -45,6 +48,8 @@ struct PortalJWTSigner: Sendable {
     private struct Claims: Encodable {
         struct RealmAccess: Encodable { var roles: [String] }
         var iss: String
+        var aud: String
+        var jti: String
         var sub: String
         var iat: Int
         var exp: Int

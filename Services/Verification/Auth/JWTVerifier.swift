@@ -2,20 +2,37 @@
 
 import Crypto
 import ENCrypto
+import ENServiceKit
 import Foundation
 import _CryptoExtras
 
+/// What a bearer token must say besides its signature: who issued it, for whom, and for how long at most.
+struct JWTPolicy: Sendable, Equatable {
+    /// Accepted `iss` values (`TELETAN_JWT_ISSUERS`).
+    var issuers: Set<String> = ["portal-service"]
+    /// The `aud` a token must name (`TELETAN_JWT_AUDIENCE`); a string or one entry of an array.
+    var audience = "verification-service"
+    /// Longest a token may be valid: `exp` at most this after `iat`, and after now (`TELETAN_JWT_MAX_LIFETIME`).
+    var maxLifetime: Duration = .seconds(300)
+}
+
 /// Checks a compact JWS: ES256 or RS256 only, with a configured key of exactly that type, an `exp` in the future
-/// and an `nbf` (if present) in the past. `alg: none`, HMAC algorithms and headers that carry or point to their
-/// own keys (`jwk`, `jku`, `x5u`, `x5c`) are refused, so neither an unsigned token nor a key confusion passes.
+/// and an `nbf` (if present) in the past; then the policy's `iss`, `aud` and maximum lifetime (from a required `iat`),
+/// and a `jti` (which the teleTAN creation spends, so a token creates one teleTAN at most). `alg: none`, HMAC
+/// algorithms and headers that carry or point to their own keys (`jwk`, `jku`, `x5u`, `x5c`) are refused, so neither
+/// an unsigned token nor a key confusion passes.
 struct JWTVerifier: Sendable {
     let keys: JWTKeySet
+    var policy = JWTPolicy()
 
     /// What a verified token says.
     struct Claims: Sendable, Equatable {
         /// `realm_access.roles` (Keycloak's realm roles).
         var roles: Set<String>
         var expiresAt: Date
+        var issuer: String = ""
+        /// `jti`: unique per token.
+        var tokenID: String = ""
     }
 
     private struct Header: Decodable {
@@ -32,7 +49,25 @@ struct JWTVerifier: Sendable {
         struct RealmAccess: Decodable { var roles: [String]? }
         var exp: Double?
         var nbf: Double?
+        var iat: Double?
+        var iss: String?
+        var aud: Audience?
+        var jti: String?
         var realm_access: RealmAccess?
+    }
+
+    /// `aud`: one string or an array of them (RFC 7519 §4.1.3).
+    private struct Audience: Decodable {
+        var values: [String]
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.singleValueContainer()
+            if let one = try? container.decode(String.self) {
+                self.values = [one]
+            } else {
+                self.values = try container.decode([String].self)
+            }
+        }
     }
 
     /// Accepts any JSON value; only its presence matters.
@@ -66,7 +101,18 @@ struct JWTVerifier: Sendable {
         let expiresAt = Date(timeIntervalSince1970: exp)
         guard now < expiresAt else { throw .expired }
         if let nbf = payload.nbf, now < Date(timeIntervalSince1970: nbf) { throw .notYetValid }
-        return Claims(roles: Set(payload.realm_access?.roles ?? []), expiresAt: expiresAt)
+        guard let issuer = payload.iss, self.policy.issuers.contains(issuer) else { throw .wrongIssuer }
+        guard payload.aud?.values.contains(self.policy.audience) == true else { throw .wrongAudience }
+        guard let iat = payload.iat else { throw .missingIssuedAt }
+        let longest = self.policy.maxLifetime.timeInterval
+        guard exp - iat <= longest, expiresAt.timeIntervalSince(now) <= longest else { throw .lifetimeTooLong }
+        guard let tokenID = payload.jti, (1...256).contains(tokenID.utf8.count) else { throw .missingTokenID }
+        return Claims(
+            roles: Set(payload.realm_access?.roles ?? []),
+            expiresAt: expiresAt,
+            issuer: issuer,
+            tokenID: tokenID
+        )
     }
 
     private static func isValid(_ signature: [UInt8], of input: [UInt8], with key: JWTKeySet.Key) -> Bool {
@@ -96,6 +142,13 @@ enum JWTError: Error, Equatable, CustomStringConvertible {
     case missingExpiry
     case expired
     case notYetValid
+    case wrongIssuer
+    case wrongAudience
+    case missingIssuedAt
+    case lifetimeTooLong
+    case missingTokenID
+    /// The token created a teleTAN already.
+    case replayed
 
     var description: String {
         switch self {
@@ -106,6 +159,12 @@ enum JWTError: Error, Equatable, CustomStringConvertible {
         case .missingExpiry: "the bearer token has no expiry"
         case .expired: "the bearer token has expired"
         case .notYetValid: "the bearer token is not valid yet"
+        case .wrongIssuer: "the bearer token's issuer is not accepted"
+        case .wrongAudience: "the bearer token is not meant for verification-service (aud)"
+        case .missingIssuedAt: "the bearer token has no iat"
+        case .lifetimeTooLong: "the bearer token is valid for longer than accepted"
+        case .missingTokenID: "the bearer token has no jti"
+        case .replayed: "the bearer token was used already"
         }
     }
 }

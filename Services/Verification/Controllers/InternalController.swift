@@ -59,7 +59,7 @@ struct InternalController: Sendable {
                     "the token's roles do not permit teleTANs of type \(type.rawValue)"
                 )
             }
-            let teleTAN = try await self.engine.createTeleTAN(type: type)
+            let teleTAN = try await self.engine.createTeleTAN(type: type, bearer: caller)
             self.metrics.recordTeleTAN(type: type, outcome: "created")
             return try PaddedJSON.response(.created, encoding: TeleTANResponse(value: teleTAN.value))
         } catch let failure as VerificationFailure {

@@ -177,7 +177,10 @@ struct VerificationEngine: Sendable {
     }
 
     /// A new teleTAN of `type`, within the global rate limit.
-    func createTeleTAN(type: TeleTANType) async throws -> TeleTAN {
+    func createTeleTAN(type: TeleTANType, bearer: JWTVerifier.Claims? = nil) async throws -> TeleTAN {
+        let spent = bearer.map {
+            SpentBearerToken(hash: SecretHash.sha256Hex("\($0.issuer)\u{0}\($0.tokenID)"), expiresAt: $0.expiresAt)
+        }
         var generator = SystemRandomNumberGenerator()
         for _ in 0..<5 {
             let teleTAN = TeleTAN.generate(using: &generator)
@@ -191,7 +194,8 @@ struct VerificationEngine: Sendable {
                     validUntil: now.addingTimeInterval(self.policy.teleTANValidity(type).timeInterval),
                     limit: self.policy.teleTANRateLimit,
                     windowStart: now.addingTimeInterval(-self.policy.teleTANRateWindow.timeInterval),
-                    lockTimeout: self.policy.teleTANLockTimeout
+                    lockTimeout: self.policy.teleTANLockTimeout,
+                    bearer: spent
                 )
             )
             switch outcome {
@@ -209,6 +213,8 @@ struct VerificationEngine: Sendable {
                 throw VerificationFailure.rateLimited
             case .busy:
                 throw VerificationFailure.busy
+            case .replayed:
+                throw VerificationFailure.unauthorized(JWTError.replayed.description)
             case .collision:
                 continue
             }

@@ -53,6 +53,8 @@ enum TeleTANCreation: Sendable, Equatable {
     case collision
     /// The creation lock was not granted within the lock timeout.
     case busy
+    /// The bearer token created a teleTAN already; nothing was created.
+    case replayed
 }
 
 struct VerificationRetentionOutcome: Sendable, Equatable {
@@ -116,4 +118,12 @@ struct TeleTANRequest: Sendable, Equatable {
     var windowStart: Date
     /// How long a creation may wait for its turn before it gives up (`.busy`).
     var lockTimeout: Duration
+    /// The bearer token asking, spent by the creation: a token that created a teleTAN creates no other (`.replayed`).
+    var bearer: SpentBearerToken? = nil
+}
+
+/// A bearer token as it is remembered: SHA-256 of its issuer and `jti`, until it expires.
+struct SpentBearerToken: Sendable, Equatable {
+    var hash: String
+    var expiresAt: Date
 }

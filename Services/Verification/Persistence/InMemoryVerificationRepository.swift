@@ -37,6 +37,8 @@ actor InMemoryVerificationRepository: VerificationRepository {
     private var lastID: Int64 = 0
     /// Sessions created per UTC day (the day's start).
     private var registrationDays: [Date: Int] = [:]
+    /// Bearer tokens that created a teleTAN, by hash, with their expiry.
+    private var spentBearers: [String: Date] = [:]
 
     init() {}
 
@@ -114,6 +116,10 @@ actor InMemoryVerificationRepository: VerificationRepository {
         guard self.teleTANs[request.digest.hash] == nil, self.storedHash(matching: request.candidates) == nil else {
             return .collision
         }
+        if let bearer = request.bearer {
+            guard self.spentBearers[bearer.hash] == nil else { return .replayed }
+            self.spentBearers[bearer.hash] = bearer.expiresAt
+        }
         self.teleTANs[request.digest.hash] = StoredTeleTAN(
             digest: request.digest,
             type: request.type,
@@ -137,6 +143,7 @@ actor InMemoryVerificationRepository: VerificationRepository {
         let teleTANsBefore = self.teleTANs.count
         self.teleTANs = self.teleTANs.filter { $0.value.validUntil > now || $0.value.createdAt > rateWindowStart }
         outcome.teleTANs = teleTANsBefore - self.teleTANs.count
+        self.spentBearers = self.spentBearers.filter { $0.value > now }
         self.registrationDays = self.registrationDays.filter { $0.key >= RegistrationDay.start(of: cutoff) }
         return outcome
     }

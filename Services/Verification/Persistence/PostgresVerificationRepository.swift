@@ -297,7 +297,20 @@ struct PostgresVerificationRepository: VerificationRepository {
                 ) SELECT count(*) FROM added
                 """
             )
-            return inserted == 1 ? .created(inWindow: recent + 1) : .collision
+            guard inserted == 1 else { return .collision }
+            if let bearer = request.bearer {
+                let spent = try await self.count(
+                    connection,
+                    """
+                    WITH added AS (
+                        INSERT INTO spent_bearer_token (token_hash, expires_at) VALUES (\(bearer.hash), \(bearer.expiresAt))
+                        ON CONFLICT DO NOTHING RETURNING 1
+                    ) SELECT count(*) FROM added
+                    """
+                )
+                guard spent == 1 else { throw Rollback(outcome: TeleTANCreation.replayed) }
+            }
+            return .created(inWindow: recent + 1)
         }
     }
 
@@ -320,6 +333,7 @@ struct PostgresVerificationRepository: VerificationRepository {
                 ) SELECT count(*) FROM gone
                 """
             )
+            try await connection.query("DELETE FROM spent_bearer_token WHERE expires_at <= \(now)", logger: self.logger)
             let cutoffDay = RegistrationDay.start(of: cutoff)
             try await connection.query(
                 "DELETE FROM registration_day WHERE day < (\(cutoffDay) AT TIME ZONE 'UTC')::date",

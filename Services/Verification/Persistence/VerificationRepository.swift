@@ -54,7 +54,8 @@ extension VerificationRepository {
     }
 
     /// `registerTeleTAN` without a daily cap.
-    func registerTeleTAN(tokenHash: String, candidates: [TeleTANDigest], now: Date) async throws -> RegistrationOutcome {
+    func registerTeleTAN(tokenHash: String, candidates: [TeleTANDigest], now: Date) async throws -> RegistrationOutcome
+    {
         try await self.registerTeleTAN(tokenHash: tokenHash, candidates: candidates, now: now, dailyCap: .max)
     }
 

@@ -21,6 +21,26 @@ struct TeleTANCreationTests {
         return try await harness.post(harness.internal, "/version/v1/tan/teletan", nil, headers: headers)
     }
 
+    @Test("a bearer token creates one teleTAN: the same token again gets 401, a fresh one works")
+    func tokenReplay() async throws {
+        try await VerificationHarness.run { harness async throws in
+            let now = harness.clock.now
+            let token = TestJWT.es256(TestJWT.claims(roles: ["c19hotline"], now: now))
+            let first = try await self.create(harness, token: token)
+            let replayed = try await self.create(harness, token: token)
+            let fresh = try await self.create(
+                harness,
+                token: TestJWT.es256(TestJWT.claims(roles: ["c19hotline"], now: now))
+            )
+
+            #expect(first.status == .created)
+            #expect(replayed.status == .unauthorized)
+            #expect(fresh.status == .created)
+            #expect(try await harness.count("tele_tan") == 2)
+            #expect(try await harness.count("spent_bearer_token") == 2)
+        }
+    }
+
     @Test("valid ES256 and RS256 tokens with the right role create teleTANs of the asked type and lifetime")
     func validTokens() async throws {
         try await VerificationHarness.run { harness async throws in
@@ -134,16 +154,15 @@ struct TeleTANCreationTests {
         // longer than the default 2 s, and the later ones would answer 503 instead of 429.
         try await VerificationHarness.run(["TELETAN_RATE_LIMIT": "10", "TELETAN_LOCK_TIMEOUT": "60s"]) {
             harness async throws in
-            let headers: HTTPFields = [
-                .authorization: "Bearer " + TestJWT.es256(TestJWT.claims(roles: ["c19hotline"], now: harness.clock.now))
-            ]
-            let replies = try await harness.parallel(
-                30,
-                harness.internal,
-                "/version/v1/tan/teletan",
-                nil,
-                headers: headers
-            )
+            // One token per request: a token creates one teleTAN at most.
+            let now = harness.clock.now
+            let replies = try await withThrowingTaskGroup(of: VerificationHarness.Reply.self) { group in
+                for _ in 0..<30 {
+                    let token = TestJWT.es256(TestJWT.claims(roles: ["c19hotline"], now: now))
+                    group.addTask { try await self.create(harness, token: token) }
+                }
+                return try await group.reduce(into: [VerificationHarness.Reply]()) { $0.append($1) }
+            }
 
             #expect(replies.filter { $0.status == .created }.count == 10)
             #expect(replies.filter { $0.status == .tooManyRequests }.count == 20)

@@ -6,6 +6,6 @@ import ENPersistence
 enum VerificationMigrations {
     static let group = MigrationGroup(
         name: "verification",
-        migrations: [CreateVerification(), PepperTeleTANs(), CountRegistrationDays()]
+        migrations: [CreateVerification(), PepperTeleTANs(), CountRegistrationDays(), SpendBearerTokens()]
     )
 }
