@@ -95,6 +95,7 @@ struct VerificationClientTests {
         await #expect(throws: UpstreamUnavailable.self) { try await client.verify(Self.tan, event: false) }
         try await client.shutdown()
         #expect(UpstreamClient.isConnectFailure(HTTPClientError.connectTimeout))
+        #expect(UpstreamClient.isConnectFailure(HTTPClientError.getConnectionFromPoolTimeout), "never sent: retried")
         #expect(!UpstreamClient.isConnectFailure(HTTPClientError.readTimeout))
     }
 }

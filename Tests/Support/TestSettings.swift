@@ -36,6 +36,7 @@ package enum TestSettings {
             "VERIFICATION_RETRY_BACKOFF": "1ms",
             // A loaded test machine can take seconds to answer parallel TAN checks; the tests measure outcomes, not speed.
             "VERIFICATION_READ_TIMEOUT": "60s",
+            "VERIFICATION_CONNECT_TIMEOUT": "60s",
             "FAKE_DELAY_INITIAL": "1ms",
             "SUPPORTED_COUNTRIES": "DE,FR,IT,NL",
         ].merging(overrides) { _, new in new }

@@ -189,9 +189,12 @@ package final class UpstreamClient: Service, Sendable {
 }
 
 extension UpstreamClient {
-    /// Whether `error` happened before a connection existed, so no request can have been sent.
+    /// Whether `error` happened before a connection existed, so no request can have been sent: a connect that failed or
+    /// timed out, or a request that waited in the client's pool for a connection past the connect timeout.
     package static func isConnectFailure(_ error: any Error) -> Bool {
-        if let error = error as? HTTPClientError { return error == .connectTimeout }
+        if let error = error as? HTTPClientError {
+            return error == .connectTimeout || error == .getConnectionFromPoolTimeout
+        }
         if let error = error as? ChannelError, case .connectTimeout = error { return true }
         if let error = error as? IOError { return error.errnoCode == ECONNREFUSED }
         return false
