@@ -230,13 +230,52 @@ def check_compose(ctx: Context) -> str:
         problems.append(f"only the gateway may publish ports, found {published}")
     if "postgres" not in services or "10-en-roles.sh" not in " ".join(services["postgres"].get("volumes", [])):
         problems.append("postgres: deploy/postgres/init.sh is not mounted into /docker-entrypoint-initdb.d")
+    problems += compose_network_problems(services, config.get("networks") or {})
     text = (ctx.deploy / "compose.yaml").read_text()
     if re.search(r"PASSWORD\s*[:=]\s*[A-Za-z0-9]", text) or re.search(r"postgres://[a-z]+:[A-Za-z0-9]", text):
         problems.append("compose.yaml inlines a password: take it from deploy/.env")
     if problems:
         raise CheckFailed("deploy/compose.yaml", problems)
     return (f"deploy/compose.yaml passes docker-compose 1.29 config{spec_note}; {len(services)} services, "
-            "migrations before services, health-based start order")
+            "migrations before services, health-based start order; containers share networks only along the edges "
+            "they call, every network but the gateway's public one internal")
+
+
+# Which containers may share a network in compose: the calls the services make, the gateway's upstreams, and
+# PostgreSQL with its clients (the services, their migration steps). Anything else is a path an attacker inside one
+# container could use.
+COMPOSE_EDGES = {
+    frozenset(pair) for pair in [
+        ("gateway", "test-result-service"), ("gateway", "verification-service"),
+        ("gateway", "submission-service"), ("gateway", "portal-service"),
+        ("verification-service", "test-result-service"), ("submission-service", "verification-service"),
+        ("portal-service", "verification-service"),
+        # the keys database is shared: its owners and its migration step meet on its network
+        ("submission-service", "distribution-service"), ("migrate-submission", "submission-service"),
+        ("migrate-submission", "distribution-service"),
+        ("migrate-test-result", "test-result-service"), ("migrate-verification", "verification-service"),
+        ("migrate-portal", "portal-service"),
+    ]
+}
+
+
+def compose_network_problems(services: dict, networks: dict) -> list[str]:
+    problems = []
+    members: dict[str, set[str]] = {}
+    for name, svc in services.items():
+        nets = svc.get("networks") or {}
+        if not nets:
+            problems.append(f"{name}: joins no network of its own (it would get the default network with everyone)")
+        for net in nets:
+            members.setdefault(net, set()).add(name)
+    for net, names in sorted(members.items()):
+        if not (networks.get(net) or {}).get("internal") and names != {"gateway"}:
+            problems.append(f"network {net} is not internal but joined by {sorted(names - {'gateway'})}")
+        for a in names:
+            for b in names:
+                if a < b and "postgres" not in (a, b) and frozenset((a, b)) not in COMPOSE_EDGES:
+                    problems.append(f"{a} and {b} share the network {net}, an edge neither calls")
+    return sorted(set(problems))
 
 
 # ---------------------------------------------------------------------------------------------------------------
