@@ -41,7 +41,9 @@ extension Portal {
         return Application(
             router: router,
             configuration: .init(listening: configuration.http),
-            services: dependencies.services + [cleanup, sealing],
+            services: dependencies.services + [
+                cleanup, sealing, MetricsListener.application(address: configuration.metrics, environment: environment),
+            ],
             logger: environment.logger.listener("app")
         )
     }

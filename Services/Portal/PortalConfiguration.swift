@@ -10,6 +10,8 @@ import Foundation
 /// The configuration of portal-service.
 struct PortalConfiguration: ServiceConfiguration {
     var http: ListenAddress
+    /// `/metrics` alone, for the monitoring network policy (`METRICS_HOST`, `METRICS_PORT`, default 9004).
+    var metrics: ListenAddress
     var database: DatabaseConfiguration
     var logging: LoggingConfiguration
     var verificationURL: String
@@ -38,6 +40,7 @@ struct PortalConfiguration: ServiceConfiguration {
             defaultPort: 8004,
             purpose: "officers' web portal"
         )
+        self.metrics = MetricsListener.address(settings: settings, defaultPort: 9004, otherListeners: [self.http])
         self.database = DatabaseConfiguration(settings: settings)
         self.logging = LoggingConfiguration(settings: settings)
         self.verificationURL = settings.httpURL(

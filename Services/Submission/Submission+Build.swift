@@ -26,7 +26,9 @@ extension Submission {
         return Application(
             router: try self.buildRouter(runtime),
             configuration: .init(listening: configuration.http),
-            services: dependencies.services,
+            services: dependencies.services + [
+                MetricsListener.application(address: configuration.metrics, environment: environment)
+            ],
             logger: environment.logger.listener("app")
         )
     }

@@ -8,6 +8,8 @@ import Foundation
 struct SubmissionConfiguration: ServiceConfiguration {
     /// App-facing port (behind the gateway).
     var http: ListenAddress
+    /// `/metrics` alone, for the monitoring network policy (`METRICS_HOST`, `METRICS_PORT`, default 9001).
+    var metrics: ListenAddress
     var database: DatabaseConfiguration
     var logging: LoggingConfiguration
     /// Largest accepted request body (`MAX_REQUEST_BYTES`; the reference's `maximum-request-size`).
@@ -29,6 +31,7 @@ struct SubmissionConfiguration: ServiceConfiguration {
     /// - `FAKE_DELAY_INITIAL` (10ms), `FAKE_DELAY_SAMPLES` (10)
     init(settings: SettingsReader) {
         self.http = ListenAddress(settings: settings, prefix: "HTTP", defaultPort: 8001, purpose: "app API")
+        self.metrics = MetricsListener.address(settings: settings, defaultPort: 9001, otherListeners: [self.http])
         self.database = DatabaseConfiguration(settings: settings)
         self.logging = LoggingConfiguration(settings: settings)
         self.maxRequestBytes = settings.int(

@@ -51,6 +51,7 @@ extension TestResult {
             configuration: .init(listening: configuration.http),
             services: dependencies.services + [
                 retention.periodic(every: configuration.retention.interval), internalApp,
+                MetricsListener.application(address: configuration.metrics, environment: environment),
             ],
             logger: environment.logger.listener("lab")
         )

@@ -14,6 +14,8 @@ struct TestResultConfiguration: ServiceConfiguration {
     var http: ListenAddress
     /// Port for verification-service's lookups; never routed by the gateway.
     var internalHTTP: ListenAddress
+    /// `/metrics` alone, for the monitoring network policy (`METRICS_HOST`, `METRICS_PORT`, default 9003).
+    var metrics: ListenAddress
     var database: DatabaseConfiguration
     var logging: LoggingConfiguration
     /// Largest accepted request body.
@@ -129,6 +131,11 @@ struct TestResultConfiguration: ServiceConfiguration {
             )
         }
         self.internalHTTP.requireDistinctPort(from: self.http, settings: settings)
+        self.metrics = MetricsListener.address(
+            settings: settings,
+            defaultPort: 9003,
+            otherListeners: [self.http, self.internalHTTP]
+        )
     }
 
     /// The certificates of a PEM file; a problem naming `LAB_CA_FILE` is reported when there are none.

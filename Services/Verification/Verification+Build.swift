@@ -33,6 +33,7 @@ extension Verification {
             configuration: .init(listening: configuration.http),
             services: dependencies.services + [
                 self.retention(runtime).periodic(every: configuration.retention.interval), internalApp,
+                MetricsListener.application(address: configuration.metrics, environment: environment),
             ],
             logger: environment.logger.listener("app")
         )

@@ -11,6 +11,8 @@ struct VerificationConfiguration: ServiceConfiguration {
     var http: ListenAddress
     /// TAN verification, teleTAN creation, internal result poll; never routed by the gateway.
     var internalHTTP: ListenAddress
+    /// `/metrics` alone, for the monitoring network policy (`METRICS_HOST`, `METRICS_PORT`, default 9002).
+    var metrics: ListenAddress
     var database: DatabaseConfiguration
     var logging: LoggingConfiguration
     /// Largest accepted request body (the reference's `request.sizelimit`).
@@ -107,6 +109,11 @@ struct VerificationConfiguration: ServiceConfiguration {
             ) ?? .random()
         self.fakeDelay = FakeDelay.Settings(settings: settings, defaultSamples: 5)
         self.internalHTTP.requireDistinctPort(from: self.http, settings: settings)
+        self.metrics = MetricsListener.address(
+            settings: settings,
+            defaultPort: 9002,
+            otherListeners: [self.http, self.internalHTTP]
+        )
     }
 
     /// Inline PEM or JWKS as it is; anything else names a file.

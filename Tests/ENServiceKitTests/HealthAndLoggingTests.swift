@@ -6,6 +6,7 @@ import Foundation
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import Metrics
 import Testing
 
 @Suite("Health and logging")
@@ -55,6 +56,42 @@ struct HealthAndLoggingTests {
             let ready = try await client.execute(uri: "/health/ready", method: .get)
             #expect(ready.status == .serviceUnavailable)
         }
+    }
+
+    @Test("the metrics listener serves GET /metrics and nothing else: no API, no health")
+    func metricsListener() async throws {
+        let environment = ServiceEnvironment.testing()
+        Counter(label: "en_probe_total", factory: environment.metricsFactory).increment()
+        let app = Application(router: MetricsListener.router(environment: environment))
+        try await app.test(.router) { client in
+            let metrics = try await client.execute(uri: "/metrics", method: .get)
+            let api = try await client.execute(uri: "/version/v1/tan", method: .post)
+            let health = try await client.execute(uri: "/health/ready", method: .get)
+
+            #expect(metrics.status == .ok)
+            #expect(metrics.body.text.contains("en_probe_total 1"))
+            #expect(api.status == .notFound)
+            #expect(health.status == .notFound)
+        }
+    }
+
+    @Test("METRICS_PORT must differ from the service's other ports; port 0 is always allowed")
+    func metricsPort() throws {
+        let clash = SettingsReader(values: ["METRICS_PORT": "8001"])
+        _ = MetricsListener.address(
+            settings: clash,
+            defaultPort: 9001,
+            otherListeners: [ListenAddress(host: "127.0.0.1", port: 8001)]
+        )
+        #expect(throws: ConfigurationError.self) { try clash.finish() }
+        let free = SettingsReader(values: ["METRICS_PORT": "0"])
+        let address = MetricsListener.address(
+            settings: free,
+            defaultPort: 9001,
+            otherListeners: [ListenAddress(host: "127.0.0.1", port: 0)]
+        )
+        #expect(throws: Never.self) { try free.finish() }
+        #expect(address.port == 0)
     }
 
     @Test("JSON log lines are one object each with level, label, message and dotted metadata")

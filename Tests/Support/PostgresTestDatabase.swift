@@ -31,6 +31,7 @@ package struct PostgresTestDatabase: Sendable {
                 "postgres://\(configuration.username):\(configuration.password ?? "")@\(configuration.host):\(configuration.port)/\(configuration.database)?sslmode=disable",
             "HTTP_PORT": "0",
             "INTERNAL_HTTP_PORT": "0",
+            "METRICS_PORT": "0",
             "PATH": ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin",
         ]
     }

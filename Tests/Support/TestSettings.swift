@@ -10,8 +10,11 @@ package enum TestSettings {
 
     /// test-result-service.
     package static func testResult(_ overrides: [String: String] = [:]) -> [String: String] {
-        ["DATABASE_URL": Self.placeholderDatabase, "HTTP_PORT": "0", "INTERNAL_HTTP_PORT": "0"]
-            .merging(overrides) { _, new in new }
+        [
+            "DATABASE_URL": Self.placeholderDatabase, "HTTP_PORT": "0",
+            "METRICS_PORT": "0", "INTERNAL_HTTP_PORT": "0",
+        ]
+        .merging(overrides) { _, new in new }
     }
 
     /// verification-service, trusting the test signing keys for teleTAN tokens, with the standard test pepper and fast
@@ -20,6 +23,7 @@ package enum TestSettings {
         [
             "DATABASE_URL": Self.placeholderDatabase,
             "HTTP_PORT": "0",
+            "METRICS_PORT": "0",
             "INTERNAL_HTTP_PORT": "0",
             "TELETAN_JWT_PUBLIC_KEYS": TestSigningKeys.shared.publicPEM,
             "TELETAN_PEPPER_FILE": TestKeyFiles.standard,
@@ -33,6 +37,7 @@ package enum TestSettings {
         [
             "DATABASE_URL": Self.placeholderDatabase,
             "HTTP_PORT": "0",
+            "METRICS_PORT": "0",
             "VERIFICATION_RETRY_BACKOFF": "1ms",
             // A loaded test machine can take seconds to answer parallel TAN checks; the tests measure outcomes, not speed.
             "VERIFICATION_READ_TIMEOUT": "60s",

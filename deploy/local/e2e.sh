@@ -152,6 +152,13 @@ check "health and metrics are not routed (404), nor is the internal TAN check (P
     [ \"\$(curl -s -o /dev/null -w '%{http_code}' --cacert '$CWA_CA_FILE' --interface $client_address \"\$url\")\" = 404 ] || exit 1
   done
   case \"\$(curl -s -o /dev/null -w '%{http_code}' --cacert '$CWA_CA_FILE' --interface $client_address -X POST -H 'Content-Type: application/json' -d '{}' '$CWA_APP_URL/version/v1/tan/verify')\" in 403|404) ;; *) exit 1 ;; esac"
+# Each service's metrics port serves /metrics and nothing else (the monitoring network policy opens only it).
+metrics_port=$((9002 + EN_PORT_OFFSET))
+check "verification's metrics port ($metrics_port) serves /metrics with its registrations, and no API or health path" bash -c "
+  curl -sf http://127.0.0.1:$metrics_port/metrics | grep -q '^en_verification_registrations_total' || exit 1
+  for path in /version/v1/registrationToken /health/ready /openapi.yaml; do
+    [ \"\$(curl -s -o /dev/null -w '%{http_code}' -X POST http://127.0.0.1:$metrics_port\$path)\" = 404 ] || exit 1
+  done"
 # The services get only allowlisted headers: the rendered configuration turns nginx's passing of request headers
 # off once, for every server, and sets nothing but the API's own headers.
 allowed_headers="Host Connection Content-Type X-Request-ID cwa-fake cwa-authorization cwa-otp X-SSL-Client-Cert X-Gateway-Secret Cookie Accept-Language"

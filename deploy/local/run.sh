@@ -34,6 +34,8 @@ offset=$((10#$offset))
 port_submission=$((8001 + offset)) port_verification=$((8002 + offset)) port_testresult=$((8003 + offset))
 port_portal=$((8004 + offset)) port_distribution=$((8005 + offset))
 port_verification_internal=$((8012 + offset)) port_testresult_internal=$((8013 + offset))
+port_submission_metrics=$((9001 + offset)) port_verification_metrics=$((9002 + offset))
+port_testresult_metrics=$((9003 + offset)) port_portal_metrics=$((9004 + offset))
 port_gateway_app=$((8443 + offset)) port_gateway_lab=$((8444 + offset)) port_gateway_portal=$((8445 + offset))
 pki="$data/pki"
 gateway="$data/gateway"
@@ -53,10 +55,10 @@ esac
 # name | binary [arguments] | environment (space-separated KEY=VALUE; @db:<role> is replaced by that role's database
 # URL, @data by the data folder, @file:<path> by the content of that file under the data folder)
 services=(
-  "test-result|test-result-service|HTTP_PORT=$port_testresult INTERNAL_HTTP_PORT=$port_testresult_internal DATABASE_URL=@db:testresult $lab_settings"
-  "verification|verification-service|HTTP_PORT=$port_verification INTERNAL_HTTP_PORT=$port_verification_internal DATABASE_URL=@db:verification TEST_RESULT_INTERNAL_URL=http://127.0.0.1:$port_testresult_internal TELETAN_JWT_PUBLIC_KEYS=@data/keys/teletan-trusted.pem TELETAN_JWT_ISSUERS=portal-service,dev-identity-provider TELETAN_PEPPER_FILE=@data/keys/teletan-pepper.keys"
-  "submission|submission-service|HTTP_PORT=$port_submission DATABASE_URL=@db:submission VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal"
-  "portal|portal-service|HTTP_PORT=$port_portal DATABASE_URL=@db:portal VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal PORTAL_JWT_KEY_FILE=@data/keys/portal-jwt.pem TOTP_KEY_FILE=@data/keys/totp.keys $portal_settings"
+  "test-result|test-result-service|HTTP_PORT=$port_testresult INTERNAL_HTTP_PORT=$port_testresult_internal METRICS_PORT=$port_testresult_metrics DATABASE_URL=@db:testresult $lab_settings"
+  "verification|verification-service|HTTP_PORT=$port_verification INTERNAL_HTTP_PORT=$port_verification_internal METRICS_PORT=$port_verification_metrics DATABASE_URL=@db:verification TEST_RESULT_INTERNAL_URL=http://127.0.0.1:$port_testresult_internal TELETAN_JWT_PUBLIC_KEYS=@data/keys/teletan-trusted.pem TELETAN_JWT_ISSUERS=portal-service,dev-identity-provider TELETAN_PEPPER_FILE=@data/keys/teletan-pepper.keys"
+  "submission|submission-service|HTTP_PORT=$port_submission METRICS_PORT=$port_submission_metrics DATABASE_URL=@db:submission VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal"
+  "portal|portal-service|HTTP_PORT=$port_portal METRICS_PORT=$port_portal_metrics DATABASE_URL=@db:portal VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal PORTAL_JWT_KEY_FILE=@data/keys/portal-jwt.pem TOTP_KEY_FILE=@data/keys/totp.keys $portal_settings"
   "distribution|distribution-service serve|HTTP_PORT=$port_distribution DATABASE_URL=@db:distribution SIGNING_KEY_FILES=@data/keys/cdn-signing.pem CDN_DIRECTORY=@data/cdn SIGNATURE_APP_BUNDLE_ID=de.rki.coronawarnapp-dev"
 )
 distribution_entry="${services[4]}"

@@ -1,0 +1,44 @@
+// The listener Prometheus scrapes: `/metrics` and nothing else, on a port of its own.
+
+package import Hummingbird
+package import ServiceLifecycle
+
+/// `/metrics` on `METRICS_HOST`:`METRICS_PORT`, so a network policy can let monitoring scrape a service without
+/// opening its APIs to it. The main listeners serve `/metrics` too (ARCHITECTURE §2); the gateway routes neither.
+package enum MetricsListener {
+    /// Reads `METRICS_HOST` (127.0.0.1) and `METRICS_PORT` (`defaultPort`; 0 picks a free port) and checks the port
+    /// differs from the service's other listeners.
+    package static func address(
+        settings: SettingsReader,
+        defaultPort: Int,
+        otherListeners: [ListenAddress]
+    ) -> ListenAddress {
+        let address = ListenAddress(
+            settings: settings,
+            prefix: "METRICS",
+            defaultPort: defaultPort,
+            purpose: "Prometheus listener (/metrics only)"
+        )
+        if address.port != 0 && otherListeners.contains(where: { $0.port == address.port }) {
+            settings.report("METRICS_PORT", "must differ from the ports of the service's other listeners")
+        }
+        return address
+    }
+
+    /// The listener, to run as one of the application's services. Anything but `GET /metrics` is 404.
+    package static func application(address: ListenAddress, environment: ServiceEnvironment) -> any Service {
+        Application(
+            router: self.router(environment: environment),
+            configuration: .init(listening: address),
+            logger: environment.logger.listener("metrics")
+        )
+    }
+
+    /// `GET /metrics` from the process's registry; everything else 404.
+    package static func router(environment: ServiceEnvironment) -> Router<BasicRequestContext> {
+        let router = Router(context: BasicRequestContext.self)
+        router.add(middleware: ErrorMiddleware())
+        MetricsController(registry: environment.metricsRegistry).addRoutes(to: router)
+        return router
+    }
+}
