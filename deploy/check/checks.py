@@ -353,6 +353,23 @@ def k8s_rules(docs: list[dict], overlay: bool = False) -> list[str]:
                         problems.append(f"{where}: readiness probe is not /health/ready")
                     if live.get("httpGet", {}).get("path") != "/health/live":
                         problems.append(f"{where}: liveness probe is not /health/live")
+    # Monitoring scrapes only the metrics port: the annotation names a containerPort called metrics, which the
+    # ConfigMap's METRICS_PORT sets, and the monitoring policy opens nothing else.
+    for name, deployment in k8s_by_kind(docs, "Deployment").items():
+        template = deployment["spec"]["template"]
+        annotations = template.get("metadata", {}).get("annotations", {})
+        if annotations.get("prometheus.io/scrape") != "true":
+            continue
+        ports = {p.get("name"): p.get("containerPort") for c in template["spec"]["containers"] for p in c.get("ports", [])}
+        if "metrics" in ports and str(ports["metrics"]) != annotations.get("prometheus.io/port"):
+            problems.append(f"Deployment/{name}: prometheus.io/port is not its metrics containerPort")
+        elif "metrics" not in ports and not name.startswith("distribution"):
+            problems.append(f"Deployment/{name}: scraped, but has no containerPort named metrics")
+    monitoring = k8s_by_kind(docs, "NetworkPolicy").get("metrics-from-monitoring")
+    if monitoring:
+        opened = {p.get("port") for rule in monitoring["spec"].get("ingress", []) for p in rule.get("ports", [])}
+        if opened != {9090}:
+            problems.append(f"NetworkPolicy/metrics-from-monitoring opens {sorted(opened)}, not the metrics port 9090 alone")
     cron = k8s_by_kind(docs, "CronJob").get("distribution")
     if not cron:
         problems.append("no CronJob distribution")
