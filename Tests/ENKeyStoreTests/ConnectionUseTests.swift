@@ -54,12 +54,14 @@ struct ConnectionUseTests {
         for await _ in checking { break }
 
         // The second submission must finish while the first one's TAN check is still open. A bound (not a
-        // measurement) keeps the test from hanging when it does not: the gate then opens and the test fails.
+        // measurement) keeps the test from hanging when it does not: the gate then opens (so the second one can
+        // finish too) and the test fails.
         let second = Task { try await repository.store(Self.submission(2)) { () async throws(Refusal) in } }
         let finishedFirst = await withTaskGroup(of: Bool.self) { group in
             group.addTask { (try? await second.value) != nil }
             group.addTask {
                 try? await Task.sleep(for: .seconds(20))
+                openGate.finish()
                 return false
             }
             let first = await group.next() ?? false
