@@ -177,14 +177,7 @@ struct PortalEngine: Sendable {
             let officer = try await self.repository.officer(id: id)
         else { return .refused }
         let now = self.clock.now
-        let secret: [UInt8]
-        do {
-            secret = try self.totpBox.open(officer.totpSecret, username: officer.username)
-        } catch {
-            self.logger.error(
-                "An officer's TOTP secret cannot be opened",
-                metadata: ["officer.id": "\(officer.id)", "reason": "\(error.description)"]
-            )
+        guard let secret = self.openTOTPSecret(of: officer) else {
             try await self.audit(officer.username, "totp_unavailable", "the secret cannot be opened")
             return .refused
         }
@@ -218,14 +211,7 @@ struct PortalEngine: Sendable {
     func sealTOTPSecrets() async throws -> TOTPSealing {
         var result = TOTPSealing()
         for officer in try await self.repository.allOfficers() where self.totpBox.needsSealing(officer.totpSecret) {
-            let secret: [UInt8]
-            do {
-                secret = try self.totpBox.open(officer.totpSecret, username: officer.username)
-            } catch {
-                self.logger.error(
-                    "An officer's TOTP secret cannot be opened",
-                    metadata: ["officer.id": "\(officer.id)", "reason": "\(error.description)"]
-                )
+            guard let secret = self.openTOTPSecret(of: officer) else {
                 result.unopenable += 1
                 continue
             }
@@ -241,6 +227,20 @@ struct PortalEngine: Sendable {
             )
         }
         return result
+    }
+
+    /// The officer's TOTP secret in clear, or `nil` (logged with the officer's id and the reason, never the secret)
+    /// when no configured key opens it.
+    private func openTOTPSecret(of officer: Officer) -> [UInt8]? {
+        do {
+            return try self.totpBox.open(officer.totpSecret, username: officer.username)
+        } catch {
+            self.logger.error(
+                "An officer's TOTP secret cannot be opened",
+                metadata: ["officer.id": "\(officer.id)", "reason": "\(error.description)"]
+            )
+            return nil
+        }
     }
 
     /// Replaces the officer's stored secret by `secret` sealed under the current key, if the row still holds what
