@@ -113,6 +113,7 @@ struct PortalHarness: Sendable {
         var values = [
             "DATABASE_URL": database.processEnvironment["DATABASE_URL"] ?? "",
             "HTTP_PORT": "0",
+            "METRICS_PORT": "0",
             "PORTAL_JWT_KEY_FILE": keyFile,
             "TOTP_KEY_FILE": TestKeyFiles.standard,
             "BCRYPT_COST": "4",

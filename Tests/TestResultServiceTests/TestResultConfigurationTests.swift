@@ -83,7 +83,9 @@ struct TestResultConfigurationTests {
     }
 
     private func problems(_ values: [String: String]) -> [String] {
-        var all = ["HTTP_PORT": "0", "INTERNAL_HTTP_PORT": "0", "DATABASE_URL": "postgres://u:p@h/d"]
+        var all = [
+            "HTTP_PORT": "0", "INTERNAL_HTTP_PORT": "0", "METRICS_PORT": "0", "DATABASE_URL": "postgres://u:p@h/d",
+        ]
         all.merge(values) { $1 }
         do {
             _ = try TestResultConfiguration.load(from: SettingsReader(values: all))
