@@ -130,7 +130,7 @@ struct TestResultConfiguration: ServiceConfiguration {
                 "must name at least one certificate when labs authenticate with certificates"
             )
         }
-        self.internalHTTP.requireDistinctPort(from: self.http, settings: settings)
+        self.internalHTTP.requireDistinctPort(from: [self.http], settings: settings)
         self.metrics = MetricsListener.address(
             settings: settings,
             defaultPort: 9003,

@@ -108,7 +108,7 @@ struct VerificationConfiguration: ServiceConfiguration {
                     + "line, 32 to 128 bytes each; the first hashes new teleTANs, all are tried on redemption."
             ) ?? .random()
         self.fakeDelay = FakeDelay.Settings(settings: settings, defaultSamples: 5)
-        self.internalHTTP.requireDistinctPort(from: self.http, settings: settings)
+        self.internalHTTP.requireDistinctPort(from: [self.http], settings: settings)
         self.metrics = MetricsListener.address(
             settings: settings,
             defaultPort: 9002,

@@ -35,11 +35,15 @@ package struct ListenAddress: Sendable, Equatable, CustomStringConvertible {
         return octets.count == 4 && octets.first == "127" && octets.allSatisfy { UInt8($0) != nil && $0.count <= 3 }
     }
 
-    /// Reports this internal listener's port when it equals the main one (`INTERNAL_HTTP_PORT` must differ from
-    /// `HTTP_PORT`; port 0, a free port each, never clashes).
-    package func requireDistinctPort(from main: ListenAddress, settings: SettingsReader) {
-        if main.port != 0 && main.port == self.port {
-            settings.report("INTERNAL_HTTP_PORT", "must differ from HTTP_PORT")
+    /// Reports `setting` when this listener's port equals one of `others` (port 0, a free port each, never clashes).
+    package func requireDistinctPort(
+        from others: [ListenAddress],
+        settings: SettingsReader,
+        setting: String = "INTERNAL_HTTP_PORT",
+        problem: String = "must differ from HTTP_PORT"
+    ) {
+        if self.port != 0 && others.contains(where: { $0.port == self.port }) {
+            settings.report(setting, problem)
         }
     }
 

@@ -19,9 +19,12 @@ package enum MetricsListener {
             defaultPort: defaultPort,
             purpose: "Prometheus listener (/metrics only)"
         )
-        if address.port != 0 && otherListeners.contains(where: { $0.port == address.port }) {
-            settings.report("METRICS_PORT", "must differ from the ports of the service's other listeners")
-        }
+        address.requireDistinctPort(
+            from: otherListeners,
+            settings: settings,
+            setting: "METRICS_PORT",
+            problem: "must differ from the ports of the service's other listeners"
+        )
         return address
     }
 
