@@ -16,6 +16,8 @@ struct PortalConfiguration: ServiceConfiguration {
     var logging: LoggingConfiguration
     var verificationURL: String
     var upstream: UpstreamPolicy
+    /// Signs the service tokens of calls to verification-service (`SERVICE_TOKEN_KEY_FILE`).
+    var serviceToken: ServiceTokenSigner
     var policy: PortalPolicy
     var signer: PortalJWTSigner
     /// The keys the officers' TOTP secrets are sealed with (AES-256-GCM): the first seals, every one opens.
@@ -29,6 +31,7 @@ struct PortalConfiguration: ServiceConfiguration {
     /// Reads:
     /// - `HTTP_HOST` (127.0.0.1), `HTTP_PORT` (8004), `DATABASE_URL` (the `portal` database) and the common settings
     /// - `VERIFICATION_INTERNAL_URL` (http://127.0.0.1:8012) and its `VERIFICATION_*` timeouts
+    /// - `SERVICE_TOKEN_KEY_FILE` (required): PEM P-256 private key of this service's calls to verification-service
     /// - `PORTAL_JWT_KEY_FILE` (required: PEM P-256 private key), `PORTAL_JWT_KEY_ID` (portal-1)
     /// - `TOTP_KEY_FILE` (required: a key file, `id=base64:<key>` per line, keys of exactly 32 bytes)
     /// - `PORTAL_ALLOWED_HOSTS` (127.0.0.1:8004,localhost:8004), `PORTAL_SECURE_COOKIES` (false)
@@ -49,6 +52,7 @@ struct PortalConfiguration: ServiceConfiguration {
             help: "Base URL of verification-service's internal API (teleTAN creation)."
         )
         self.upstream = UpstreamPolicy(settings: settings, prefix: "VERIFICATION", peer: "verification-service")
+        self.serviceToken = settings.serviceTokenSigner(issuer: "portal-service")
         self.policy = PortalPolicy(settings: settings)
 
         let keyFile = settings.requiredString(

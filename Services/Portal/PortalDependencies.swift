@@ -22,6 +22,7 @@ struct PortalDependencies: ServiceDependencies {
         let teleTANs = HTTPTeleTANClient(
             baseURL: configuration.verificationURL,
             policy: configuration.upstream,
+            serviceToken: configuration.serviceToken,
             logger: logger
         )
         var dependencies = self.postgres(

@@ -1,5 +1,6 @@
 // Every setting of submission-service, read and validated once.
 
+import ENCrypto
 import ENPersistence
 import ENServiceKit
 import Foundation
@@ -17,6 +18,8 @@ struct SubmissionConfiguration: ServiceConfiguration {
     /// Base URL of verification-service's internal API.
     var verificationURL: String
     var upstream: UpstreamPolicy
+    /// Signs the service tokens of calls to verification-service (`SERVICE_TOKEN_KEY_FILE`).
+    var serviceToken: ServiceTokenSigner
     var policy: SubmissionPolicy
     /// The fake-delay estimate before real requests were measured, and the weight of the past in it.
     var fakeDelay: FakeDelay.Settings
@@ -27,6 +30,7 @@ struct SubmissionConfiguration: ServiceConfiguration {
     ///   `DATABASE_STATEMENT_TIMEOUT` (30s), `DATABASE_LEASE_TIMEOUT` (2s), `LOG_LEVEL`, `LOG_FORMAT`
     /// - `MAX_REQUEST_BYTES` (102400, the reference's `100KB`; it allows 280 B…200 KB, in units of 1024)
     /// - `VERIFICATION_INTERNAL_URL` (http://127.0.0.1:8012) and the `VERIFICATION_*` timeouts and retries
+    /// - `SERVICE_TOKEN_KEY_FILE` (required): PEM P-256 private key of this service's calls to verification-service
     /// - the limits of `SubmissionPolicy` and `CheckInPolicy`
     /// - `FAKE_DELAY_INITIAL` (10ms), `FAKE_DELAY_SAMPLES` (10)
     init(settings: SettingsReader) {
@@ -46,6 +50,7 @@ struct SubmissionConfiguration: ServiceConfiguration {
             help: "Base URL of verification-service's internal API (TAN verification)."
         )
         self.upstream = UpstreamPolicy(settings: settings, prefix: "VERIFICATION", peer: "verification-service")
+        self.serviceToken = settings.serviceTokenSigner(issuer: "submission-service")
         self.policy = SubmissionPolicy(settings: settings)
         self.fakeDelay = FakeDelay.Settings(settings: settings, defaultSamples: 10)
     }

@@ -25,6 +25,7 @@ struct SubmissionDependencies: ServiceDependencies {
         let verification = HTTPVerificationClient(
             baseURL: configuration.verificationURL,
             policy: configuration.upstream,
+            serviceToken: configuration.serviceToken,
             logger: logger
         )
         var dependencies = self.postgres(

@@ -1,5 +1,6 @@
 // Assembly of test-result-service: two listeners, their routers, and the retention job.
 
+import ENCrypto
 import ENServiceKit
 import Foundation
 import Hummingbird
@@ -104,7 +105,14 @@ extension TestResult {
             environment: environment
         )
         InternalController(repository: dependencies.repository, clock: dependencies.clock, metrics: metrics)
-            .addRoutes(to: router.group("api/v1"))
+            .addRoutes(
+                to: router.group("api/v1").add(
+                    middleware: ServiceAuthenticationMiddleware(
+                        verifier: configuration.callers,
+                        routes: InternalController.routes
+                    )
+                )
+            )
         return router
     }
 

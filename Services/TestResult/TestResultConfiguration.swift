@@ -30,6 +30,8 @@ struct TestResultConfiguration: ServiceConfiguration {
     /// The lab certificates admitted, each with the lab id its results are stored under.
     var labCertificateAllowlist: CertificateAllowlist
     var retention: RetentionPolicy
+    /// Checks the service tokens of callers of the internal port (`SERVICE_CALLER_KEYS`).
+    var callers: ServiceTokenVerifier
 
     /// Reads:
     /// - `HTTP_HOST` (127.0.0.1), `HTTP_PORT` (8003), `INTERNAL_HTTP_HOST` (127.0.0.1), `INTERNAL_HTTP_PORT` (8013)
@@ -40,6 +42,7 @@ struct TestResultConfiguration: ServiceConfiguration {
     /// - `TLS_CERT_FILE`, `TLS_KEY_FILE`, `TLS_CLIENT_CA_FILE`, `LAB_CERT_SHA256_ALLOWLIST` (comma-separated
     ///   `lab id=thumbprint`; a bare thumbprint names the lab by itself)
     /// - `LAB_CERT_HEADER`, `GATEWAY_SECRET` (secret), `LAB_CA_FILE`: the gateway's mutual TLS instead of our own
+    /// - `SERVICE_CALLER_KEYS` (required): `caller=<PEM public key file>` of the services that call the internal API
     /// - `RESULT_MASK_AFTER` (21d), `RESULT_DELETE_AFTER` (60d), `RETENTION_INTERVAL` (1h)
     ///
     /// Without TLS, here or at the gateway, the lab port must be a loopback address: then only the gateway on the same
@@ -53,6 +56,7 @@ struct TestResultConfiguration: ServiceConfiguration {
             purpose: "internal API"
         )
         self.database = DatabaseConfiguration(settings: settings)
+        self.callers = settings.serviceTokenVerifier(audience: "test-result-service", routes: InternalController.routes)
         self.logging = LoggingConfiguration(settings: settings)
         self.maxBodyBytes = settings.int(
             "HTTP_MAX_BODY_SIZE",

@@ -1,5 +1,6 @@
 // Assembly of verification-service: two listeners, their routers, and the clean-up job.
 
+import ENCrypto
 import ENServiceKit
 import Foundation
 import Hummingbird
@@ -63,7 +64,14 @@ extension Verification {
             engine: runtime.engine,
             jwt: JWTVerifier(keys: runtime.configuration.jwtKeys, policy: runtime.configuration.jwtPolicy),
             metrics: runtime.metrics
-        ).addRoutes(to: router.group("version/v1"))
+        ).addRoutes(
+            to: router.group("version/v1").add(
+                middleware: ServiceAuthenticationMiddleware(
+                    verifier: runtime.configuration.callers,
+                    routes: InternalController.routes
+                )
+            )
+        )
         return router
     }
 

@@ -20,6 +20,10 @@ struct VerificationConfiguration: ServiceConfiguration {
     /// Base URL of test-result-service's internal API.
     var testResultURL: String
     var upstream: UpstreamPolicy
+    /// Signs the service tokens of calls to test-result-service (`SERVICE_TOKEN_KEY_FILE`).
+    var serviceToken: ServiceTokenSigner
+    /// Checks the service tokens of callers of the internal port (`SERVICE_CALLER_KEYS`).
+    var callers: ServiceTokenVerifier
     var policy: VerificationPolicy
     var retention: VerificationRetention
     /// Keys that sign the bearer tokens of teleTAN requests.
@@ -38,6 +42,8 @@ struct VerificationConfiguration: ServiceConfiguration {
     ///   `DATABASE_STATEMENT_TIMEOUT` (30s), `DATABASE_LEASE_TIMEOUT` (2s), `LOG_LEVEL`, `LOG_FORMAT`
     /// - `HTTP_MAX_BODY_SIZE` (10000 bytes)
     /// - `TEST_RESULT_INTERNAL_URL` (http://127.0.0.1:8013) and the `TEST_RESULT_*` timeouts and retries
+    /// - `SERVICE_TOKEN_KEY_FILE` (required): PEM P-256 private key of this service's calls to test-result-service
+    /// - `SERVICE_CALLER_KEYS` (required): `caller=<PEM public key file>` of the services that call the internal API
     /// - `TELETAN_JWT_PUBLIC_KEYS` (required: a file, or the PEM/JWKS text itself)
     /// - `TELETAN_PEPPER_FILE` (required: a key file, `id=base64:<key>` per line, keys of 32 to 128 bytes)
     /// - the lifetimes and quotas of `VerificationPolicy`, the clean-up of `VerificationRetention`
@@ -64,6 +70,11 @@ struct VerificationConfiguration: ServiceConfiguration {
             help: "Base URL of test-result-service's internal API."
         )
         self.upstream = UpstreamPolicy(settings: settings, prefix: "TEST_RESULT", peer: "test-result-service")
+        self.serviceToken = settings.serviceTokenSigner(issuer: "verification-service")
+        self.callers = settings.serviceTokenVerifier(
+            audience: "verification-service",
+            routes: InternalController.routes
+        )
         self.policy = VerificationPolicy(settings: settings)
         self.retention = VerificationRetention(settings: settings)
         let keys = settings.requiredString(

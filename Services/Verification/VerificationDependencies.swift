@@ -24,6 +24,7 @@ struct VerificationDependencies: ServiceDependencies {
         let testResults = HTTPTestResultClient(
             baseURL: configuration.testResultURL,
             policy: configuration.upstream,
+            serviceToken: configuration.serviceToken,
             logger: logger
         )
         var dependencies = self.postgres(
@@ -52,6 +53,7 @@ struct VerificationDependencies: ServiceDependencies {
         let testResults = HTTPTestResultClient(
             baseURL: configuration.testResultURL,
             policy: configuration.upstream,
+            serviceToken: configuration.serviceToken,
             logger: logger
         )
         return self.postgres(

@@ -67,6 +67,7 @@ struct PortalHarness: Sendable {
                 ? HTTPTeleTANClient(
                     baseURL: configuration.verificationURL,
                     policy: configuration.upstream,
+                    serviceToken: configuration.serviceToken,
                     logger: logger
                 )
                 : nil
@@ -116,6 +117,7 @@ struct PortalHarness: Sendable {
             "METRICS_PORT": "0",
             "PORTAL_JWT_KEY_FILE": keyFile,
             "TOTP_KEY_FILE": TestKeyFiles.standard,
+            "SERVICE_TOKEN_KEY_FILE": TestServiceKeys.privateKeyFile("portal-service"),
             "BCRYPT_COST": "4",
             "PORTAL_ALLOWED_HOSTS": "portal.test,localhost",
         ]

@@ -17,7 +17,10 @@ struct ConfigurationAndDocumentTests {
     @Test("defaults follow the reference")
     func defaults() throws {
         let configuration = try SubmissionConfiguration.load(
-            from: SettingsReader(values: ["DATABASE_URL": "postgres://u:p@127.0.0.1:5432/keys"])
+            from: SettingsReader(values: [
+                "DATABASE_URL": "postgres://u:p@127.0.0.1:5432/keys",
+                "SERVICE_TOKEN_KEY_FILE": TestServiceKeys.privateKeyFile("submission-service"),
+            ])
         )
         #expect(configuration.http.port == 8001)
         #expect(configuration.maxRequestBytes == 102_400)
@@ -28,6 +31,7 @@ struct ConfigurationAndDocumentTests {
         let configured = try SubmissionConfiguration.load(
             from: SettingsReader(values: [
                 "DATABASE_URL": "postgres://u:p@127.0.0.1:5432/keys", "SUPPORTED_COUNTRIES": "FR, NL",
+                "SERVICE_TOKEN_KEY_FILE": TestServiceKeys.privateKeyFile("submission-service"),
             ])
         )
         #expect(configured.policy.supportedCountries == ["DE", "FR", "NL"])
@@ -59,6 +63,7 @@ struct ConfigurationAndDocumentTests {
             "VERIFICATION_INTERNAL_URL": "ftp://x",
             "MIN_ROLLING_PERIOD": "100",
             "MAX_ROLLING_PERIOD": "50",
+            "SERVICE_TOKEN_KEY_FILE": "/nonexistent/key.pem",
         ])
         #expect(throws: ConfigurationError.self) { try SubmissionConfiguration.load(from: settings) }
         let named = Set(settings.problems.compactMap { $0.split(separator: " ").first.map(String.init) })
@@ -66,7 +71,7 @@ struct ConfigurationAndDocumentTests {
             named == [
                 "MAX_NUMBER_OF_KEYS", "ORIGIN_COUNTRY", "SUPPORTED_COUNTRIES", "RANDOM_KEY_PADDING_MULTIPLIER",
                 "MAX_REQUEST_BYTES",
-                "VERIFICATION_INTERNAL_URL", "MIN_ROLLING_PERIOD",
+                "VERIFICATION_INTERNAL_URL", "MIN_ROLLING_PERIOD", "SERVICE_TOKEN_KEY_FILE",
             ]
         )
     }

@@ -33,6 +33,7 @@ struct VerificationClientTests {
             let client = HTTPVerificationClient(
                 baseURL: "http://127.0.0.1:\(port)/",
                 policy: policy,
+                serviceToken: TestServiceKeys.signer("submission-service"),
                 logger: Logger(label: "test")
             )
             try await withCleanup {
@@ -90,6 +91,7 @@ struct VerificationClientTests {
         let client = HTTPVerificationClient(
             baseURL: "http://127.0.0.1:9",
             policy: policy,
+            serviceToken: TestServiceKeys.signer("submission-service"),
             logger: Logger(label: "test")
         )
         await #expect(throws: UpstreamUnavailable.self) { try await client.verify(Self.tan, event: false) }

@@ -14,10 +14,16 @@ package enum HTTP {
         try await self.send(HTTPClientRequest(url: url), tls: tls)
     }
 
-    package static func post(_ url: String, json: String, tls: TLSConfiguration? = nil) async throws -> Reply {
+    package static func post(
+        _ url: String,
+        json: String,
+        headers: [(String, String)] = [],
+        tls: TLSConfiguration? = nil
+    ) async throws -> Reply {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
         request.body = .bytes(ByteBuffer(string: json))
         return try await self.send(request, tls: tls)
     }

@@ -13,6 +13,7 @@ package enum TestSettings {
         [
             "DATABASE_URL": Self.placeholderDatabase, "HTTP_PORT": "0",
             "METRICS_PORT": "0", "INTERNAL_HTTP_PORT": "0",
+            "SERVICE_CALLER_KEYS": TestServiceKeys.callerKeys(TestServiceKeys.testResultCallers),
         ]
         .merging(overrides) { _, new in new }
     }
@@ -27,6 +28,8 @@ package enum TestSettings {
             "INTERNAL_HTTP_PORT": "0",
             "TELETAN_JWT_PUBLIC_KEYS": TestSigningKeys.shared.publicPEM,
             "TELETAN_PEPPER_FILE": TestKeyFiles.standard,
+            "SERVICE_TOKEN_KEY_FILE": TestServiceKeys.privateKeyFile("verification-service"),
+            "SERVICE_CALLER_KEYS": TestServiceKeys.callerKeys(TestServiceKeys.verificationCallers),
             "TEST_RESULT_RETRY_BACKOFF": "1ms",
             "FAKE_DELAY_INITIAL": "1ms",
         ].merging(overrides) { _, new in new }
@@ -44,6 +47,7 @@ package enum TestSettings {
             "VERIFICATION_CONNECT_TIMEOUT": "60s",
             "FAKE_DELAY_INITIAL": "1ms",
             "SUPPORTED_COUNTRIES": "DE,FR,IT,NL",
+            "SERVICE_TOKEN_KEY_FILE": TestServiceKeys.privateKeyFile("submission-service"),
         ].merging(overrides) { _, new in new }
     }
 }

@@ -4,6 +4,7 @@ import AsyncHTTPClient
 import ENPersistence
 import ENTestSupport
 import Foundation
+import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import PostgresNIO
@@ -13,11 +14,18 @@ import Testing
 
 @Suite("test-result-service process", .postgres())
 struct ProcessLifecycleTests {
+    /// The test database's settings and the test key of the one caller of the internal API.
+    private static func environment(_ database: PostgresTestDatabase) -> [String: String] {
+        var environment = database.processEnvironment
+        environment["SERVICE_CALLER_KEYS"] = TestServiceKeys.callerKeys(TestServiceKeys.testResultCallers)
+        return environment
+    }
+
     /// The built binary serving on the test's database, with its lab port once it listens; the caller kills it.
     private func startServing(_ database: PostgresTestDatabase) async throws -> (ServiceProcess, labPort: Int) {
         let service = try ServiceProcess.start(
             BuiltProduct.url("test-result-service"),
-            environment: database.processEnvironment
+            environment: Self.environment(database)
         )
         do {
             return (service, try await service.waitForPort(listener: "lab"))
@@ -37,6 +45,13 @@ struct ProcessLifecycleTests {
         let ready = try await HTTP.get("http://127.0.0.1:\(labPort)/health/ready")
         let lookup = try await HTTP.post(
             "http://127.0.0.1:\(internalPort)/api/v1/app/result",
+            json: #"{"id":"\#(TestIDs.hashedGUID())"}"#,
+            headers: TestServiceKeys.header("verification-service", for: "test-result-service").map {
+                ($0.name.rawName, $0.value)
+            }
+        )
+        let anonymous = try await HTTP.post(
+            "http://127.0.0.1:\(internalPort)/api/v1/app/result",
             json: #"{"id":"\#(TestIDs.hashedGUID())"}"#
         )
         service.signal(SIGTERM)
@@ -44,6 +59,7 @@ struct ProcessLifecycleTests {
 
         #expect(ready.status == 200)
         #expect(lookup.status == 200)
+        #expect(anonymous.status == 401)
         #expect(status == 0)
         #expect(service.output.contains("Stopped"))
     }
@@ -96,7 +112,7 @@ struct ProcessLifecycleTests {
         let first = try ServiceProcess.start(
             binary,
             arguments: ["--migrate-only"],
-            environment: database.processEnvironment
+            environment: Self.environment(database)
         )
         defer { first.kill() }
         let firstStatus = try await first.waitForExit()
@@ -104,7 +120,7 @@ struct ProcessLifecycleTests {
         let second = try ServiceProcess.start(
             binary,
             arguments: ["--migrate-only"],
-            environment: database.processEnvironment
+            environment: Self.environment(database)
         )
         defer { second.kill() }
         let secondStatus = try await second.waitForExit()

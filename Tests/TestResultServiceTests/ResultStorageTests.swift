@@ -337,7 +337,7 @@ struct ResultStorageTests {
             let response = try await client.execute(
                 uri: "/api/v1/app/result",
                 method: .post,
-                headers: .json,
+                headers: HTTPFields.json + TestServiceKeys.header("verification-service", for: "test-result-service"),
                 body: TestResultFixture.lookup(id)
             )
             try #require(response.status == .ok, "\(response.body.text)")

@@ -14,7 +14,10 @@ struct TestResultConfigurationTests {
     @Test("defaults: ports 8003/8013 on loopback, 1 MiB bodies, 21/60 days, hourly retention")
     func defaults() throws {
         let configuration = try TestResultConfiguration.load(
-            from: SettingsReader(values: ["DATABASE_URL": "postgres://u:p@db:5432/testresult"])
+            from: SettingsReader(values: [
+                "DATABASE_URL": "postgres://u:p@db:5432/testresult",
+                "SERVICE_CALLER_KEYS": TestServiceKeys.callerKeys(TestServiceKeys.testResultCallers),
+            ])
         )
 
         #expect(configuration.http == ListenAddress(host: "127.0.0.1", port: 8003))
@@ -85,6 +88,7 @@ struct TestResultConfigurationTests {
     private func problems(_ values: [String: String]) -> [String] {
         var all = [
             "HTTP_PORT": "0", "INTERNAL_HTTP_PORT": "0", "METRICS_PORT": "0", "DATABASE_URL": "postgres://u:p@h/d",
+            "SERVICE_CALLER_KEYS": TestServiceKeys.callerKeys(TestServiceKeys.testResultCallers),
         ]
         all.merge(values) { $1 }
         do {

@@ -14,10 +14,7 @@ import NIOCore
 enum TestResultFixture {
     /// A valid configuration with ports 0 and a placeholder database, plus `overrides` (environment-style names).
     static func configuration(_ overrides: [String: String] = [:]) throws -> TestResultConfiguration {
-        var values = [
-            "DATABASE_URL": "postgres://test:secret@127.0.0.1:1/test", "HTTP_PORT": "0", "INTERNAL_HTTP_PORT": "0",
-            "METRICS_PORT": "0",
-        ]
+        var values = TestSettings.testResult()
         values.merge(overrides) { _, new in new }
         return try TestResultConfiguration.load(from: SettingsReader(values: values))
     }

@@ -55,7 +55,7 @@ struct RequestValidationTests {
             let response = try await client.execute(
                 uri: uri,
                 method: .post,
-                headers: headers,
+                headers: TestServiceKeys.verificationCaller(headers, uri: uri),
                 body: ByteBuffer(string: body)
             )
             return (response.status, response.body.text)

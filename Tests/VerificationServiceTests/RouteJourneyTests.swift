@@ -55,7 +55,7 @@ struct RouteJourneyTests {
         func verify(_ tan: String) async throws -> RouterReply {
             try await self.internal.post(
                 "/version/v1/tan/verify",
-                headers: .json,
+                headers: TestServiceKeys.verificationCaller(.json, uri: "/version/v1/tan/verify"),
                 body: ByteBuffer(string: VerificationBodies.tan(tan))
             )
         }
@@ -73,7 +73,11 @@ struct RouteJourneyTests {
                 headers[.authorization] =
                     "Bearer " + TestJWT.es256(TestJWT.claims(roles: roles, now: self.clock.now), key: key)
             }
-            return try await self.internal.post("/version/v1/tan/teletan", headers: headers, body: nil)
+            return try await self.internal.post(
+                "/version/v1/tan/teletan",
+                headers: TestServiceKeys.verificationCaller(headers, uri: "/version/v1/tan/teletan"),
+                body: nil
+            )
         }
     }
 

@@ -1115,28 +1115,37 @@ def compose_mounts(ctx: Context, svc: dict, secret_files: dict[str, str]) -> dic
     return mounts
 
 
-def try_configuration(ctx: Context, label: str, binary: str, args: list[str], env: dict[str, str],
-                      mounts: dict[str, str]) -> list[str]:
-    """Starts the binary with a container's settings, paths mapped to local files, the database pointed at a closed
-    port, and MIGRATE_ONLY: exit 2 means the configuration was refused, exit 1 that only the database was missing."""
+def remapped_settings(env: dict[str, str], mounts: dict[str, str]) -> dict[str, str]:
+    """A container's settings with every path under a mount point replaced by the local file behind it; the list
+    settings (SIGNING_KEY_FILES `file:id`, SERVICE_CALLER_KEYS `caller=file`) entry by entry."""
     def remap(value: str) -> str:
         for mount_path in sorted(mounts, key=len, reverse=True):
             if value == mount_path or value.startswith(mount_path + "/"):
                 return mounts[mount_path] + value[len(mount_path):]
         return value
 
-    run_env = {"PATH": "/usr/bin:/bin"}
+    settings = {}
     for key, value in env.items():
         if key == "SIGNING_KEY_FILES":
             value = ",".join(remap(entry.split(":")[0]) + entry[len(entry.split(":")[0]):] for entry in value.split(","))
-        elif key == "DATABASE_URL":
-            url = urllib.parse.urlsplit(value)
-            if not url.scheme.startswith("postgres") or not url.password or not url.path.strip("/"):
-                return [f"{label}: DATABASE_URL is not postgres://user:password@host:port/database"]
-            value = urllib.parse.urlunsplit(url._replace(netloc=f"{url.username}:{url.password}@127.0.0.1:1"))
+        elif key == "SERVICE_CALLER_KEYS":
+            value = ",".join(entry.partition("=")[0] + "=" + remap(entry.partition("=")[2]) for entry in value.split(","))
         else:
             value = remap(value)
-        run_env[key] = value
+        settings[key] = value
+    return settings
+
+
+def try_configuration(ctx: Context, label: str, binary: str, args: list[str], env: dict[str, str],
+                      mounts: dict[str, str]) -> list[str]:
+    """Starts the binary with a container's settings, paths mapped to local files, the database pointed at a closed
+    port, and MIGRATE_ONLY: exit 2 means the configuration was refused, exit 1 that only the database was missing."""
+    run_env = {"PATH": "/usr/bin:/bin", **remapped_settings(env, mounts)}
+    if "DATABASE_URL" in env:
+        url = urllib.parse.urlsplit(env["DATABASE_URL"])
+        if not url.scheme.startswith("postgres") or not url.password or not url.path.strip("/"):
+            return [f"{label}: DATABASE_URL is not postgres://user:password@host:port/database"]
+        run_env["DATABASE_URL"] = urllib.parse.urlunsplit(url._replace(netloc=f"{url.username}:{url.password}@127.0.0.1:1"))
     run_env["MIGRATE_ONLY"] = "true"
     # `distribution-service run` parses the same settings as `serve` but ignores MIGRATE_ONLY and would wait for the
     # database: check its configuration through `serve`.
@@ -1273,13 +1282,7 @@ def database_tls_live(ctx: Context, services: dict, secret_files: dict[str, str]
         hosts.write_text(Path("/etc/hosts").read_text() + f"\n127.0.0.1 {url.hostname}\n")
 
         def migrate(bundle: str) -> subprocess.CompletedProcess:
-            run_env = {"PATH": "/usr/bin:/bin"}
-            for key, value in env.items():
-                for mount_path in sorted(mounts, key=len, reverse=True):
-                    if value == mount_path or value.startswith(mount_path + "/"):
-                        value = mounts[mount_path] + value[len(mount_path):]
-                        break
-                run_env[key] = value
+            run_env = {"PATH": "/usr/bin:/bin", **remapped_settings(env, mounts)}
             run_env["DATABASE_URL"] = urllib.parse.urlunsplit(url._replace(netloc=f"{url.username}:{url.password}@{url.hostname}:{port}"))
             run_env["MIGRATE_ONLY"] = "true"
             script = f'mount --bind "$1" {BUNDLE_PATH} && mount --bind "$2" /etc/hosts && shift 2 && exec "$@"'

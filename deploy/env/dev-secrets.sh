@@ -17,6 +17,9 @@
 #                                              public CAs and the development database CA that signed postgres.pem
 #   OUT/secrets/portal-jwt.pem, .pub.pem       the portal's token key pair (EC P-256)
 #   OUT/secrets/cdn-signing.pem, .pub.pem      the CDN signing key pair (EC P-256)
+#   OUT/secrets/service-token-<caller>.pem, .pub.pem
+#                                              the service-token key pairs (EC P-256) of submission, portal and
+#                                              verification: the caller signs, the callee's SERVICE_CALLER_KEYS trusts
 #   OUT/secrets/teletan-pepper.keys            the pepper of teleTAN hashes (verification), one 32-byte key `dev-1`
 #   OUT/secrets/totp.keys                      the key of officers' TOTP secrets (portal), one 32-byte key `dev-1`
 #   OUT/secrets/k8s-secrets.yaml               all of it as the Kubernetes Secrets the manifests reference
@@ -83,7 +86,7 @@ if missing postgres.pem postgres.key database-ca-bundle.pem; then
 fi
 
 # ---- token and signing keys ----
-for pair in portal-jwt cdn-signing; do
+for pair in portal-jwt cdn-signing service-token-submission service-token-portal service-token-verification; do
   if [ ! -s "$secrets/$pair.pem" ]; then new_key "$secrets/$pair.pem"; fi
   openssl ec -in "$secrets/$pair.pem" -pubout -out "$secrets/$pair.pub.pem" 2>/dev/null
 done
@@ -124,6 +127,12 @@ secret() {  # secret NAME TYPE KEY=BASE64...
   secret cdn-signing-key Opaque "cdn-signing.pem=$(b64 "$secrets/cdn-signing.pem")"
   secret teletan-pepper Opaque "teletan-pepper.keys=$(b64 "$secrets/teletan-pepper.keys")"
   secret totp-key Opaque "totp.keys=$(b64 "$secrets/totp.keys")"
+  for caller in submission portal verification; do
+    secret "$caller-service-token" Opaque "key.pem=$(b64 "$secrets/service-token-$caller.pem")"
+  done
+  secret service-callers Opaque "submission-service.pub.pem=$(b64 "$secrets/service-token-submission.pub.pem")" \
+    "portal-service.pub.pem=$(b64 "$secrets/service-token-portal.pub.pem")" \
+    "verification-service.pub.pem=$(b64 "$secrets/service-token-verification.pub.pem")"
   postgres_items=()
   for name in POSTGRES_PASSWORD SUBMISSION_DB_PASSWORD DISTRIBUTION_DB_PASSWORD VERIFICATION_DB_PASSWORD \
               TESTRESULT_DB_PASSWORD PORTAL_DB_PASSWORD; do

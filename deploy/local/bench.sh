@@ -54,7 +54,8 @@ echo "-- lab uploads, 100 results per batch"
 measure lab-upload.lua "$EN_TEST_RESULT_URL"
 echo
 echo "-- verification lookups (1000 distinct ids)"
-measure lookup.lua "$EN_TEST_RESULT_INTERNAL_URL"
+BENCH_SERVICE_TOKEN="$("$root/deploy/local/dev-jwt.sh" service verification test-result-service)" \
+  measure lookup.lua "$EN_TEST_RESULT_INTERNAL_URL"
 echo
 echo "rows stored: $(sql testresult 'SELECT count(*) FROM test_result')"
 echo "service RSS: $(rss test-result)"

@@ -6,6 +6,10 @@
 #   deploy/local/dev-jwt.sh token [ROLE…]  print an RS256 JWT, valid 5 minutes, with these realm roles
 #                                          (default c19hotline), iss dev-identity-provider, aud
 #                                          verification-service and a random jti (one teleTAN per token)
+#   deploy/local/dev-jwt.sh service CALLER AUDIENCE
+#                                          print a service token (X-CWA-Service-Token), valid 60 seconds, signed
+#                                          with make run's key of CALLER (submission, portal or verification) for
+#                                          AUDIENCE (verification-service or test-result-service)
 #
 # verification-service trusts the public key through TELETAN_JWT_PUBLIC_KEYS (make run sets it). Never use
 # these keys outside a development machine.
@@ -51,8 +55,31 @@ token() {
   printf '%s.%s\n' "$input" "$signature"
 }
 
+# An ES256 service token as make run's services sign them: iss <CALLER>-service, aud AUDIENCE, iat now, exp in 60 s.
+service_token() {
+  [ $# -eq 2 ] || fail "usage: dev-jwt.sh service CALLER AUDIENCE"
+  local caller="$1" audience="$2" key now header payload input der r s
+  case "$caller" in submission|portal|verification) ;; *) fail "CALLER is submission, portal or verification" ;; esac
+  case "$audience" in *[!a-z-]*|"") fail "AUDIENCE is a service name such as verification-service" ;; esac
+  key="$keys/service-token-$caller.pem"
+  [ -s "$key" ] || fail "$key is missing: make run creates it"
+  now="$(date +%s)"
+  header="$(printf '{"alg":"ES256","typ":"JWT"}' | b64url)"
+  payload="$(printf '{"aud":"%s","exp":%d,"iat":%d,"iss":"%s-service"}' "$audience" "$((now + 60))" "$now" "$caller" | b64url)"
+  input="$header.$payload"
+  der="$(mktemp)"
+  printf '%s' "$input" | openssl dgst -sha256 -sign "$key" -binary >"$der"
+  # JWS wants r ‖ s, 32 bytes each (RFC 7518 §3.4); openssl writes a DER sequence of two integers.
+  { read -r r; read -r s; } < <(openssl asn1parse -inform DER -in "$der" | sed -n 's/.*INTEGER *://p')
+  rm -f "$der"
+  r="$(printf '%064s' "${r: -64}" | tr ' ' 0)"
+  s="$(printf '%064s' "${s: -64}" | tr ' ' 0)"
+  printf '%s.%s\n' "$input" "$(perl -e 'print pack("H*", $ARGV[0])' "$r$s" | b64url)"
+}
+
 case "${1:-}" in
   keys) ensure_keys; printf '%s\n' "$public" ;;
   token) shift; token "$@" ;;
-  *) sed -n '2,8p' "$0"; exit 2 ;;
+  service) shift; service_token "$@" ;;
+  *) sed -n '2,12p' "$0"; exit 2 ;;
 esac

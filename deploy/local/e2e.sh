@@ -7,7 +7,8 @@
 #   encrypted check-ins; a distribution run publishes; B syncs, every signature verifies, and B finds exactly the
 #   exposure with A on the right day; the TAN cannot be used again; a teleTAN from the portal lets phone C submit;
 #   a dummy submission is accepted and stores nothing; a lab without a client certificate (or with one that is not
-#   allowlisted) is refused; internal routes, health and metrics are not routed; a client over its own rate budget
+#   allowlisted) is refused; internal routes, health and metrics are not routed; the internal ports refuse calls
+#   without a valid service token or off the caller's allowlist; a client over its own rate budget
 #   (from 127.0.0.8) gets 429 while another client (127.0.0.9) still gets through, on the portal and on registrations;
 #   afterwards no log line and no table of any database holds any of the clients' addresses or a TAN.
 #
@@ -159,6 +160,24 @@ check "verification's metrics port ($metrics_port) serves /metrics with its regi
   for path in /version/v1/registrationToken /health/ready /openapi.yaml; do
     [ \"\$(curl -s -o /dev/null -w '%{http_code}' -X POST http://127.0.0.1:$metrics_port\$path)\" = 404 ] || exit 1
   done"
+# The internal ports admit authenticated callers only, each to its own routes (deploy/README.md, "Service-to-service
+# authentication"); dev-jwt.sh signs with the fleet's own service-token keys.
+internal_verification=$((8012 + EN_PORT_OFFSET))
+internal_testresult=$((8013 + EN_PORT_OFFSET))
+check "internal ports: no service token 401, a token for another service 401, a caller off its allowlist 403, its own route served" bash -c "
+  post() { curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' \"\$@\"; }
+  token() { '$root/deploy/local/dev-jwt.sh' service \"\$1\" \"\$2\"; }
+  verify=http://127.0.0.1:$internal_verification/version/v1/tan/verify
+  lookup=http://127.0.0.1:$internal_testresult/api/v1/app/result
+  tan='{\"tan\":\"$(cat /proc/sys/kernel/random/uuid)\"}'
+  id='{\"id\":\"$(printf e2e-lookup | sha256sum | cut -c1-64)\"}'
+  [ \"\$(post -d \"\$tan\" \$verify)\" = 401 ] || { echo 'no token'; exit 1; }
+  [ \"\$(post -H \"X-CWA-Service-Token: \$(token submission test-result-service)\" -d \"\$tan\" \$verify)\" = 401 ] || { echo 'audience'; exit 1; }
+  [ \"\$(post -H \"X-CWA-Service-Token: \$(token portal verification-service)\" -d \"\$tan\" \$verify)\" = 403 ] || { echo 'portal on tan/verify'; exit 1; }
+  [ \"\$(post -H \"X-CWA-Service-Token: \$(token submission verification-service)\" -d \"\$tan\" \$verify)\" = 404 ] || { echo 'submission on tan/verify'; exit 1; }
+  [ \"\$(post -d \"\$id\" \$lookup)\" = 401 ] || { echo 'lookup without token'; exit 1; }
+  [ \"\$(post -H \"X-CWA-Service-Token: \$(token submission test-result-service)\" -d \"\$id\" \$lookup)\" = 401 ] || { echo 'submission on lookup'; exit 1; }
+  [ \"\$(post -H \"X-CWA-Service-Token: \$(token verification test-result-service)\" -d \"\$id\" \$lookup)\" = 200 ] || { echo 'verification on lookup'; exit 1; }"
 # The services get only allowlisted headers: the rendered configuration turns nginx's passing of request headers
 # off once, for every server, and sets nothing but the API's own headers.
 allowed_headers="Host Connection Content-Type X-Request-ID cwa-fake cwa-authorization cwa-otp X-SSL-Client-Cert X-Gateway-Secret Cookie Accept-Language"

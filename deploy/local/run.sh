@@ -53,12 +53,12 @@ case "${EN_GATEWAY:-on}" in
 esac
 
 # name | binary [arguments] | environment (space-separated KEY=VALUE; @db:<role> is replaced by that role's database
-# URL, @data by the data folder, @file:<path> by the content of that file under the data folder)
+# URL, @data by the data folder (anywhere in the value), @file:<path> by the content of that file under the data folder)
 services=(
-  "test-result|test-result-service|HTTP_PORT=$port_testresult INTERNAL_HTTP_PORT=$port_testresult_internal METRICS_PORT=$port_testresult_metrics DATABASE_URL=@db:testresult $lab_settings"
-  "verification|verification-service|HTTP_PORT=$port_verification INTERNAL_HTTP_PORT=$port_verification_internal METRICS_PORT=$port_verification_metrics DATABASE_URL=@db:verification TEST_RESULT_INTERNAL_URL=http://127.0.0.1:$port_testresult_internal TELETAN_JWT_PUBLIC_KEYS=@data/keys/teletan-trusted.pem TELETAN_JWT_ISSUERS=portal-service,dev-identity-provider TELETAN_PEPPER_FILE=@data/keys/teletan-pepper.keys"
-  "submission|submission-service|HTTP_PORT=$port_submission METRICS_PORT=$port_submission_metrics DATABASE_URL=@db:submission VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal"
-  "portal|portal-service|HTTP_PORT=$port_portal METRICS_PORT=$port_portal_metrics DATABASE_URL=@db:portal VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal PORTAL_JWT_KEY_FILE=@data/keys/portal-jwt.pem TOTP_KEY_FILE=@data/keys/totp.keys $portal_settings"
+  "test-result|test-result-service|HTTP_PORT=$port_testresult INTERNAL_HTTP_PORT=$port_testresult_internal METRICS_PORT=$port_testresult_metrics DATABASE_URL=@db:testresult SERVICE_CALLER_KEYS=verification-service=@data/keys/service-token-verification.pub.pem $lab_settings"
+  "verification|verification-service|HTTP_PORT=$port_verification INTERNAL_HTTP_PORT=$port_verification_internal METRICS_PORT=$port_verification_metrics DATABASE_URL=@db:verification TEST_RESULT_INTERNAL_URL=http://127.0.0.1:$port_testresult_internal TELETAN_JWT_PUBLIC_KEYS=@data/keys/teletan-trusted.pem TELETAN_JWT_ISSUERS=portal-service,dev-identity-provider TELETAN_PEPPER_FILE=@data/keys/teletan-pepper.keys SERVICE_TOKEN_KEY_FILE=@data/keys/service-token-verification.pem SERVICE_CALLER_KEYS=submission-service=@data/keys/service-token-submission.pub.pem,portal-service=@data/keys/service-token-portal.pub.pem"
+  "submission|submission-service|HTTP_PORT=$port_submission METRICS_PORT=$port_submission_metrics DATABASE_URL=@db:submission VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal SERVICE_TOKEN_KEY_FILE=@data/keys/service-token-submission.pem"
+  "portal|portal-service|HTTP_PORT=$port_portal METRICS_PORT=$port_portal_metrics DATABASE_URL=@db:portal VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal PORTAL_JWT_KEY_FILE=@data/keys/portal-jwt.pem TOTP_KEY_FILE=@data/keys/totp.keys SERVICE_TOKEN_KEY_FILE=@data/keys/service-token-portal.pem $portal_settings"
   "distribution|distribution-service serve|HTTP_PORT=$port_distribution DATABASE_URL=@db:distribution SIGNING_KEY_FILES=@data/keys/cdn-signing.pem CDN_DIRECTORY=@data/cdn SIGNATURE_APP_BUNDLE_ID=de.rki.coronawarnapp-dev"
 )
 distribution_entry="${services[4]}"
@@ -107,6 +107,22 @@ ensure_secret_key_files() {
     ( umask 077; printf 'dev-1=base64:%s\n' "$(openssl rand -base64 32)" >"$data/keys/$file.keys" ) \
       || fail "could not create $data/keys/$file.keys"
     say "created the development key file $data/keys/$file.keys"
+  done
+}
+
+# The service-token keys (deploy/README.md, "Service-to-service authentication"): a P-256 key pair per calling
+# service, created once; the callee is given the public key.
+ensure_service_keys() {
+  local caller key
+  mkdir -p "$data/keys"
+  for caller in submission portal verification; do
+    key="$data/keys/service-token-$caller.pem"
+    if [ ! -s "$key" ]; then
+      ( umask 077; openssl ecparam -name prime256v1 -genkey -noout -out "$key" 2>/dev/null ) || fail "could not create $key"
+      say "created the development service-token key $key"
+    fi
+    openssl ec -in "$key" -pubout -out "$data/keys/service-token-$caller.pub.pem" 2>/dev/null \
+      || fail "could not write the public key of $key"
   done
 }
 
@@ -281,11 +297,11 @@ stop_all() {
 
 # The environment of a service entry, one KEY=VALUE per line.
 service_env() {
-  local settings="$1" item role
+  local settings="$1" item role value
   for item in $settings; do
     case "$item" in
       *=@db:*) role="${item#*=@db:}"; printf '%s\n' "${item%%=*}=$("$pg" url "$role")" ;;
-      *=@data/*) printf '%s\n' "${item%%=*}=$data/${item#*=@data/}" ;;
+      *@data/*) value="${item#*=}"; printf '%s\n' "${item%%=*}=${value//@data\//$data/}" ;;
       *=@file:*) printf '%s\n' "${item%%=*}=$(cat "$data/${item#*=@file:}")" ;;
       *) printf '%s\n' "$item" ;;
     esac
@@ -351,6 +367,7 @@ ensure_cdn_key
 ensure_cdn_public_key
 ensure_portal_keys
 ensure_secret_key_files
+ensure_service_keys
 case " $(selected_names)" in *" portal "*) ensure_officer ;; esac
 if [ "${EN_GATEWAY:-on}" = on ]; then
   ensure_pki

@@ -1,5 +1,6 @@
 // verification-service's internal teleTAN endpoint over HTTP, called with the portal's own short-lived token.
 
+import ENCrypto
 import ENServiceKit
 import Foundation
 import Logging
@@ -13,9 +14,14 @@ struct HTTPTeleTANClient: TeleTANClient, Service {
     let upstream: UpstreamClient
 
     /// - Parameter baseURL: `VERIFICATION_INTERNAL_URL`, e.g. `http://127.0.0.1:8012`.
-    init(baseURL: String, policy: UpstreamPolicy, logger: Logger) {
+    init(baseURL: String, policy: UpstreamPolicy, serviceToken: ServiceTokenSigner, logger: Logger) {
         self.baseURL = baseURL
-        self.upstream = UpstreamClient(peer: "verification-service", policy: policy, logger: logger)
+        self.upstream = UpstreamClient(
+            peer: "verification-service",
+            policy: policy,
+            serviceToken: serviceToken,
+            logger: logger
+        )
     }
 
     func run() async throws {

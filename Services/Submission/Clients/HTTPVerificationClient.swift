@@ -1,5 +1,6 @@
 // verification-service's TAN verification over HTTP (cwa-server §1.7).
 
+import ENCrypto
 import ENServiceKit
 import Foundation
 import Logging
@@ -11,8 +12,13 @@ struct HTTPVerificationClient: VerificationClient, Service {
     private let url: String
 
     /// - Parameter baseURL: `VERIFICATION_INTERNAL_URL`, e.g. `http://127.0.0.1:8012`.
-    init(baseURL: String, policy: UpstreamPolicy, logger: Logger) {
-        self.upstream = UpstreamClient(peer: "verification-service", policy: policy, logger: logger)
+    init(baseURL: String, policy: UpstreamPolicy, serviceToken: ServiceTokenSigner, logger: Logger) {
+        self.upstream = UpstreamClient(
+            peer: "verification-service",
+            policy: policy,
+            serviceToken: serviceToken,
+            logger: logger
+        )
         self.url = baseURL.trimmingSuffix("/") + "/version/v1/tan/verify"
     }
 

@@ -1,5 +1,6 @@
 // The internal API verification-service polls results with.
 
+import ENCrypto
 import ENModels
 import ENServiceKit
 import Foundation
@@ -7,6 +8,9 @@ import Hummingbird
 
 /// Routes of the internal port; never routed by the gateway.
 struct InternalController: Sendable {
+    /// Who may call what on the internal port (`SERVICE_CALLER_KEYS` names the callers' keys).
+    static let routes = ServiceRoutes(["verification-service": ["POST /api/v1/app/result"]])
+
     let repository: any TestResultRepository
     let clock: WallClock
     let metrics: TestResultMetrics

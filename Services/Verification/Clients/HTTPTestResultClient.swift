@@ -1,5 +1,6 @@
 // test-result-service's internal API over HTTP.
 
+import ENCrypto
 import ENServiceKit
 import Foundation
 import Logging
@@ -13,8 +14,13 @@ struct HTTPTestResultClient: TestResultClient, Service {
     private let url: String
 
     /// - Parameter baseURL: `TEST_RESULT_INTERNAL_URL`, e.g. `http://127.0.0.1:8013`.
-    init(baseURL: String, policy: UpstreamPolicy, logger: Logger) {
-        self.upstream = UpstreamClient(peer: "test-result-service", policy: policy, logger: logger)
+    init(baseURL: String, policy: UpstreamPolicy, serviceToken: ServiceTokenSigner, logger: Logger) {
+        self.upstream = UpstreamClient(
+            peer: "test-result-service",
+            policy: policy,
+            serviceToken: serviceToken,
+            logger: logger
+        )
         self.url = baseURL.trimmingSuffix("/") + "/api/v1/app/result"
     }
 

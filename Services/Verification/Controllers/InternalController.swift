@@ -9,6 +9,16 @@ import Hummingbird
 struct InternalController: Sendable {
     static let teleTANTypeHeader = HTTPField.Name("X-CWA-TELETAN-TYPE")!
 
+    /// Who may call what on the internal port (`SERVICE_CALLER_KEYS` names the callers' keys): submission verifies
+    /// TANs, the portal creates teleTANs. The internal result poll is the reference's route for its certificate
+    /// service (cwa-satellites, verification internal API); no service of this fleet calls it, so it is open only to
+    /// a caller an operator configures as `dcc-server`.
+    static let routes = ServiceRoutes([
+        "submission-service": ["POST /version/v1/tan/verify"],
+        "portal-service": ["POST /version/v1/tan/teletan"],
+        "dcc-server": ["POST /version/v1/testresult"],
+    ])
+
     let engine: VerificationEngine
     let jwt: JWTVerifier
     let metrics: VerificationMetrics

@@ -1,6 +1,7 @@
 // Calls to a peer service's internal API: timeouts, bounded retries with full jitter, and no redirects.
 
 import AsyncHTTPClient
+package import ENCrypto
 import Foundation
 package import Logging
 package import NIOCore
@@ -72,10 +73,14 @@ package final class UpstreamClient: Service, Sendable {
     private let peer: String
     private let policy: UpstreamPolicy
     private let logger: Logger
+    private let serviceToken: ServiceTokenSigner
     /// The largest answer read from the peer.
     private static let maxBodyBytes = 64 * 1024
 
-    package init(peer: String, policy: UpstreamPolicy, logger: Logger) {
+    /// - Parameters:
+    ///   - peer: the peer's service name, the `aud` of the service token every request carries.
+    ///   - serviceToken: signs the tokens this service authenticates with (`X-CWA-Service-Token`).
+    package init(peer: String, policy: UpstreamPolicy, serviceToken: ServiceTokenSigner, logger: Logger) {
         var configuration = HTTPClient.Configuration()
         configuration.timeout = .init(connect: TimeAmount(policy.connectTimeout), read: TimeAmount(policy.readTimeout))
         configuration.redirectConfiguration = .disallow
@@ -83,6 +88,7 @@ package final class UpstreamClient: Service, Sendable {
         self.http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         self.peer = peer
         self.policy = policy
+        self.serviceToken = serviceToken
         self.logger = logger
     }
 
@@ -155,6 +161,10 @@ package final class UpstreamClient: Service, Sendable {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
+        request.headers.add(
+            name: "X-CWA-Service-Token",
+            value: self.serviceToken.token(audience: self.peer, now: Date())
+        )
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         request.body = .bytes(ByteBuffer(string: json))
         let response: HTTPClientResponse

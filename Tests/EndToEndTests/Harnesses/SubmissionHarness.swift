@@ -99,6 +99,7 @@ struct SubmissionHarness: Sendable {
         let client = HTTPVerificationClient(
             baseURL: configuration.verificationURL,
             policy: configuration.upstream,
+            serviceToken: configuration.serviceToken,
             logger: logger
         )
         // A pool of submission's own, as in production: a submission holds its connection while

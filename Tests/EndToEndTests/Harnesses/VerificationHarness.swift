@@ -74,7 +74,11 @@ struct VerificationHarness: Sendable {
         _ body: String?,
         headers: HTTPFields = .json
     ) async throws -> Reply {
-        try await app.post(uri, headers: headers, body: body.map { ByteBuffer(string: $0) })
+        try await app.post(
+            uri,
+            headers: TestServiceKeys.verificationCaller(headers, uri: uri),
+            body: body.map { ByteBuffer(string: $0) }
+        )
     }
 
     /// The same request `count` times at once.
@@ -85,7 +89,12 @@ struct VerificationHarness: Sendable {
         _ body: String?,
         headers: HTTPFields = .json
     ) async throws -> [Reply] {
-        try await app.post(uri, headers: headers, body: body.map { ByteBuffer(string: $0) }, times: count)
+        try await app.post(
+            uri,
+            headers: TestServiceKeys.verificationCaller(headers, uri: uri),
+            body: body.map { ByteBuffer(string: $0) },
+            times: count
+        )
     }
 
     // MARK: - Journeys

@@ -56,12 +56,14 @@ struct PortalTokenTests {
                 "DATABASE_URL": TestSettings.placeholderDatabase,
                 "PORTAL_JWT_KEY_FILE": keyFile.path,
                 "TOTP_KEY_FILE": TestKeyFiles.standard,
+                "SERVICE_TOKEN_KEY_FILE": TestServiceKeys.privateKeyFile("portal-service"),
                 "VERIFICATION_INTERNAL_URL": verificationURL,
             ])
         )
         let teleTANs = HTTPTeleTANClient(
             baseURL: verificationURL,
             policy: configuration.upstream,
+            serviceToken: configuration.serviceToken,
             logger: logger
         )
         let outcome = try await withCleanup {

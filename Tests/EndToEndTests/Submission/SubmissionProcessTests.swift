@@ -28,6 +28,7 @@ struct SubmissionProcessTests {
         // Trace level: the most any operator could switch on, and where a leak would first show.
         var environment = database.processEnvironment
         environment["LOG_LEVEL"] = "trace"
+        environment["SERVICE_CALLER_KEYS"] = TestServiceKeys.callerKeys(TestServiceKeys.testResultCallers)
         let testResult = try ServiceProcess.start(BuiltProduct.url("test-result-service"), environment: environment)
         defer { testResult.kill() }
         let labPort = try await testResult.waitForPort(listener: "lab")
@@ -35,11 +36,14 @@ struct SubmissionProcessTests {
             "http://127.0.0.1:\(try await testResult.waitForPort(listener: "internal"))"
         environment["TELETAN_JWT_PUBLIC_KEYS"] = P256.Signing.PrivateKey().publicKey.pemRepresentation
         environment["TELETAN_PEPPER_FILE"] = TestKeyFiles.standard
+        environment["SERVICE_TOKEN_KEY_FILE"] = TestServiceKeys.privateKeyFile("verification-service")
+        environment["SERVICE_CALLER_KEYS"] = TestServiceKeys.callerKeys(TestServiceKeys.verificationCallers)
         let verification = try ServiceProcess.start(BuiltProduct.url("verification-service"), environment: environment)
         defer { verification.kill() }
         let app = "http://127.0.0.1:\(try await verification.waitForPort(listener: "app"))/version/v1"
         environment["VERIFICATION_INTERNAL_URL"] =
             "http://127.0.0.1:\(try await verification.waitForPort(listener: "internal"))"
+        environment["SERVICE_TOKEN_KEY_FILE"] = TestServiceKeys.privateKeyFile("submission-service")
         let submission = try ServiceProcess.start(BuiltProduct.url("submission-service"), environment: environment)
         defer { submission.kill() }
         let submit = "http://127.0.0.1:\(try await submission.waitForPort(listener: "app"))/version/v1/diagnosis-keys"

@@ -6,6 +6,7 @@ import ENCrypto
 import ENPersistence
 import ENTestSupport
 import Foundation
+import HTTPTypes
 import NIOCore
 import NIOHTTP1
 import Testing
@@ -21,6 +22,7 @@ struct VerificationProcessTests {
         // Trace level: the most any operator could switch on, and where a leak would first show.
         var testResultEnvironment = database.processEnvironment
         testResultEnvironment["LOG_LEVEL"] = "trace"
+        testResultEnvironment["SERVICE_CALLER_KEYS"] = TestServiceKeys.callerKeys(TestServiceKeys.testResultCallers)
         let testResult = try ServiceProcess.start(
             BuiltProduct.url("test-result-service"),
             environment: testResultEnvironment
@@ -32,6 +34,8 @@ struct VerificationProcessTests {
         environment["TEST_RESULT_INTERNAL_URL"] = "http://127.0.0.1:\(testResultInternal)"
         environment["TELETAN_JWT_PUBLIC_KEYS"] = TestSigningKeys.shared.publicPEM
         environment["TELETAN_PEPPER_FILE"] = TestKeyFiles.standard
+        environment["SERVICE_TOKEN_KEY_FILE"] = TestServiceKeys.privateKeyFile("verification-service")
+        environment["SERVICE_CALLER_KEYS"] = TestServiceKeys.callerKeys(TestServiceKeys.verificationCallers)
         environment["LOG_LEVEL"] = "trace"
         let verification = try ServiceProcess.start(BuiltProduct.url("verification-service"), environment: environment)
         defer { verification.kill() }
@@ -52,6 +56,17 @@ struct VerificationProcessTests {
         let poll = try await HTTP.post("\(app)/testresult", json: VerificationBodies.token(token))
         let tanReply = try await HTTP.post("\(app)/tan", json: VerificationBodies.token(token))
         let tan = try Self.field("tan", tanReply.body)
+        // The internal port admits only authenticated callers, each to its own routes.
+        let anonymous = try await Self.send(
+            "\(internalAPI)/tan/verify",
+            body: VerificationBodies.tan(tan),
+            caller: nil
+        )
+        let portalVerifying = try await Self.send(
+            "\(internalAPI)/tan/verify",
+            body: VerificationBodies.tan(tan),
+            caller: "portal-service"
+        )
         let verified = try await Self.send("\(internalAPI)/tan/verify", body: VerificationBodies.tan(tan))
         let again = try await Self.send("\(internalAPI)/tan/verify", body: VerificationBodies.tan(tan))
 
@@ -68,7 +83,8 @@ struct VerificationProcessTests {
         let teleTANReply = try await Self.send(
             "\(internalAPI)/tan/teletan",
             body: nil,
-            headers: ["Authorization": "Bearer \(jwt)"]
+            headers: ["Authorization": "Bearer \(jwt)"],
+            caller: "portal-service"
         )
         let teleTAN = try Self.field("value", teleTANReply.body)
         let teleRegistration = try await HTTP.post(
@@ -94,6 +110,8 @@ struct VerificationProcessTests {
         #expect(poll.body.contains(#""testResult":2"#))
         #expect(poll.body.contains(#""labId":"lab-1""#))
         #expect(tanReply.status == 201)
+        #expect(anonymous.status == 401)
+        #expect(portalVerifying.status == 403)
         #expect(verified.status == 200)
         #expect(verified.teleTANType == nil)
         #expect(again.status == 404)
@@ -131,7 +149,7 @@ struct VerificationProcessTests {
         #expect(helpStatus == 0)
         for setting in [
             "TELETAN_JWT_PUBLIC_KEYS", "TELETAN_PEPPER_FILE", "TAN_PER_REGISTRATION_TOKEN", "TEST_RESULT_INTERNAL_URL",
-            "--teletan-rate-limit",
+            "SERVICE_TOKEN_KEY_FILE", "SERVICE_CALLER_KEYS", "--teletan-rate-limit",
         ] {
             #expect(help.output.contains(setting))
         }
@@ -139,6 +157,7 @@ struct VerificationProcessTests {
         #expect(bad.output.contains("TAN_VALIDITY"))
         #expect(bad.output.contains("TELETAN_JWT_PUBLIC_KEYS"))
         #expect(bad.output.contains("TELETAN_PEPPER_FILE"))
+        #expect(bad.output.contains("SERVICE_CALLER_KEYS"))
         #expect(!bad.output.contains("hunter2"))
     }
 
@@ -151,7 +170,8 @@ struct VerificationProcessTests {
     private static func send(
         _ url: String,
         body: String?,
-        headers: [String: String] = [:]
+        headers: [String: String] = [:],
+        caller: String? = "submission-service"
     ) async throws -> (status: UInt, body: String, teleTANType: String?) {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
@@ -160,6 +180,11 @@ struct VerificationProcessTests {
             request.body = .bytes(ByteBuffer(string: body))
         }
         for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let caller {
+            for field in TestServiceKeys.header(caller, for: "verification-service") {
+                request.headers.add(name: field.name.rawName, value: field.value)
+            }
+        }
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
         let text = String(buffer: try await response.body.collect(upTo: 1 << 16))
         return (response.status.code, text, response.headers.first(name: "X-CWA-TELETAN-TYPE"))
