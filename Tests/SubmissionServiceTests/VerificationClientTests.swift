@@ -2,11 +2,13 @@
 // failures are repeated.
 
 import AsyncHTTPClient
+import ENCrypto
 import ENServiceKit
 import ENTestSupport
 import Foundation
 import HTTPTypes
 import Hummingbird
+import InMemoryLogging
 import Logging
 import Testing
 
@@ -45,6 +47,50 @@ struct VerificationClientTests {
     }
 
     static let tan = "3d7f1d8f-8f0e-4a43-9f0f-6d3c2b8c1a11"
+
+    @Test("every call carries submission's service token for verification; a refusal of it is logged and unavailable")
+    func serviceToken() async throws {
+        let received = Mutexed<[String]>([])
+        let router = Router()
+        router.post("version/v1/tan/verify") { request, _ -> Response in
+            received.withLock { $0.append(request.headers[HTTPField.Name("X-CWA-Service-Token")!] ?? "") }
+            return Response(
+                status: .forbidden,
+                headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(string: #"{"error":"submission-service may not call this"}"#))
+            )
+        }
+        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        let logs = InMemoryLogHandler()
+        try await LiveServer.run(app) { port in
+            let client = HTTPVerificationClient(
+                baseURL: "http://127.0.0.1:\(port)",
+                policy: UpstreamPolicy(),
+                serviceToken: TestServiceKeys.signer("submission-service"),
+                logger: Logger(label: "test", factory: { _ in logs })
+            )
+            _ = try await withCleanup {
+                await #expect(throws: UpstreamUnavailable.self) { try await client.verify(Self.tan, event: false) }
+            } cleanup: {
+                try await client.shutdown()
+            }
+        }
+        let token = try #require(received.withLock { $0 }.first)
+        let verifier = ServiceTokenVerifier(
+            audience: "verification-service",
+            callers: [
+                "submission-service": try #require(
+                    ServiceTokenVerifier.publicKeys(pem: TestServiceKeys.signer("submission-service").publicKeyPEM)
+                )
+            ]
+        )
+        #expect(try verifier.verify(token, now: Date()) == "submission-service")
+        let refusal = try #require(logs.entries.first { $0.message == "verification-service refused the call" })
+        #expect(refusal.level == .warning)
+        #expect(refusal.metadata["upstream.status"] == "403")
+        #expect("\(refusal.metadata["upstream.error"] ?? "")".contains("may not call this"))
+        #expect(!logs.entries.contains { "\($0.message) \($0.metadata)".contains(token) })
+    }
 
     @Test("200 is valid; the teleTAN type header is read case-insensitively")
     func valid() async throws {

@@ -125,7 +125,20 @@ package final class UpstreamClient: Service, Sendable {
             attempt += 1
             let failure: String
             switch await self.attempt(url, json, headers: headers) {
-            case .answer(let response): return response
+            case .answer(let response):
+                if response.status == 401 || response.status == 403 {
+                    // The peer refused this service (its service token or, for the portal, the officer's bearer
+                    // token): the caller answers 503, so the reason is only here. Our services' error bodies name the
+                    // broken rule and never a secret.
+                    self.logger.warning(
+                        "\(self.peer) refused the call",
+                        metadata: [
+                            "upstream.status": "\(response.status)",
+                            "upstream.error": "\(String(buffer: response.body).prefix(200))",
+                        ]
+                    )
+                }
+                return response
             case .cancelled: throw UpstreamUnavailable("the call was cancelled")
             case .failed(let reason, let reachedPeer):
                 failure = reason
