@@ -135,15 +135,6 @@ package final class ServiceTokenVerifier: Sendable {
         return caller
     }
 
-    private struct Header: Decodable {
-        var alg: String
-        var crit: [String]?
-        var jwk: AnyField?
-        var jku: AnyField?
-        var x5u: AnyField?
-        var x5c: AnyField?
-    }
-
     private struct Payload: Decodable {
         var iss: String?
         var aud: String?
@@ -151,22 +142,14 @@ package final class ServiceTokenVerifier: Sendable {
         var exp: Int?
     }
 
-    /// Accepts any JSON value; only its presence matters.
-    private struct AnyField: Decodable {
-        init(from decoder: any Decoder) throws {}
-    }
-
     private func check(_ token: String, now: Int) throws(ServiceTokenError) -> (String, Int) {
         guard token.utf8.count <= 2048 else { throw .malformed }
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]),
+        guard parts.count == 3, let header = JWSHeader.decode(parts[0]),
             let payloadBytes = Base64URL.decode(parts[1]), let signature = Base64URL.decode(parts[2])
         else { throw .malformed }
-        guard let header = try? JSONDecoder().decode(Header.self, from: Data(headerBytes)) else { throw .malformed }
         guard header.alg == "ES256" else { throw .unsupportedAlgorithm }
-        guard header.crit == nil, header.jwk == nil, header.jku == nil, header.x5u == nil, header.x5c == nil else {
-            throw .unsupportedHeader
-        }
+        guard !header.hasUnsupportedFields else { throw .unsupportedHeader }
         guard let payload = try? JSONDecoder().decode(Payload.self, from: Data(payloadBytes)) else { throw .malformed }
         guard let caller = payload.iss, let keys = self.callers[caller] else { throw .unknownCaller }
         // JWS carries ECDSA signatures as the 64-byte concatenation r ‖ s (RFC 7518 §3.4).

@@ -124,12 +124,13 @@ struct FakeDelayWakeUpTests {
         let delay = FakeDelay(initial: .milliseconds(10), samples: 10)
         let sleeper = LateSleeper()
 
-        for _ in 0..<40 {
-            try await delay.wait(for: .milliseconds(10), since: ContinuousClock.now, sleep: sleeper.sleep)
+        // 50 ms each, so that a busy test machine never delays a wait past its whole delay (it would then not sleep).
+        for _ in 0..<20 {
+            try await delay.wait(for: .milliseconds(50), since: ContinuousClock.now, sleep: sleeper.sleep)
         }
 
         let requested = sleeper.requested.value
-        #expect(requested.count == 40)
+        #expect(requested.count == 20)
         // Sleeps never end early, so every one was at least 2 ms late and the correction grows towards that.
         #expect(delay.wakeUpLateness >= .milliseconds(1))
         let first = try #require(requested.first)

@@ -44,7 +44,9 @@ struct SubmissionController: Sendable {
         _ request: Request,
         context: ServiceRequestContext
     ) async throws -> Response {
-        let started = ContinuousClock.now
+        // Real durations and dummy waits count from when the request's head arrived, so the time middleware takes is
+        // part of what a dummy replays.
+        let started = context.receivedAt
         guard let fakeHeader = request.headers[Self.fakeHeader] else { throw SubmissionFailure.missingFakeHeader }
         // The reference reads the header as an integer: 0 is real, any other number a dummy.
         guard let fake = Int(fakeHeader.trimmingCharacters(in: .whitespaces)) else {

@@ -35,16 +35,6 @@ struct JWTVerifier: Sendable {
         var tokenID: String = ""
     }
 
-    private struct Header: Decodable {
-        var alg: String
-        var kid: String?
-        var crit: [String]?
-        var jwk: AnyField?
-        var jku: AnyField?
-        var x5u: AnyField?
-        var x5c: AnyField?
-    }
-
     private struct Payload: Decodable {
         struct RealmAccess: Decodable { var roles: [String]? }
         var exp: Double?
@@ -70,22 +60,14 @@ struct JWTVerifier: Sendable {
         }
     }
 
-    /// Accepts any JSON value; only its presence matters.
-    private struct AnyField: Decodable {
-        init(from decoder: any Decoder) throws {}
-    }
-
     func verify(_ token: String, now: Date) throws(JWTError) -> Claims {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
-        guard parts.count == 3, let headerBytes = Base64URL.decode(parts[0]),
+        guard parts.count == 3, let header = JWSHeader.decode(parts[0]),
             let payloadBytes = Base64URL.decode(parts[1]),
             let signature = Base64URL.decode(parts[2])
         else { throw .malformed }
-        guard let header = try? JSONDecoder().decode(Header.self, from: Data(headerBytes)) else { throw .malformed }
         guard header.alg == "ES256" || header.alg == "RS256" else { throw .unsupportedAlgorithm }
-        guard header.crit == nil, header.jwk == nil, header.jku == nil, header.x5u == nil, header.x5c == nil else {
-            throw .unsupportedHeader
-        }
+        guard !header.hasUnsupportedFields else { throw .unsupportedHeader }
 
         let signingInput = Array("\(parts[0]).\(parts[1])".utf8)
         let candidates = self.keys.entries.filter { entry in

@@ -16,8 +16,11 @@ package protocol ServiceContext: ChannelRequestContext where Source == Applicati
 package struct ServiceRequestContext: ServiceContext {
     package var coreContext: CoreRequestContextStorage
     package let channel: any Channel
+    /// When the request's head was read: the start of the time the service spends on it, middleware included.
+    package let receivedAt: ContinuousClock.Instant
 
     package init(source: ApplicationRequestContextSource) {
+        self.receivedAt = .now
         self.coreContext = .init(source: source)
         self.channel = source.channel
     }

@@ -33,10 +33,12 @@ package final class FakeDelay: Sendable {
     /// How much later than asked a dummy's sleep ends (timer slack, scheduling), in microseconds: a moving average
     /// that `wait` subtracts, so a dummy takes its delay and not its delay plus the wake-up.
     private let lateness = Atomic<Int>(0)
-    /// How many real durations are kept.
-    package static let recentCount = 128
+    /// How many real durations are kept: few, so that dummies follow the current speed of real requests closely. A
+    /// longer window replays durations from further back, and whenever the machine gets faster or slower (load,
+    /// checkpoints, other tenants) dummies then lag behind real requests, which a two-sample test notices.
+    package static let recentCount = 16
     /// How many must exist before dummies replay them.
-    package static let replayThreshold = 16
+    package static let replayThreshold = 8
 
     private final class Slot: Sendable {
         let microseconds = Atomic<Int>(-1)
