@@ -28,7 +28,9 @@ cwa="$root/.build/$CONFIG/cwa"
 lib_name=privacy-check
 
 for value in "$runs" "$requests" "$target"; do
-  [[ $value =~ ^[0-9]+$ ]] && [ "$value" -ge 1 ] || fail "PRIVACY_RUNS, PRIVACY_REQUESTS and PRIVACY_TARGET are positive integers"
+  if ! [[ $value =~ ^[0-9]+$ ]] || [ "$value" -lt 1 ]; then
+    fail "PRIVACY_RUNS, PRIVACY_REQUESTS and PRIVACY_TARGET are positive integers"
+  fi
 done
 [ "$target" -le "$runs" ] || fail "PRIVACY_TARGET ($target) is more than PRIVACY_RUNS ($runs)"
 [ -x "$cwa" ] || fail "$cwa missing (make privacy-check builds it)"
