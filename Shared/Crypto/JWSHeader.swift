@@ -2,12 +2,13 @@
 
 import Foundation
 
-/// `alg`, `kid`, and whether the header carries or points to a key of its own or names critical extensions (`jwk`,
+/// `alg`, `kid`, `typ`, and whether the header carries or points to a key of its own or names critical extensions (`jwk`,
 /// `jku`, `x5u`, `x5c`, `crit`): our verifiers use only their configured keys and know no extension, so such a header
 /// is refused before any signature is checked.
 package struct JWSHeader: Decodable, Sendable {
     package var alg: String
     package var kid: String?
+    package var typ: String?
     private var crit: Present?
     private var jwk: Present?
     private var jku: Present?

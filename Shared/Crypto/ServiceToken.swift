@@ -57,7 +57,7 @@ package final class ServiceTokenSigner: Sendable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         // Both values are plain structs of strings and integers: encoding cannot fail.
-        let header = (try? encoder.encode(["alg": "ES256", "typ": "JWT"])) ?? Data()
+        let header = (try? encoder.encode(["alg": "ES256", "typ": ServiceTokenVerifier.type])) ?? Data()
         let payload = (try? encoder.encode(claims)) ?? Data()
         let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(payload)
         // Signing with a valid in-memory P-256 key does not fail; a failure would leave a token every callee refuses.
@@ -85,6 +85,9 @@ package final class ServiceTokenVerifier: Sendable {
     package static let maxLifetime = 120
     /// Clock difference tolerated between caller and callee, in seconds.
     package static let leeway = 30
+    /// The header's `typ`: no other token of the fleet (the portal's officer tokens are `JWT`) passes as a service
+    /// token, even if an operator gave both the same key.
+    package static let type = "cwa-service+jwt"
     private static let cacheLimit = 256
 
     package let audience: String
@@ -149,7 +152,7 @@ package final class ServiceTokenVerifier: Sendable {
             let payloadBytes = Base64URL.decode(parts[1]), let signature = Base64URL.decode(parts[2])
         else { throw .malformed }
         guard header.alg == "ES256" else { throw .unsupportedAlgorithm }
-        guard !header.hasUnsupportedFields else { throw .unsupportedHeader }
+        guard !header.hasUnsupportedFields, header.typ == Self.type else { throw .unsupportedHeader }
         guard let payload = try? JSONDecoder().decode(Payload.self, from: Data(payloadBytes)) else { throw .malformed }
         guard let caller = payload.iss, let keys = self.callers[caller] else { throw .unknownCaller }
         // JWS carries ECDSA signatures as the 64-byte concatenation r ‖ s (RFC 7518 §3.4).
@@ -158,7 +161,10 @@ package final class ServiceTokenVerifier: Sendable {
             keys.contains(where: { $0.isValidSignature(parsed, for: signingInput) })
         else { throw .badSignature }
         guard payload.aud == self.audience else { throw .wrongAudience }
-        guard let iat = payload.iat, let exp = payload.exp else { throw .missingTimes }
+        // Times beyond the year 9999 are refused before any arithmetic, which then cannot overflow.
+        guard let iat = payload.iat, let exp = payload.exp, (0...253_402_300_799).contains(iat),
+            (0...253_402_300_799).contains(exp)
+        else { throw .missingTimes }
         guard now < exp else { throw .expired }
         guard iat <= now + Self.leeway else { throw .notYetValid }
         guard exp - iat <= Self.maxLifetime, exp - now <= Self.maxLifetime else { throw .lifetimeTooLong }
@@ -185,11 +191,11 @@ package enum ServiceTokenError: Error, Equatable, CustomStringConvertible {
         case .missing: "no service token (X-CWA-Service-Token)"
         case .malformed: "the service token is not a well-formed JWS"
         case .unsupportedAlgorithm: "the service token's algorithm is not ES256"
-        case .unsupportedHeader: "the service token's header names keys or extensions that are not accepted"
-        case .unknownCaller: "the service token names a caller this service does not trust"
-        case .badSignature: "the service token's signature is not valid"
+        case .unsupportedHeader: "the service token's header is not a service token's (typ) or names keys or extensions"
+        // One message for both, so a client without a key cannot learn which callers are configured.
+        case .unknownCaller, .badSignature: "the service token's signature is not valid for its caller"
         case .wrongAudience: "the service token is meant for another service"
-        case .missingTimes: "the service token has no iat or exp"
+        case .missingTimes: "the service token has no valid iat or exp"
         case .expired: "the service token has expired"
         case .notYetValid: "the service token is not valid yet"
         case .lifetimeTooLong: "the service token is valid for longer than accepted"

@@ -23,7 +23,7 @@ struct ServiceTokenTests {
 
     /// A token with the given header and claims, signed by `key` (or with the given signature bytes).
     static func token(
-        header: String = #"{"alg":"ES256","typ":"JWT"}"#,
+        header: String = #"{"alg":"ES256","typ":"cwa-service+jwt"}"#,
         claims: String,
         key: P256.Signing.PrivateKey = Self.submissionKey
     ) throws -> String {
@@ -83,6 +83,8 @@ struct ServiceTokenTests {
         #expect(throws: ServiceTokenError.badSignature) { try verifier.verify(posing, now: Self.now) }
         let stranger = try Self.token(claims: Self.claims(iss: "monitoring"))
         #expect(throws: ServiceTokenError.unknownCaller) { try verifier.verify(stranger, now: Self.now) }
+        // Both answer the same text, so a client without a key learns nothing about which callers exist.
+        #expect(ServiceTokenError.unknownCaller.description == ServiceTokenError.badSignature.description)
         let elsewhere = try Self.token(claims: Self.claims(aud: "test-result-service"))
         #expect(throws: ServiceTokenError.wrongAudience) { try verifier.verify(elsewhere, now: Self.now) }
 
@@ -107,8 +109,14 @@ struct ServiceTokenTests {
         #expect(throws: ServiceTokenError.unsupportedAlgorithm) { try verifier.verify(none, now: Self.now) }
         let hs = try Self.token(header: #"{"alg":"HS256"}"#, claims: Self.claims())
         #expect(throws: ServiceTokenError.unsupportedAlgorithm) { try verifier.verify(hs, now: Self.now) }
-        let jwk = try Self.token(header: #"{"alg":"ES256","jwk":{}}"#, claims: Self.claims())
+        let jwk = try Self.token(header: #"{"alg":"ES256","typ":"cwa-service+jwt","jwk":{}}"#, claims: Self.claims())
         #expect(throws: ServiceTokenError.unsupportedHeader) { try verifier.verify(jwk, now: Self.now) }
+        // An officer's bearer token has the same algorithm and claims, but not the type: signed with the same key, it
+        // is still no service token.
+        let bearer = try Self.token(header: #"{"alg":"ES256","typ":"JWT"}"#, claims: Self.claims())
+        #expect(throws: ServiceTokenError.unsupportedHeader) { try verifier.verify(bearer, now: Self.now) }
+        let huge = try Self.token(claims: Self.claims(iat: Int.min, exp: Int.max))
+        #expect(throws: ServiceTokenError.missingTimes) { try verifier.verify(huge, now: Self.now) }
         let noTimes = try Self.token(claims: #"{"aud":"verification-service","iss":"submission-service"}"#)
         #expect(throws: ServiceTokenError.missingTimes) { try verifier.verify(noTimes, now: Self.now) }
 

@@ -54,6 +54,7 @@ echo "-- lab uploads, 100 results per batch"
 measure lab-upload.lua "$EN_TEST_RESULT_URL"
 echo
 echo "-- verification lookups (1000 distinct ids)"
+# verification-service's service token for the internal port, valid 60 s: keep BENCH_DURATION below that.
 BENCH_SERVICE_TOKEN="$("$root/deploy/local/dev-jwt.sh" service verification test-result-service)" \
   measure lookup.lua "$EN_TEST_RESULT_INTERNAL_URL"
 echo

@@ -64,7 +64,7 @@ service_token() {
   key="$keys/service-token-$caller.pem"
   [ -s "$key" ] || fail "$key is missing: make run creates it"
   now="$(date +%s)"
-  header="$(printf '{"alg":"ES256","typ":"JWT"}' | b64url)"
+  header="$(printf '{"alg":"ES256","typ":"cwa-service+jwt"}' | b64url)"
   payload="$(printf '{"aud":"%s","exp":%d,"iat":%d,"iss":"%s-service"}' "$audience" "$((now + 60))" "$now" "$caller" | b64url)"
   input="$header.$payload"
   der="$(mktemp)"
@@ -72,8 +72,9 @@ service_token() {
   # JWS wants r ‖ s, 32 bytes each (RFC 7518 §3.4); openssl writes a DER sequence of two integers.
   { read -r r; read -r s; } < <(openssl asn1parse -inform DER -in "$der" | sed -n 's/.*INTEGER *://p')
   rm -f "$der"
-  r="$(printf '%064s' "${r: -64}" | tr ' ' 0)"
-  s="$(printf '%064s' "${s: -64}" | tr ' ' 0)"
+  # asn1parse drops leading zero bytes and adds one before a high bit: pad to 64 digits first, then keep the last 64.
+  r="$(printf '%064s' "$r" | tr ' ' 0)"; r="${r: -64}"
+  s="$(printf '%064s' "$s" | tr ' ' 0)"; s="${s: -64}"
   printf '%s.%s\n' "$input" "$(perl -e 'print pack("H*", $ARGV[0])' "$r$s" | b64url)"
 }
 
