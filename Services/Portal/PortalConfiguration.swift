@@ -55,25 +55,18 @@ struct PortalConfiguration: ServiceConfiguration {
         self.serviceToken = settings.serviceTokenSigner(issuer: "portal-service")
         self.policy = PortalPolicy(settings: settings)
 
-        let keyFile = settings.requiredString(
-            "PORTAL_JWT_KEY_FILE",
-            help: "PEM EC P-256 private key the portal signs its tokens with."
-        )
         let keyID = settings.string(
             "PORTAL_JWT_KEY_ID",
             default: "portal-1",
             help: "kid of the portal's tokens and JWKS."
         )
-        var key = P256.Signing.PrivateKey()
-        if !keyFile.isEmpty {
-            do {
-                key = try P256.Signing.PrivateKey(
-                    pemRepresentation: try String(contentsOfFile: keyFile, encoding: .utf8)
-                )
-            } catch {
-                settings.report("PORTAL_JWT_KEY_FILE", "\(keyFile) is not a readable PEM EC P-256 private key")
-            }
-        }
+        // A random key stands in for a missing or unreadable file: the problem is reported, so start-up fails anyway.
+        let key =
+            settings.requiredFile(
+                "PORTAL_JWT_KEY_FILE",
+                expected: "PEM EC P-256 private key",
+                help: "PEM EC P-256 private key the portal signs its tokens with."
+            ) { try? P256.Signing.PrivateKey(pemRepresentation: $0) } ?? P256.Signing.PrivateKey()
         self.signer = PortalJWTSigner(key: key, keyID: keyID)
         self.totpKeys = Self.totpKeys(settings: settings) ?? .random()
 

@@ -54,15 +54,14 @@ package final class ServiceTokenSigner: Sendable {
 
     private func sign(audience: String, issuedAt: Int) -> String {
         let claims = Claims(iss: self.issuer, aud: audience, iat: issuedAt, exp: issuedAt + self.lifetime)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        // Both values are plain structs of strings and integers: encoding cannot fail.
-        let header = (try? encoder.encode(["alg": "ES256", "typ": ServiceTokenVerifier.type])) ?? Data()
-        let payload = (try? encoder.encode(claims)) ?? Data()
-        let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(payload)
-        // Signing with a valid in-memory P-256 key does not fail; a failure would leave a token every callee refuses.
-        let signature = (try? self.key.signature(for: Data(signingInput.utf8)).rawRepresentation) ?? Data()
-        return signingInput + "." + Base64URL.encode(signature)
+        // Encoding strings and integers and signing with a valid in-memory P-256 key do not fail; an empty token would
+        // only be refused by every callee.
+        return
+            (try? CompactJWS.es256(
+                header: ["alg": "ES256", "typ": ServiceTokenVerifier.type],
+                claims: claims,
+                key: self.key
+            )) ?? ""
     }
 
     fileprivate struct Claims: Codable {
@@ -155,11 +154,10 @@ package final class ServiceTokenVerifier: Sendable {
         guard !header.hasUnsupportedFields, header.typ == Self.type else { throw .unsupportedHeader }
         guard let payload = try? JSONDecoder().decode(Payload.self, from: Data(payloadBytes)) else { throw .malformed }
         guard let caller = payload.iss, let keys = self.callers[caller] else { throw .unknownCaller }
-        // JWS carries ECDSA signatures as the 64-byte concatenation r ‖ s (RFC 7518 §3.4).
         let signingInput = Array("\(parts[0]).\(parts[1])".utf8)
-        guard signature.count == 64, let parsed = try? P256.Signing.ECDSASignature(rawRepresentation: signature),
-            keys.contains(where: { $0.isValidSignature(parsed, for: signingInput) })
-        else { throw .badSignature }
+        guard keys.contains(where: { CompactJWS.isValidES256(signature, of: signingInput, key: $0) }) else {
+            throw .badSignature
+        }
         guard payload.aud == self.audience else { throw .wrongAudience }
         // Times beyond the year 9999 are refused before any arithmetic, which then cannot overflow.
         guard let iat = payload.iat, let exp = payload.exp, (0...253_402_300_799).contains(iat),

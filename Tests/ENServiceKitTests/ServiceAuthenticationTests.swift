@@ -47,7 +47,7 @@ struct ServiceAuthenticationTests {
     ) async throws -> (HTTPResponse.Status, String) {
         var headers: HTTPFields = [:]
         if let signer {
-            headers[HTTPField.Name("X-CWA-Service-Token")!] = signer.token(audience: audience, now: Date())
+            headers[.cwaServiceToken] = signer.token(audience: audience, now: Date())
         }
         let response = try await client.execute(uri: path, method: .post, headers: headers, body: ByteBuffer())
         return (response.status, String(buffer: response.body))
@@ -70,7 +70,7 @@ struct ServiceAuthenticationTests {
             let forged = try await client.execute(
                 uri: "/v1/verify",
                 method: .post,
-                headers: [HTTPField.Name("X-CWA-Service-Token")!: "eyJhbGciOiJub25lIn0.e30."],
+                headers: [.cwaServiceToken: "eyJhbGciOiJub25lIn0.e30."],
                 body: ByteBuffer()
             )
             let health = try await client.execute(uri: "/health/live", method: .get)

@@ -53,7 +53,7 @@ struct VerificationClientTests {
         let received = Mutexed<[String]>([])
         let router = Router()
         router.post("version/v1/tan/verify") { request, _ -> Response in
-            received.withLock { $0.append(request.headers[HTTPField.Name("X-CWA-Service-Token")!] ?? "") }
+            received.withLock { $0.append(request.headers[.cwaServiceToken] ?? "") }
             return Response(
                 status: .forbidden,
                 headers: [.contentType: "application/json"],

@@ -34,11 +34,11 @@ package enum TestKeyFiles {
         try self.write(self.text(keys))
     }
 
-    /// Writes `text` as a key file (if it is not there yet) and returns its path.
-    package static func write(_ text: String) throws -> String {
+    /// Writes `text` as a key file (if it is not there yet) and returns its path; the name is a hash of the content.
+    package static func write(_ text: String, suffix: String = ".keys") throws -> String {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("en-test-keys")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let file = folder.appendingPathComponent(String(SecretHash.sha256Hex(text).prefix(24)) + ".keys")
+        let file = folder.appendingPathComponent(String(SecretHash.sha256Hex(text).prefix(24)) + suffix)
         if (try? String(contentsOf: file, encoding: .utf8)) != text {
             try text.write(to: file, atomically: true, encoding: .utf8)
         }

@@ -1,8 +1,9 @@
 // Service-token keys for tests: one fixed P-256 key per caller name, its PEM files written once under the temporary
-// folder.
+// folder (as `TestKeyFiles` writes key files).
 
 import Crypto
 package import ENCrypto
+import ENServiceKit
 import Foundation
 package import HTTPTypes
 
@@ -21,7 +22,12 @@ package enum TestServiceKeys {
 
     /// `X-CWA-Service-Token` of `caller` for `audience`, valid now.
     package static func header(_ caller: String, for audience: String) -> HTTPFields {
-        [HTTPField.Name("X-CWA-Service-Token")!: self.signer(caller).token(audience: audience, now: Date())]
+        [.cwaServiceToken: self.signer(caller).token(audience: audience, now: Date())]
+    }
+
+    /// The same as a name and value, for clients that take plain strings.
+    package static func pair(_ caller: String, for audience: String) -> (String, String) {
+        (HTTPField.Name.cwaServiceToken.rawName, self.signer(caller).token(audience: audience, now: Date()))
     }
 
     /// `headers` plus the service token of the caller that owns `uri` on verification-service's internal port
@@ -31,7 +37,7 @@ package enum TestServiceKeys {
             "/version/v1/tan/verify": "submission-service", "/version/v1/tan/teletan": "portal-service",
             "/version/v1/testresult": "dcc-server",
         ]
-        guard let caller = owners[uri], headers[HTTPField.Name("X-CWA-Service-Token")!] == nil else { return headers }
+        guard let caller = owners[uri], headers[.cwaServiceToken] == nil else { return headers }
         var headers = headers
         headers.append(contentsOf: self.header(caller, for: "verification-service"))
         return headers
@@ -59,16 +65,6 @@ package enum TestServiceKeys {
     }
 
     private static func write(_ text: String, suffix: String) -> String {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("en-test-keys")
-        let file = folder.appendingPathComponent(String(SecretHash.sha256Hex(text).prefix(24)) + suffix)
-        do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-            if (try? String(contentsOf: file, encoding: .utf8)) != text {
-                try text.write(to: file, atomically: true, encoding: .utf8)
-            }
-        } catch {
-            return "/nonexistent/test-service-key"
-        }
-        return file.path
+        (try? TestKeyFiles.write(text, suffix: suffix)) ?? "/nonexistent/test-service-key"
     }
 }

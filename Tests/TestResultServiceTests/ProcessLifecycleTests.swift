@@ -46,9 +46,7 @@ struct ProcessLifecycleTests {
         let lookup = try await HTTP.post(
             "http://127.0.0.1:\(internalPort)/api/v1/app/result",
             json: #"{"id":"\#(TestIDs.hashedGUID())"}"#,
-            headers: TestServiceKeys.header("verification-service", for: "test-result-service").map {
-                ($0.name.rawName, $0.value)
-            }
+            headers: [TestServiceKeys.pair("verification-service", for: "test-result-service")]
         )
         let anonymous = try await HTTP.post(
             "http://127.0.0.1:\(internalPort)/api/v1/app/result",

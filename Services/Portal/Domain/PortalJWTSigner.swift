@@ -24,12 +24,7 @@ struct PortalJWTSigner: Sendable {
             exp: issuedAt + Int(Self.lifetime),
             realm_access: .init(roles: roles.sorted())
         )
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        let signingInput =
-            Base64URL.encode(try encoder.encode(header)) + "." + Base64URL.encode(try encoder.encode(claims))
-        let signature = try self.key.signature(for: Data(signingInput.utf8))
-        return signingInput + "." + Base64URL.encode(signature.rawRepresentation)
+        return try CompactJWS.es256(header: header, claims: claims, key: self.key)
     }
 
     /// `{"keys":[{…}]}` with the public key as a JWK (RFC 7517/7518).

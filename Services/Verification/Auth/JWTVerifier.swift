@@ -100,10 +100,7 @@ struct JWTVerifier: Sendable {
     private static func isValid(_ signature: [UInt8], of input: [UInt8], with key: JWTKeySet.Key) -> Bool {
         switch key {
         case .es256(let key):
-            // JWS carries ECDSA signatures as the 64-byte concatenation r ‖ s (RFC 7518 §3.4), not DER.
-            guard signature.count == 64, let parsed = try? P256.Signing.ECDSASignature(rawRepresentation: signature)
-            else { return false }
-            return key.isValidSignature(parsed, for: input)
+            return CompactJWS.isValidES256(signature, of: input, key: key)
         case .rs256(let key):
             return key.isValidSignature(
                 _RSA.Signing.RSASignature(rawRepresentation: signature),

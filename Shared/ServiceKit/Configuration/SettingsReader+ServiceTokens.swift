@@ -8,20 +8,11 @@ extension SettingsReader {
     /// as `issuer`. A random key stands in when the setting is missing or unreadable (the problem is reported, so
     /// start-up fails anyway).
     package func serviceTokenSigner(issuer: String) -> ServiceTokenSigner {
-        let name = "SERVICE_TOKEN_KEY_FILE"
-        let path = self.requiredString(
-            name,
+        self.requiredFile(
+            "SERVICE_TOKEN_KEY_FILE",
+            expected: "PEM EC P-256 private key",
             help: "PEM EC P-256 private key this service signs its calls to other services with (as \(issuer))."
-        )
-        if !path.isEmpty {
-            if let text = try? String(contentsOfFile: path, encoding: .utf8),
-                let signer = ServiceTokenSigner(issuer: issuer, pem: text)
-            {
-                return signer
-            }
-            self.report(name, "\(path) is not a readable PEM EC P-256 private key")
-        }
-        return .random(issuer: issuer)
+        ) { ServiceTokenSigner(issuer: issuer, pem: $0) } ?? .random(issuer: issuer)
     }
 
     /// `SERVICE_CALLER_KEYS` (required): `caller=<PEM file>` entries, comma-separated, naming the services allowed to
@@ -29,10 +20,10 @@ extension SettingsReader {
     /// with. Each caller must be one of `routes`' keys; what it may call is fixed there.
     package func serviceTokenVerifier(audience: String, routes: ServiceRoutes) -> ServiceTokenVerifier {
         let name = "SERVICE_CALLER_KEYS"
+        let known = routes.callers.sorted().joined(separator: ", ")
         let entries = self.list(
             name,
-            help:
-                "caller=<PEM public key file> per service allowed on the internal port (\(routes.callers.sorted().joined(separator: ", ")))."
+            help: "caller=<PEM public key file> per service allowed on the internal port (\(known))."
         )
         if entries.isEmpty { self.report(name, "is required") }
         var callers: [String: [ServiceTokenPublicKey]] = [:]
@@ -44,10 +35,7 @@ extension SettingsReader {
             }
             let (caller, path) = (parts[0], parts[1])
             guard routes.callers.contains(caller) else {
-                self.report(
-                    name,
-                    "names '\(caller)', which may call nothing here (callers: \(routes.callers.sorted().joined(separator: ", ")))"
-                )
+                self.report(name, "names '\(caller)', which may call nothing here (callers: \(known))")
                 continue
             }
             guard callers[caller] == nil else {

@@ -70,6 +70,22 @@ package final class SettingsReader {
         return value
     }
 
+    /// The file the required setting `name` names, read and turned into a value by `parse`. A missing setting, an
+    /// unreadable file or one `parse` refuses is reported under `name` (as not "a readable <expected>", naming the path
+    /// and never the content); `nil` then.
+    package func requiredFile<Value>(
+        _ name: String,
+        expected: String,
+        help: String,
+        parse: (String) -> Value?
+    ) -> Value? {
+        let path = self.requiredString(name, help: help)
+        guard !path.isEmpty else { return nil }
+        if let text = try? String(contentsOfFile: path, encoding: .utf8), let value = parse(text) { return value }
+        self.report(name, "\(path) is not a readable \(expected)")
+        return nil
+    }
+
     /// An http(s) base URL without a query, such as a peer's `http://127.0.0.1:8012`.
     package func httpURL(_ name: String, default defaultValue: String, help: String) -> String {
         let value = self.string(name, default: defaultValue, help: help)

@@ -1,7 +1,7 @@
 // Authentication and per-caller route allowlists on the internal ports.
 
 package import ENCrypto
-import HTTPTypes
+package import HTTPTypes
 package import Hummingbird
 import Logging
 
@@ -21,12 +21,15 @@ package struct ServiceRoutes: Sendable, Equatable {
     }
 }
 
+extension HTTPField.Name {
+    /// The header a calling service's token travels in.
+    package static let cwaServiceToken = HTTPField.Name("X-CWA-Service-Token")!
+}
+
 /// Admits a request only with a valid service token in `X-CWA-Service-Token` (401 otherwise) from a caller whose
 /// allowlist names the request's method and path (403 otherwise). Applied to the API routes of an internal port;
 /// health, metrics and the OpenAPI document stay open for probes and scrapers.
 package struct ServiceAuthenticationMiddleware<Context: RequestContext>: RouterMiddleware {
-    package static var headerName: HTTPField.Name { HTTPField.Name("X-CWA-Service-Token")! }
-
     package let verifier: ServiceTokenVerifier
     package let routes: ServiceRoutes
     package let clock: WallClock
@@ -41,7 +44,7 @@ package struct ServiceAuthenticationMiddleware<Context: RequestContext>: RouterM
     package func handle(_ request: Request, context: Context, next: MiddlewareNext<Context>) async throws -> Response {
         let caller: String
         do {
-            guard let token = request.headers[Self.headerName] else { throw ServiceTokenError.missing }
+            guard let token = request.headers[.cwaServiceToken] else { throw ServiceTokenError.missing }
             caller = try self.verifier.verify(token, now: self.clock.now)
         } catch let error as ServiceTokenError {
             context.logger.warning("service call refused", metadata: ["reason": "\(error.description)"])

@@ -3,6 +3,7 @@
 import AsyncHTTPClient
 package import ENCrypto
 import Foundation
+import HTTPTypes
 package import Logging
 package import NIOCore
 import NIOHTTP1
@@ -175,7 +176,7 @@ package final class UpstreamClient: Service, Sendable {
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(
-            name: "X-CWA-Service-Token",
+            name: HTTPField.Name.cwaServiceToken.rawName,
             value: self.serviceToken.token(audience: self.peer, now: Date())
         )
         for (name, value) in headers { request.headers.add(name: name, value: value) }

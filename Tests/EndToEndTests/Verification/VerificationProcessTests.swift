@@ -181,9 +181,8 @@ struct VerificationProcessTests {
         }
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         if let caller {
-            for field in TestServiceKeys.header(caller, for: "verification-service") {
-                request.headers.add(name: field.name.rawName, value: field.value)
-            }
+            let (name, value) = TestServiceKeys.pair(caller, for: "verification-service")
+            request.headers.add(name: name, value: value)
         }
         let response = try await HTTPClient.shared.execute(request, timeout: .seconds(30))
         let text = String(buffer: try await response.body.collect(upTo: 1 << 16))
