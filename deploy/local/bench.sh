@@ -34,8 +34,7 @@ rm -rf "$EN_DATA_DIR"
 mkdir -p "$EN_DATA_DIR"
 tans="$(mktemp)"
 trap '"$run" stop >/dev/null 2>&1 || true; rm -f "$tans"' EXIT
-"$run" up >"$EN_DATA_DIR/up.log" 2>&1 || { tail -n 30 "$EN_DATA_DIR/up.log" >&2; fail "the fleet did not start"; }
-eval "$("$run" env)"
+fleet_up "$run" "$EN_DATA_DIR/up.log"
 
 # sql DATABASE QUERY: one value, as the cluster's superuser (the password stays in the environment).
 sql() { "$pg" psql -X -q -t -A -d "$1" -c "$2"; }

@@ -58,8 +58,7 @@ rm -rf "$EN_DATA_DIR"
 mkdir -p "$EN_DATA_DIR"
 trap '"$run" stop >/dev/null 2>&1 || true' EXIT
 trap 'exit 130' INT TERM
-"$run" up >"$EN_DATA_DIR/up.log" 2>&1 || { tail -n 30 "$EN_DATA_DIR/up.log" >&2; fail "the fleet did not start"; }
-eval "$("$run" env)"
+fleet_up "$run" "$EN_DATA_DIR/up.log"
 
 # The officer, with both roles; the CLI prints only the otpauth:// URI on standard output.
 password="$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')"

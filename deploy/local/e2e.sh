@@ -76,12 +76,7 @@ trap 'exit 130' INT TERM
 
 started=$(date +%s)
 say "starting the fleet (data in $EN_DATA_DIR, ports +$EN_PORT_OFFSET)"
-if ! "$run" up >"$work/up.log" 2>&1; then
-  tail -n 30 "$work/up.log"
-  say "the fleet did not start"
-  exit 1
-fi
-eval "$("$run" env)"
+fleet_up "$run" "$work/up.log"
 export CWA_SOURCE_ADDRESS="$client_address"
 say "fleet ready in $(( $(date +%s) - started )) s; the journey, through $CWA_APP_URL from $client_address"
 

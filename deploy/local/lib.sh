@@ -32,6 +32,13 @@ fail_with_log() {
   exit 1
 }
 
+# fleet_up RUN LOG: starts the fleet of RUN (deploy/local/run.sh, configured by the EN_* variables) with its output in
+# LOG, and loads its environment (CWA_*, EN_*_URL); fails with LOG's last lines when it does not start.
+fleet_up() {
+  "$1" up >"$2" 2>&1 || fail_with_log "$2" "the fleet did not start"
+  eval "$("$1" env)"
+}
+
 is_root() { [ "$EUID" -eq 0 ]; }
 
 as_root() {

@@ -38,8 +38,7 @@ done
 "$run" stop >/dev/null 2>&1 || true
 mkdir -p "$EN_DATA_DIR"
 trap '"$run" stop >/dev/null 2>&1 || true' EXIT
-"$run" up >"$EN_DATA_DIR/up.log" 2>&1 || { tail -n 30 "$EN_DATA_DIR/up.log" >&2; fail "the fleet did not start"; }
-eval "$("$run" env)"
+fleet_up "$run" "$EN_DATA_DIR/up.log"
 
 # A warm-up run, not counted: a fresh fleet's first dummies have no real durations to replay yet (they wait around
 # FAKE_DELAY_INITIAL until FakeDelay.replayThreshold real submissions were measured), and its caches are cold.
