@@ -7,6 +7,8 @@ export SWIFT_DETERMINISTIC_HASHING := 1
 
 SWIFT ?= swift
 CONFIG ?= debug
+# make images builds release binaries unless told otherwise (CONFIG=debug: the build make test already has).
+CONFIG_IMAGES = $(if $(filter command line,$(origin CONFIG)),$(CONFIG),release)
 PG := deploy/local/postgres.sh
 # protoc-gen-swift is built in its own scratch folder: building it in .build would make the next normal build
 # compile every executable of every dependency (Shared/README.md, "Build pitfalls", 2).
@@ -21,7 +23,7 @@ PRODUCTS := test-result-service verification-service submission-service portal-s
 build_products = $(if $(SKIP_BUILD),:,for product in $(1); do $(SWIFT) build -c $(2) --product $$product; done)
 BUILD_PRODUCTS = $(call build_products,$(PRODUCTS),$(CONFIG))
 
-.PHONY: help build lint format test test-unit test-browser e2e run stop db-start db-stop db-status protos protos-check protoc-tools bench privacy-check bench-distribution distribute deploy-check clean
+.PHONY: help build lint format test test-unit test-browser e2e images e2e-containers run stop db-start db-stop db-status protos protos-check protoc-tools bench privacy-check bench-distribution distribute deploy-check clean
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -29,13 +31,14 @@ help: ## List the targets
 build: ## Build every product (debug; CONFIG=release for release)
 	$(BUILD_PRODUCTS)
 
-test: lint db-start ## The lint gate, PostgreSQL if needed, build, the whole suite, the browser test, the end-to-end journey, deploy-check
+test: lint db-start ## The lint gate, PostgreSQL if needed, build, the whole suite, the browser test, the end-to-end journey on loopback and in containers, deploy-check
 	database_env="$$($(PG) env)"; eval "$$database_env"; \
 	export EN_REQUIRE_DB=1; \
 	$(SWIFT) build --build-tests; \
 	$(SWIFT) test --skip-build
 	$(MAKE) test-browser SKIP_BUILD=1
 	$(MAKE) e2e SKIP_BUILD=1 CONFIG=debug
+	$(MAKE) e2e-containers CONFIG=debug
 	$(MAKE) deploy-check
 
 # Our Swift sources: everything git knows of but the generated protobuf code, which `make protos` owns.
@@ -61,6 +64,13 @@ test-browser: ## Drive the portal in headless Chromium: CLI user, login, TOTP, t
 e2e: ## A second fleet (ports +100, .data/e2e) and the whole journey through the gateway with cwa; N passed, M failed
 	$(BUILD_PRODUCTS)
 	CONFIG=$(CONFIG) deploy/local/e2e.sh
+
+images: ## Every image with podman, no registry: a debootstrap base, the services from host binaries (CONFIG=release), PostgreSQL and nginx stand-ins
+	CONFIG=$(CONFIG_IMAGES) deploy/local/images.sh
+
+e2e-containers: ## The compose fleet in podman, on images of CONFIG (debug) binaries, and the whole journey through its gateway
+	CONFIG=$(CONFIG) deploy/local/images.sh
+	E2E_FLEET=containers CONFIG=$(CONFIG) deploy/local/e2e.sh
 
 run: ## PostgreSQL, every service and the gateway on loopback, print the URLs; Ctrl-C stops everything
 	$(BUILD_PRODUCTS)

@@ -569,8 +569,15 @@ def check_dockerfile(ctx: Context) -> str:
     users = [i["value"].strip() for i in runtime if i["instruction"] == "USER"]
     if not users or users[-1].split(":")[0] in ("root", "0"):
         problems.append("the runtime stage does not switch to a non-root USER")
-    if not any(i["instruction"] == "COPY" and "--from=build" in i["value"] and "/app/" in i["value"] for i in runtime):
-        problems.append("the runtime stage does not copy the build output (binary and bundles) to /app")
+    # The runtime stage copies /out of the `binaries` stage, which is the build stage unless BINARIES=prebuilt (make
+    # images: host binaries from the context's prebuilt/<SERVICE>/).
+    if not any(i["instruction"] == "COPY" and "--from=binaries" in i["value"] and "/app/" in i["value"] for i in runtime):
+        problems.append("the runtime stage does not copy the binaries stage's output (binary and bundles) to /app")
+    if arg_defaults.get("BINARIES") != "build" or not any(
+            i["instruction"] == "FROM" and re.fullmatch(r"\$\{BINARIES\}\s+AS\s+binaries", i["value"], re.I) for i in froms):
+        problems.append("no stage `FROM ${BINARIES} AS binaries` with ARG BINARIES=build")
+    if not any(i["instruction"] == "COPY" and "prebuilt/${SERVICE}/" in i["value"] and "/out/" in i["value"] for i in instructions):
+        problems.append("no prebuilt stage that takes prebuilt/${SERVICE}/ as /out")
     health = [i["value"] for i in runtime if i["instruction"] == "HEALTHCHECK"]
     script = ctx.deploy / "healthcheck.sh"
     if not health or "en-healthcheck" not in health[0] or "/health/live" not in script.read_text():

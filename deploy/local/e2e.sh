@@ -14,19 +14,33 @@
 #
 # Prints one line per check and `N passed, M failed`; exits 1 when a check failed. The fleet is stopped at the end;
 # its logs stay in .data/e2e/logs until the next run. CONFIG (debug) chooses the binaries.
+#
+# E2E_FLEET=containers (make e2e-containers): the same journey against the containerised fleet, deploy/compose.yaml
+# run by podman (deploy/local/containers.sh; the images of make images). The clients connect from the host's
+# addresses on the gateway's network; the database is read in its container; logs are the containers' logs (kept in
+# .data/containers/en-e2e/logs). Four checks look at what only one kind of fleet has: on loopback the metrics and
+# internal ports from the host and the rendered gateway configuration's file; in containers the same from inside the
+# containers, plus what the images promise (non-root user, read-only root filesystem, HEALTHCHECK, libraries).
 set -uo pipefail
 
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$root/deploy/local/lib.sh"
-export EN_DATA_DIR="$root/.data/e2e" EN_PG_PORT="${E2E_PG_PORT:-54339}" EN_PORT_OFFSET="${E2E_PORT_OFFSET:-100}"
+fleet="${E2E_FLEET:-local}"
+if [ "$fleet" = containers ]; then
+  export EN_DATA_DIR="$root/.data/containers/en-e2e" EN_COMPOSE_PROJECT=en-e2e
+  run="$root/deploy/local/containers.sh"
+else
+  export EN_DATA_DIR="$root/.data/e2e" EN_PG_PORT="${E2E_PG_PORT:-54339}" EN_PORT_OFFSET="${E2E_PORT_OFFSET:-100}"
+  run="$root/deploy/local/run.sh"
+fi
 export CONFIG="${CONFIG:-debug}"
+in_containers() { [ "$fleet" = containers ]; }
 unset EN_SERVICES EN_GATEWAY   # the whole fleet, with the gateway
 # The gateway's portal limits as compose and Kubernetes set them, and a registration budget per client small enough to
 # exceed in a dozen requests; the app's per-client and global budgets stay make run's (deploy/README.md, "The gateway").
 export GATEWAY_PORTAL_RATE=20r/s GATEWAY_PORTAL_BURST=40 GATEWAY_PORTAL_CLIENT_RATE=2r/s GATEWAY_PORTAL_CLIENT_BURST=20
 export GATEWAY_REGISTRATION_RATE=2r/m GATEWAY_REGISTRATION_BURST=5
-run="$root/deploy/local/run.sh"
 pg="$root/deploy/local/postgres.sh"
 cwa="$root/.build/$CONFIG/cwa"
 client_address=127.0.0.7
@@ -58,7 +72,9 @@ expect() {
   if grep -Eq -- "$pattern" "$work/out"; then pass "$description"; else flunk "$description"; fi
   cat "$work/out" >>"$log"
 }
-sql() { "$pg" psql -X -q -t -A -d "$1" -c "$2" 2>/dev/null; }
+sql() {
+  if in_containers; then "$run" psql "$1" -X -q -t -A -c "$2" 2>/dev/null; else "$pg" psql -X -q -t -A -d "$1" -c "$2" 2>/dev/null; fi
+}
 
 [ -x "$cwa" ] || fail "$cwa is missing (make e2e builds it)"
 [ -x "$root/.build/$CONFIG/submission-service" ] || fail "the services are not built (make e2e builds them)"
@@ -68,6 +84,7 @@ sql() { "$pg" psql -X -q -t -A -d "$1" -c "$2" 2>/dev/null; }
 rm -rf "$EN_DATA_DIR"
 mkdir -p "$EN_DATA_DIR"
 cleanup() {
+  in_containers && "$run" logs "$EN_DATA_DIR/logs" >/dev/null 2>&1
   "$run" stop >/dev/null 2>&1 || true
   rm -rf "$work"
 }
@@ -75,8 +92,10 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 started=$(date +%s)
-say "starting the fleet (data in $EN_DATA_DIR, ports +$EN_PORT_OFFSET)"
+if in_containers; then say "starting the container fleet (data in $EN_DATA_DIR)"; else say "starting the fleet (data in $EN_DATA_DIR, ports +$EN_PORT_OFFSET)"; fi
 fleet_up "$run" "$work/up.log"
+# The container fleet's clients connect from the host's addresses on the gateway's network.
+in_containers && read -r client_address noisy_address other_address <<<"$EN_CLIENT_ADDRESSES"
 export CWA_SOURCE_ADDRESS="$client_address"
 say "fleet ready in $(( $(date +%s) - started )) s; the journey, through $CWA_APP_URL from $client_address"
 
@@ -148,36 +167,79 @@ check "health and metrics are not routed (404), nor is the internal TAN check (P
     [ \"\$(curl -s -o /dev/null -w '%{http_code}' --cacert '$CWA_CA_FILE' --interface $client_address \"\$url\")\" = 404 ] || exit 1
   done
   case \"\$(curl -s -o /dev/null -w '%{http_code}' --cacert '$CWA_CA_FILE' --interface $client_address -X POST -H 'Content-Type: application/json' -d '{}' '$CWA_APP_URL/version/v1/tan/verify')\" in 403|404) ;; *) exit 1 ;; esac"
-# Each service's metrics port serves /metrics and nothing else (the monitoring network policy opens only it).
-metrics_port=$((9002 + EN_PORT_OFFSET))
-check "verification's metrics port ($metrics_port) serves /metrics with its registrations, and no API or health path" bash -c "
-  curl -sf http://127.0.0.1:$metrics_port/metrics | grep -q '^en_verification_registrations_total' || exit 1
-  for path in /version/v1/registrationToken /health/ready /openapi.yaml; do
-    [ \"\$(curl -s -o /dev/null -w '%{http_code}' -X POST http://127.0.0.1:$metrics_port\$path)\" = 404 ] || exit 1
-  done"
-# The internal ports admit authenticated callers only, each to its own routes (deploy/README.md, "Service-to-service
-# authentication"); dev-jwt.sh signs with the fleet's own service-token keys.
-internal_verification=$((8012 + EN_PORT_OFFSET))
-internal_testresult=$((8013 + EN_PORT_OFFSET))
-check "internal ports: no service token 401, a token for another service 401, a caller off its allowlist 403, its own route served" bash -c "
-  post() { curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' \"\$@\"; }
-  token() { '$root/deploy/local/dev-jwt.sh' service \"\$1\" \"\$2\"; }
-  verify=http://127.0.0.1:$internal_verification/version/v1/tan/verify
-  lookup=http://127.0.0.1:$internal_testresult/api/v1/app/result
-  tan='{\"tan\":\"$(cat /proc/sys/kernel/random/uuid)\"}'
-  id='{\"id\":\"$(printf e2e-lookup | sha256sum | cut -c1-64)\"}'
-  [ \"\$(post -d \"\$tan\" \$verify)\" = 401 ] || { echo 'no token'; exit 1; }
-  [ \"\$(post -H \"X-CWA-Service-Token: \$(token submission test-result-service)\" -d \"\$tan\" \$verify)\" = 401 ] || { echo 'audience'; exit 1; }
-  [ \"\$(post -H \"X-CWA-Service-Token: \$(token portal verification-service)\" -d \"\$tan\" \$verify)\" = 403 ] || { echo 'portal on tan/verify'; exit 1; }
-  [ \"\$(post -H \"X-CWA-Service-Token: \$(token submission verification-service)\" -d \"\$tan\" \$verify)\" = 404 ] || { echo 'submission on tan/verify'; exit 1; }
-  [ \"\$(post -d \"\$id\" \$lookup)\" = 401 ] || { echo 'lookup without token'; exit 1; }
-  [ \"\$(post -H \"X-CWA-Service-Token: \$(token submission test-result-service)\" -d \"\$id\" \$lookup)\" = 401 ] || { echo 'submission on lookup'; exit 1; }
-  [ \"\$(post -H \"X-CWA-Service-Token: \$(token verification test-result-service)\" -d \"\$id\" \$lookup)\" = 200 ] || { echo 'verification on lookup'; exit 1; }"
+if in_containers; then
+  # in_container SERVICE METHOD PATH PORT [HOST]: the status line of a request made from inside SERVICE's container, with
+  # bash alone (the images have no curl); the body is `{}`. Fails when the connection does.
+  in_container() {
+    podman exec "en-e2e_$1_1" bash -c '
+      exec 3<>"/dev/tcp/$1/$2" || exit 1
+      printf "%s %s HTTP/1.1\r\nHost: internal\r\nContent-Type: application/json\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}" "$3" "$4" >&3
+      IFS= read -r status <&3 && printf "%s\n" "$status" | tr -d "\r"' _ "${5:-127.0.0.1}" "$4" "$2" "$3"
+  }
+  only_gateway_published() {
+    podman ps --filter label=io.podman.compose.project=en-e2e --format '{{.Names}} {{.Ports}}' | grep -- '->'
+    [ "$(podman ps --filter label=io.podman.compose.project=en-e2e --format '{{.Ports}}' | grep -c -- '->')" = 1 ] \
+      && [ "$(podman port en-e2e_gateway_1 | sort | tr '\n' ' ')" = "8443/tcp -> 0.0.0.0:8443 8444/tcp -> 0.0.0.0:8444 8445/tcp -> 0.0.0.0:8445 " ]
+  }
+  metrics_only() {
+    local metrics
+    metrics="$(podman exec en-e2e_verification-service_1 bash -c 'exec 3<>/dev/tcp/127.0.0.1/9002
+      printf "GET /metrics HTTP/1.1\r\nHost: m\r\nConnection: close\r\n\r\n" >&3; cat <&3')"
+    grep -q '^en_verification_registrations_total' <<<"$metrics" || { echo "no registrations counter"; return 1; }
+    in_container verification-service POST /version/v1/registrationToken 9002 | grep -q '^HTTP/1.1 404' || return 1
+    in_container verification-service GET /health/ready 9002 | grep -q '^HTTP/1.1 404'
+  }
+  # reaches FROM TO PORT: whether a connection from FROM's container to TO's name and port opens.
+  reaches() { podman exec "en-e2e_$1_1" bash -c "exec 3<>/dev/tcp/$2/$3" 2>/dev/null; }
+  networks_separate() {
+    local status
+    status="$(in_container submission-service POST /version/v1/tan/verify 8012 verification-service)"
+    [ "$status" = "HTTP/1.1 401 Unauthorized" ] || { echo "submission to verification without a token: $status"; return 1; }
+    status="$(in_container verification-service POST /api/v1/app/result 8013 test-result-service)"
+    [ "$status" = "HTTP/1.1 401 Unauthorized" ] || { echo "verification to test-result without a token: $status"; return 1; }
+    ! reaches submission-service test-result-service 8013 || { echo "submission reaches test-result"; return 1; }
+    ! reaches submission-service portal-service 8004 || { echo "submission reaches the portal"; return 1; }
+    ! reaches portal-service test-result-service 8013 || { echo "the portal reaches test-result"; return 1; }
+    ! reaches distribution-service verification-service 8002 || { echo "distribution reaches verification"; return 1; }
+  }
+  check "only the gateway publishes ports (8443-8445): no service, no database" only_gateway_published
+  check "verification's metrics port (9002, from inside its container) serves /metrics with its registrations, and no API or health path" metrics_only
+  check "compose's networks: submission reaches verification's internal port (401 without a service token), no other peer; the portal and distribution neither" networks_separate
+  podman exec en-e2e_gateway_1 cat /etc/nginx/conf.d/gateway.conf >"$work/gateway.conf" 2>>"$log"
+  gateway_conf="$work/gateway.conf"
+else
+  # Each service's metrics port serves /metrics and nothing else (the monitoring network policy opens only it).
+  metrics_port=$((9002 + EN_PORT_OFFSET))
+  check "verification's metrics port ($metrics_port) serves /metrics with its registrations, and no API or health path" bash -c "
+    curl -sf http://127.0.0.1:$metrics_port/metrics | grep -q '^en_verification_registrations_total' || exit 1
+    for path in /version/v1/registrationToken /health/ready /openapi.yaml; do
+      [ \"\$(curl -s -o /dev/null -w '%{http_code}' -X POST http://127.0.0.1:$metrics_port\$path)\" = 404 ] || exit 1
+    done"
+  # The internal ports admit authenticated callers only, each to its own routes (deploy/README.md, "Service-to-service
+  # authentication"); dev-jwt.sh signs with the fleet's own service-token keys.
+  internal_verification=$((8012 + EN_PORT_OFFSET))
+  internal_testresult=$((8013 + EN_PORT_OFFSET))
+  check "internal ports: no service token 401, a token for another service 401, a caller off its allowlist 403, its own route served" bash -c "
+    post() { curl -s -o /dev/null -w '%{http_code}' -X POST -H 'Content-Type: application/json' \"\$@\"; }
+    token() { '$root/deploy/local/dev-jwt.sh' service \"\$1\" \"\$2\"; }
+    verify=http://127.0.0.1:$internal_verification/version/v1/tan/verify
+    lookup=http://127.0.0.1:$internal_testresult/api/v1/app/result
+    tan='{\"tan\":\"$(cat /proc/sys/kernel/random/uuid)\"}'
+    id='{\"id\":\"$(printf e2e-lookup | sha256sum | cut -c1-64)\"}'
+    [ \"\$(post -d \"\$tan\" \$verify)\" = 401 ] || { echo 'no token'; exit 1; }
+    [ \"\$(post -H \"X-CWA-Service-Token: \$(token submission test-result-service)\" -d \"\$tan\" \$verify)\" = 401 ] || { echo 'audience'; exit 1; }
+    [ \"\$(post -H \"X-CWA-Service-Token: \$(token portal verification-service)\" -d \"\$tan\" \$verify)\" = 403 ] || { echo 'portal on tan/verify'; exit 1; }
+    [ \"\$(post -H \"X-CWA-Service-Token: \$(token submission verification-service)\" -d \"\$tan\" \$verify)\" = 404 ] || { echo 'submission on tan/verify'; exit 1; }
+    [ \"\$(post -d \"\$id\" \$lookup)\" = 401 ] || { echo 'lookup without token'; exit 1; }
+    [ \"\$(post -H \"X-CWA-Service-Token: \$(token submission test-result-service)\" -d \"\$id\" \$lookup)\" = 401 ] || { echo 'submission on lookup'; exit 1; }
+    [ \"\$(post -H \"X-CWA-Service-Token: \$(token verification test-result-service)\" -d \"\$id\" \$lookup)\" = 200 ] || { echo 'verification on lookup'; exit 1; }"
+  gateway_conf="$EN_DATA_DIR/gateway/gateway.conf"
+fi
 # The services get only allowlisted headers: the rendered configuration turns nginx's passing of request headers
 # off once, for every server, and sets nothing but the API's own headers.
 allowed_headers="Host Connection Content-Type X-Request-ID cwa-fake cwa-authorization cwa-otp X-SSL-Client-Cert X-Gateway-Secret Cookie Accept-Language"
 check "the gateway passes only allowlisted headers to the services (proxy_pass_request_headers off; proxy_set_header names)" bash -c "
-  conf='$EN_DATA_DIR/gateway/gateway.conf'
+  conf='$gateway_conf'
   [ \"\$(grep -cE '^proxy_pass_request_headers off;' \"\$conf\")\" = 1 ] || exit 1
   ! grep -qE 'proxy_pass_request_headers +on' \"\$conf\" || exit 1
   for name in \$(grep -oE 'proxy_set_header +[A-Za-z0-9_-]+' \"\$conf\" | awk '{print \$2}' | sort -u); do
@@ -190,9 +252,10 @@ status="$(code -X POST -H 'Content-Type: application/json' -H "X-Forwarded-For: 
 check "a registration carrying forwarding headers is served ($status)" test "$status" = 201
 
 # ---- fairness: a client over its own budget is refused, another client is not (the gateway's per-client limits) ----
-access_log="$EN_DATA_DIR/logs/gateway-access.log"
 portal_port="${CWA_PORTAL_URL##*:}"
-portal_429s() { grep -c " $portal_port \"GET /login\" 429 " "$access_log"; }
+# The gateway's access log: a file of the loopback fleet; the container's output (GATEWAY_ACCESS_LOG=/dev/stdout).
+access_log() { if in_containers; then podman logs en-e2e_gateway_1 2>/dev/null; else cat "$EN_DATA_DIR/logs/gateway-access.log"; fi; }
+portal_429s() { access_log | grep -c " $portal_port \"GET /login\" 429 "; }
 # COUNT requests from ADDRESS on one connection; prints one status code per line.
 statuses() {
   local address="$1" count="$2" url="$3" requests=() i
@@ -241,15 +304,39 @@ state_values() { python3 -c 'import json,sys; print("\n".join(v for v in (json.l
 tans="$(state_values lastTAN a.json c.json)"
 tokens="$(state_values registrationToken a.json c.json)"
 guid_hash="$(printf '%s' "$guid" | sha256sum | cut -d' ' -f1)"
-"$run" stop >/dev/null 2>&1   # flushes every log and makes the databases quiet
-"$pg" start >/dev/null 2>&1
+if in_containers; then
+  # What the images promise: the service user, a read-only root filesystem, a HEALTHCHECK that passes, every library.
+  image_promises() {
+    local service name
+    for service in test-result-service verification-service submission-service portal-service distribution-service; do
+      name="en-e2e_${service}_1"
+      [ "$(podman exec "$name" id -u)" = 10001 ] || { echo "$service does not run as 10001"; return 1; }
+      [ "$(podman inspect --format '{{.HostConfig.ReadonlyRootfs}}' "$name")" = true ] || { echo "$service: root filesystem writable"; return 1; }
+      ! podman exec "$name" touch /app/probe 2>/dev/null || { echo "$service could write /app"; return 1; }
+      podman healthcheck run "$name" || { echo "$service: HEALTHCHECK failed"; return 1; }
+      ! podman exec "$name" ldd "/app/$service" | grep 'not found' || { echo "$service: a library is missing"; return 1; }
+    done
+    podman healthcheck run en-e2e_postgres_1 && podman healthcheck run en-e2e_gateway_1
+  }
+  check "every service runs as uid 10001 on a read-only root filesystem, passes its image's HEALTHCHECK, finds every library (ldd); the database and gateway are healthy" image_promises
+  "$run" quiet >/dev/null 2>&1   # flushes every log and makes the databases quiet
+  "$run" logs "$work/logs" 2>>"$log"
+  logs=("$work"/logs/*.log)
+else
+  "$run" stop >/dev/null 2>&1   # flushes every log and makes the databases quiet
+  "$pg" start >/dev/null 2>&1
+  logs=("$EN_DATA_DIR"/logs/*.log "$EN_DATA_DIR"/postgres.log)
+fi
 : >"$work/dump"
 for database in keys verification testresult portal datadonation; do
-  PGPASSWORD="$(cat "$EN_DATA_DIR/secrets/postgres")" "${EN_PG_BIN:-/usr/lib/postgresql/15/bin}/pg_dump" -h 127.0.0.1 -p "$EN_PG_PORT" -U postgres \
-    --data-only "$database" >>"$work/dump" 2>>"$log"
+  if in_containers; then
+    "$run" pg_dump "$database" --data-only >>"$work/dump" 2>>"$log"
+  else
+    PGPASSWORD="$(cat "$EN_DATA_DIR/secrets/postgres")" "${EN_PG_BIN:-/usr/lib/postgresql/15/bin}/pg_dump" -h 127.0.0.1 -p "$EN_PG_PORT" -U postgres \
+      --data-only "$database" >>"$work/dump" 2>>"$log"
+  fi
 done
 check "the database dump is not empty ($(wc -l <"$work/dump") lines)" test "$(wc -l <"$work/dump")" -gt 50
-logs=("$EN_DATA_DIR"/logs/*.log "$EN_DATA_DIR"/postgres.log)
 # absent PATTERNS FILE…: no file holds any of the patterns (one per line). grep's status 1 means "no match"; 0 (found)
 # and 2 (a file missing or unreadable) both fail the check.
 absent() {
@@ -269,10 +356,10 @@ teletan_sha256="$(printf '%s' "$teletan" | sha256sum | cut -d' ' -f1)"
 check "no table holds the teleTAN's plain SHA-256 (it is stored as HMAC-SHA-256 under TELETAN_PEPPER_FILE)" \
   absent "$teletan_sha256" "$work/dump"
 totp_hex="$(python3 -c 'import base64,sys,urllib.parse as u; q=u.parse_qs(u.urlparse(sys.stdin.read().strip()).query)["secret"][0]; print(base64.b32decode(q+"="*(-len(q)%8)).hex())' \
-  <"$EN_DATA_DIR/keys/portal-officer.otpauth")"
+  <"$CWA_OFFICER_TOTP_FILE")"
 check "no table holds the officer's TOTP secret (it is sealed under TOTP_KEY_FILE)" absent "$totp_hex" "$work/dump"
 check "no log line holds a registration token, the GUID or its hash" absent "$(printf '%s\n%s\n%s\n' "$tokens" "$guid" "$guid_hash")" "${logs[@]}"
-"$pg" stop >/dev/null 2>&1
+in_containers || "$pg" stop >/dev/null 2>&1
 
 echo "e2e: $passed passed, $failed failed ($(( $(date +%s) - started )) s; logs in $EN_DATA_DIR/logs)"
 [ "$failed" = 0 ]

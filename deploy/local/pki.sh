@@ -13,6 +13,8 @@
 #   deploy/local/pki.sh DATA_DIR        create what is missing, print nothing but errors
 #   deploy/local/pki.sh DATA_DIR check  exit 0 when the whole PKI is present
 #
+# EN_GATEWAY_EXTRA_SAN adds names to the gateway's certificate (`IP:10.89.207.10`: the container fleet's gateway).
+#
 # P-256 keys, certificates valid for 825 days. Private keys are mode 600 in a mode 700 folder.
 set -euo pipefail
 
@@ -58,7 +60,7 @@ new_leaf() {
 
 new_ca ca "/O=Exposure Notification Dev/CN=Dev Gateway CA"
 new_leaf gateway ca "/O=Exposure Notification Dev/CN=localhost" \
-  "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost,DNS:gateway,DNS:gateway.en-backend.svc\n"
+  "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost,DNS:gateway,DNS:gateway.en-backend.svc${EN_GATEWAY_EXTRA_SAN:+,$EN_GATEWAY_EXTRA_SAN}\n"
 new_ca lab-ca "/O=Exposure Notification Dev/CN=Dev Lab CA"
 for lab in lab-1 lab-2; do
   new_leaf "$lab" lab-ca "/O=Exposure Notification Dev/OU=Labs/CN=$lab" \
