@@ -61,6 +61,9 @@ else
   podman save -q -o "$cache/en-debian-$key.tar" "$base"
 fi
 podman tag "$base" localhost/en-debian:bookworm
+for old in $(podman images --format '{{.Repository}}:{{.Tag}}' | grep '^localhost/en-debian:bookworm-' | grep -vF "$base"); do
+  podman rmi "$old" >/dev/null 2>&1 || true
+done
 podman run --rm "$base" dpkg-query -W -f '${Package} ${Version}\n' >"$cache/en-debian-$key.packages"
 say "base: $(wc -l <"$cache/en-debian-$key.packages") packages (.data/images/en-debian-$key.packages)"
 
@@ -119,6 +122,12 @@ for image in postgres:15 nginx:bookworm; do
     >"$cache/build.log" 2>&1 || fail_with_log "$cache/build.log" "the image en-$image did not build"
 done
 podman image prune -f >/dev/null
+
+# Pending security updates: what bookworm-security and bookworm-updates offer now for the runtime stage's packages
+# (the security tracker that debsecan reads is not reachable from every build machine; the Debian mirror is).
+pending="$(podman run --rm --network host --user 0 --entrypoint bash "en-backend/${services[0]}:$tag" -c \
+  'apt-get update -qq 2>/dev/null && apt list --upgradable 2>/dev/null | grep -c /' || true)"
+say "runtime stage: ${pending:-?} packages with a newer version in bookworm, bookworm-updates or bookworm-security"
 
 podman images --format '{{.Repository}}:{{.Tag}} {{.Size}}' \
   | grep -E '^(localhost/en-backend/|localhost/en-debian:bookworm |localhost/en-postgres|localhost/en-nginx)' | sort
