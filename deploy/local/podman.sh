@@ -11,7 +11,7 @@
 # find their peers by name on compose's networks), events in a file (no journald).
 
 podman_ready() {
-  install_packages podman runc netavark aardvark-dns debootstrap
+  install_packages podman runc netavark aardvark-dns iptables debootstrap
   local conf="${root:?}/.data/containers/containers.conf"
   mkdir -p "$(dirname "$conf")"
   cat >"$conf" <<'CONF'
