@@ -28,6 +28,8 @@ root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
 . "$root/deploy/local/lib.sh"
 fleet="${E2E_FLEET:-local}"
 if [ "$fleet" = containers ]; then
+  # shellcheck source=SCRIPTDIR/podman.sh
+  . "$root/deploy/local/podman.sh"
   export EN_DATA_DIR="$root/.data/containers/en-e2e" EN_COMPOSE_PROJECT=en-e2e
   run="$root/deploy/local/containers.sh"
 else
