@@ -18,9 +18,10 @@
 # E2E_FLEET=containers (make e2e-containers): the same journey against the containerised fleet, deploy/compose.yaml
 # run by podman (deploy/local/containers.sh; the images of make images). The clients connect from the host's
 # addresses on the gateway's network; the database is read in its container; logs are the containers' logs (kept in
-# .data/containers/en-e2e/logs). Four checks look at what only one kind of fleet has: on loopback the metrics and
-# internal ports from the host and the rendered gateway configuration's file; in containers the same from inside the
-# containers, plus what the images promise (non-root user, read-only root filesystem, HEALTHCHECK, libraries).
+# .data/containers/en-e2e/logs). Some checks look at what only one kind of fleet has: on loopback two (the metrics and
+# internal ports, asked from the host); in containers four (published ports, the metrics port and the networks, asked
+# from inside the containers, and what the images promise: non-root user, read-only root filesystem, HEALTHCHECK,
+# libraries). The rendered gateway configuration is read from its file on loopback and from the gateway container.
 set -uo pipefail
 
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
