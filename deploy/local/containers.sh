@@ -44,19 +44,20 @@ export POSTGRES_IMAGE="${POSTGRES_IMAGE:-localhost/en-postgres:15}" NGINX_IMAGE=
 
 compose() { (cd "$dir" && "$venv/bin/podman-compose" --in-pod false -p "$project" -f compose.yaml "$@"); }
 container() { printf '%s_%s_1' "$project" "$1"; }
-containers() { podman ps -a --filter "label=io.podman.compose.project=$project" --format '{{.Names}}'; }
+# The project's containers: running ones, or all with -a.
+containers() { podman ps "$@" --filter "label=io.podman.compose.project=$project" --format '{{.Names}}'; }
 public_network="${project}_public"
 
 # Every container that has a healthcheck and is running, checked once.
 check_health() {
   local name
-  for name in $(podman ps --filter "label=io.podman.compose.project=$project" --format '{{.Names}}'); do
+  for name in $(containers); do
     podman healthcheck run "$name" >/dev/null 2>&1 || true
   done
 }
 all_healthy() {
   local name status
-  for name in $(containers); do
+  for name in $(containers -a); do
     status="$(podman inspect --format '{{.State.Status}} {{if .State.Health}}{{.State.Health.Status}}{{end}}' "$name")"
     case "$status" in
       "running healthy" | "exited ") ;;
@@ -160,7 +161,7 @@ up() {
   head -c 18 /dev/urandom | base64 | tr '+/' '-_' >"$dir/officer/password"
   podman exec -i "$(container portal-service)" /app/portal-service user add officer c19hotline,c19hotline_event \
     <"$dir/officer/password" >"$dir/officer/otpauth" || fail "could not create the officer"
-  say "the fleet is up: $(containers | wc -l) containers"
+  say "the fleet is up: $(containers -a | wc -l) containers"
 }
 
 # Containers, volumes, the project's networks, and the public network's bridge (the host's addresses on it would keep
@@ -224,6 +225,6 @@ case "$mode" in
     podman stop -t 10 "${names[@]}" >/dev/null ;;
   logs)
     mkdir -p "$1"
-    for name in $(containers); do podman logs "$name" >"$1/${name#"${project}"_}.log" 2>&1; done ;;
+    for name in $(containers -a); do podman logs "$name" >"$1/${name#"${project}"_}.log" 2>&1; done ;;
   *) fail "usage: containers.sh up|env|distribute|psql DB…|pg_dump DB…|quiet|logs DIR|stop" ;;
 esac

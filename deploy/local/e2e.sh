@@ -180,8 +180,10 @@ if in_containers; then
       IFS= read -r status <&3 && printf "%s\n" "$status" | tr -d "\r"' _ "${5:-127.0.0.1}" "$4" "$2" "$3"
   }
   only_gateway_published() {
-    podman ps --filter label=io.podman.compose.project=en-e2e --format '{{.Names}} {{.Ports}}' | grep -- '->'
-    [ "$(podman ps --filter label=io.podman.compose.project=en-e2e --format '{{.Ports}}' | grep -c -- '->')" = 1 ] \
+    local published
+    published="$(podman ps --filter label=io.podman.compose.project=en-e2e --format '{{.Names}} {{.Ports}}' | grep -- '->')"
+    echo "$published"
+    [ "$(grep -c . <<<"$published")" = 1 ] \
       && [ "$(podman port en-e2e_gateway_1 | sort | tr '\n' ' ')" = "8443/tcp -> 0.0.0.0:8443 8444/tcp -> 0.0.0.0:8444 8445/tcp -> 0.0.0.0:8445 " ]
   }
   metrics_only() {

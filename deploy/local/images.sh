@@ -39,7 +39,7 @@ key="$( (echo "debootstrap --variant=minbase bookworm $mirror"; cat deploy/image
 base="localhost/en-debian:bookworm-$key"
 if [ -n "${EN_REFRESH_BASE:-}" ]; then
   podman rmi -f "$base" >/dev/null 2>&1 || true
-  rm -f "$cache/en-debian-$key.tar"
+  rm -f "$cache/en-debian-$key.tar" "$cache/en-debian-$key.packages"
 fi
 if podman image exists "$base"; then
   say "base $base: cached"
@@ -61,10 +61,11 @@ else
   podman save -q -o "$cache/en-debian-$key.tar" "$base"
 fi
 podman tag "$base" localhost/en-debian:bookworm
+[ -s "$cache/en-debian-$key.packages" ] \
+  || podman run --rm "$base" dpkg-query -W -f '${Package} ${Version}\n' >"$cache/en-debian-$key.packages"
 for old in $(podman images --format '{{.Repository}}:{{.Tag}}' | grep '^localhost/en-debian:bookworm-' | grep -vF "$base"); do
   podman rmi "$old" >/dev/null 2>&1 || true
 done
-podman run --rm "$base" dpkg-query -W -f '${Package} ${Version}\n' >"$cache/en-debian-$key.packages"
 say "base: $(wc -l <"$cache/en-debian-$key.packages") packages (.data/images/en-debian-$key.packages)"
 
 # ---- the services: host binaries, static Swift runtime --------------------------------------------------------------
@@ -73,7 +74,10 @@ say "base: $(wc -l <"$cache/en-debian-$key.packages") packages (.data/images/en-
 # are named once more, as one group, after everything else.
 link=()
 if [ "$config" = debug ]; then
-  link=(-Xlinker -L/opt/swift/usr/lib/swift_static/linux -Xlinker --start-group)
+  # The toolchain's static libraries: <toolchain>/usr/lib/swift_static/linux, next to the swift driver's bin/.
+  static_libraries="$(dirname "$(dirname "$(readlink -f "$(command -v swift)")")")/lib/swift_static/linux"
+  [ -d "$static_libraries" ] || fail "no static Swift libraries at $static_libraries"
+  link=(-Xlinker "-L$static_libraries" -Xlinker --start-group)
   for library in Foundation CoreFoundation FoundationEssentials FoundationInternationalization _FoundationCollections \
                  _FoundationCShims _FoundationICU swiftSynchronization swiftCore dispatch BlocksRuntime; do
     link+=(-Xlinker "-l$library")
