@@ -96,6 +96,13 @@ for service in "${services[@]}"; do
   if ldd "$bin/$service" | grep -q libswiftCore; then fail "$bin/$service is linked to the Swift runtime dynamically"; fi
 done
 
+# Objects compiled for the static link name the static Foundation libraries for the linker, and the Swift driver does
+# not compile a file again when only --static-swift-stdlib changed: a later plain build of this configuration would
+# reuse them and fail to link. They are removed, so that build compiles them again.
+while IFS= read -r -d '' object; do
+  if readelf -p .swift1_autolink_entries "$object" 2>/dev/null | grep -q -- -lCoreFoundation; then rm -f "$object"; fi
+done < <(find "$bin/" -name '*.o' -print0)
+
 # The context of the prebuilt stage: prebuilt/<service>/ (binary and resource bundles, the tests' bundles left out)
 # and the one file of the repository the runtime stage copies.
 context="$cache/context"
