@@ -90,6 +90,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "ENFederation",
+            dependencies: [
+                "ENModels",
+                "ENCrypto",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            path: "Shared/Federation",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "ENServiceKit",
             dependencies: [
                 "ENPersistence",
@@ -231,6 +244,15 @@ let package = Package(
         libraryTests("ENPersistence"),
         libraryTests("ENServiceKit"),
         libraryTests("ENKeyStore"),
+        libraryTests(
+            "ENFederation",
+            extra: [
+                "ENModels", .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
         serviceTests("TestResult"),
         serviceTests(
             "Verification",
