@@ -19,6 +19,7 @@ let package = Package(
         .executable(name: "submission-service", targets: ["SubmissionService"]),
         .executable(name: "distribution-service", targets: ["DistributionService"]),
         .executable(name: "portal-service", targets: ["PortalService"]),
+        .executable(name: "federation-service", targets: ["FederationService"]),
         .executable(name: "cwa", targets: ["CWATool"]),
     ],
     dependencies: [
@@ -177,6 +178,22 @@ let package = Package(
         ),
 
         service(
+            "Federation",
+            binary: "federation-service",
+            extra: [
+                "ENKeyStore",
+                "ENFederation",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+
+        service(
             "Portal",
             binary: "portal-service",
             extra: [
@@ -309,6 +326,18 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ]
+        ),
+        serviceTests(
+            "Federation",
+            extra: [
+                "ENKeyStore",
+                "ENModels",
+                "ENFederation",
+                "ENServiceKit",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "X509", package: "swift-certificates"),
             ]
         ),
         .testTarget(

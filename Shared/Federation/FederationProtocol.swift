@@ -63,8 +63,7 @@ package struct UploadBatchTags: Sendable {
     private let prefix: String
 
     /// The tags of one upload run at `time`.
-    package init(time: Date, random: some RandomNumberGenerator) {
-        var generator = random
+    package init(time: Date, random generator: inout some RandomNumberGenerator) {
         let parts = Calendar.utc.dateComponents([.year, .month, .day], from: time)
         let nonce = (0..<4).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         self.prefix = "\(parts.year!)-\(parts.month!)-\(parts.day!)-\(Data(nonce).base64EncodedString())"

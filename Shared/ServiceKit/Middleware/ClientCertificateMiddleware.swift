@@ -77,36 +77,60 @@ package struct ClientCertificateMiddleware: RouterMiddleware {
     /// The header that proves a request came through the gateway.
     package static var gatewaySecretHeader: HTTPField.Name { HTTPField.Name("X-Gateway-Secret")! }
 
-    private let allowlist: CertificateAllowlist
+    /// Which of the certificates that authenticated are admitted.
+    package enum Admission: Sendable {
+        /// Those on the allowlist, by thumbprint (labs).
+        case allowlist(CertificateAllowlist)
+        /// Any whose subject's common name is exactly this (the federation gateway's callback certificate, whose
+        /// chain the TLS handshake or the configured roots check).
+        case commonName(String)
+    }
+
+    private let admission: Admission
     private let source: Source
 
     package init(allowlist: CertificateAllowlist, source: Source = .tls) {
-        self.allowlist = allowlist
+        self.init(admission: .allowlist(allowlist), source: source)
+    }
+
+    package init(admission: Admission, source: Source = .tls) {
+        self.admission = admission
         self.source = source
     }
 
     package func handle(_ request: Request, context: Context, next: MiddlewareNext<Context>) async throws -> Response {
-        let thumbprint: CertificateThumbprint
+        let der: [UInt8]
         switch self.source {
         case .tls:
             // No TLS handler (plain HTTP) or no certificate presented: both mean "no certificate".
             guard let certificate = try? await context.channel.nioSSL_peerCertificate().get() else {
                 throw APIError(.unauthorized, "a client certificate is required")
             }
-            thumbprint = CertificateThumbprint(derEncodedCertificate: try certificate.toDERBytes())
+            der = try certificate.toDERBytes()
         case .gateway(let header, let secret, let roots):
             guard ConstantTime.equals(request.headers[Self.gatewaySecretHeader] ?? "", secret) else {
                 throw APIError(.unauthorized, "requests must come through the gateway")
             }
-            guard let value = request.headers[header], let der = Self.derOfEscapedPEM(value) else {
+            guard let value = request.headers[header], let escaped = Self.derOfEscapedPEM(value) else {
                 throw APIError(.unauthorized, "a client certificate is required")
             }
-            guard await Self.chains(der, to: roots) else {
-                throw APIError(.unauthorized, "client certificate is not signed by the lab CA or not valid now")
+            guard await Self.chains(escaped, to: roots) else {
+                throw APIError(.unauthorized, "client certificate is not signed by a trusted CA or not valid now")
             }
-            thumbprint = CertificateThumbprint(derEncodedCertificate: der)
+            der = escaped
         }
-        guard let identity = self.allowlist.identity(of: thumbprint) else {
+        let thumbprint = CertificateThumbprint(derEncodedCertificate: der)
+        let admitted: CertificateIdentity?
+        switch self.admission {
+        case .allowlist(let allowlist): admitted = allowlist.identity(of: thumbprint)
+        case .commonName(let name):
+            let commonName = (try? Certificate(derEncoded: der)).flatMap { certificate in
+                certificate.subject.flatMap { $0 }.first { $0.type == .RDNAttributeType.commonName }
+                    .flatMap { String($0.value) }
+            }
+            admitted = commonName == name ? CertificateIdentity(name: name, thumbprint: thumbprint) : nil
+        }
+        guard let identity = admitted else {
             throw APIError(.unauthorized, "client certificate is not allowed")
         }
         var context = context

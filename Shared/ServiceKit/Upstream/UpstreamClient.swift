@@ -21,8 +21,7 @@ package struct UpstreamPolicy: Sendable, Equatable {
     package init() {}
 
     /// Reads `<PREFIX>_CONNECT_TIMEOUT`, `<PREFIX>_READ_TIMEOUT`, `<PREFIX>_RETRIES` and `<PREFIX>_RETRY_BACKOFF`.
-    package init(settings: SettingsReader, prefix: String, peer: String) {
-        let defaults = UpstreamPolicy()
+    package init(settings: SettingsReader, prefix: String, peer: String, defaults: UpstreamPolicy = UpstreamPolicy()) {
         self.connectTimeout = settings.duration(
             "\(prefix)_CONNECT_TIMEOUT",
             default: defaults.connectTimeout,

@@ -1,0 +1,237 @@
+// Assembly of federation-service: the runs, and in `serve` mode the callback listener with health and metrics.
+
+import Crypto
+import ENFederation
+import ENPersistence
+import ENServiceKit
+import Foundation
+import Hummingbird
+import HummingbirdCore
+import HummingbirdTLS
+import Logging
+import ServiceLifecycle
+import Synchronization
+
+extension Federation {
+    static func makeDependencies(configuration: FederationConfiguration, logger: Logger) -> FederationDependencies {
+        .live(configuration: configuration, logger: logger)
+    }
+
+    /// `serve`: the callback (when `EFGS_CALLBACK_CERT_CN` is set), health and metrics; the runs as periodic tasks.
+    static func buildApplication(
+        configuration: FederationConfiguration,
+        dependencies: FederationDependencies,
+        environment: ServiceEnvironment
+    ) throws -> ServiceApplication<CertificateRequestContext> {
+        let metrics = FederationMetrics(factory: environment.metricsFactory)
+        let upload = try self.uploadRun(
+            configuration: configuration,
+            dependencies: dependencies,
+            environment: environment
+        )
+        let download = self.downloadRun(
+            configuration: configuration,
+            dependencies: dependencies,
+            environment: environment
+        )
+        let registration = CallbackRegistrationTask(
+            url: configuration.callback.url,
+            gateway: dependencies.gateway,
+            logger: environment.logger
+        )
+        let uploads = PeriodicTask(
+            name: "federation.upload",
+            interval: configuration.uploadInterval,
+            logger: environment.logger
+        ) {
+            _ = try await upload.run()
+        }
+        let downloads = TriggeredTask(
+            name: "federation.download",
+            interval: configuration.downloadInterval,
+            trigger: dependencies.trigger,
+            logger: environment.logger
+        ) {
+            try await registration.ensureRegistered()
+            _ = try await download.run()
+        }
+        let router = Router<CertificateRequestContext>.service(
+            maxBodyBytes: 1024,
+            checks: dependencies.readinessChecks,
+            environment: environment
+        )
+        try DocumentController.openAPI(in: Bundle.module).addRoutes(to: router)
+        if let commonName = configuration.callback.commonName {
+            let group = router.group()
+            if let gateway = configuration.callback.gateway {
+                group.add(
+                    middleware: ClientCertificateMiddleware(
+                        admission: .commonName(commonName),
+                        source: .gateway(header: gateway.header, secret: gateway.secret, roots: gateway.roots)
+                    )
+                )
+            } else {
+                group.add(middleware: ClientCertificateMiddleware(admission: .commonName(commonName)))
+            }
+            CallbackController(store: dependencies.store, trigger: dependencies.trigger, metrics: metrics)
+                .addRoutes(to: group)
+        }
+        let server: HTTPServerBuilder =
+            if let tls = configuration.callback.tls { try .tls(.http1(), tlsConfiguration: tls.nioConfiguration) } else
+            {
+                .http1()
+            }
+        return Application(
+            router: router,
+            server: server,
+            configuration: .init(listening: configuration.http),
+            services: dependencies.services + [uploads, downloads],
+            logger: environment.logger.listener("app")
+        )
+    }
+
+    @Sendable
+    static func uploadOnce(
+        configuration: FederationConfiguration,
+        dependencies: FederationDependencies,
+        environment: ServiceEnvironment
+    ) async throws {
+        _ = try await self.uploadRun(configuration: configuration, dependencies: dependencies, environment: environment)
+            .run()
+    }
+
+    @Sendable
+    static func downloadOnce(
+        configuration: FederationConfiguration,
+        dependencies: FederationDependencies,
+        environment: ServiceEnvironment
+    ) async throws {
+        try await CallbackRegistrationTask(
+            url: configuration.callback.url,
+            gateway: dependencies.gateway,
+            logger: environment.logger
+        ).ensureRegistered()
+        _ = try await self.downloadRun(
+            configuration: configuration,
+            dependencies: dependencies,
+            environment: environment
+        ).run()
+    }
+
+    static func uploadRun(
+        configuration: FederationConfiguration,
+        dependencies: FederationDependencies,
+        environment: ServiceEnvironment
+    ) throws -> UploadRun {
+        guard let signer = configuration.signer else { throw GatewayProtocolError("no batch signer configured") }
+        return UploadRun(
+            store: dependencies.store,
+            gateway: dependencies.gateway,
+            signer: signer,
+            policy: configuration.upload,
+            clock: dependencies.clock,
+            metrics: FederationMetrics(factory: environment.metricsFactory),
+            logger: environment.logger
+        )
+    }
+
+    static func downloadRun(
+        configuration: FederationConfiguration,
+        dependencies: FederationDependencies,
+        environment: ServiceEnvironment
+    ) -> DownloadRun {
+        DownloadRun(
+            store: dependencies.store,
+            gateway: dependencies.gateway,
+            acceptance: configuration.acceptance,
+            verification: BatchVerification(
+                verifier: BatchSignatureVerifier(anchors: configuration.trustAnchors),
+                ownCountry: configuration.ownCountry
+            ),
+            policy: configuration.download,
+            clock: dependencies.clock,
+            metrics: FederationMetrics(factory: environment.metricsFactory),
+            logger: environment.logger
+        )
+    }
+}
+
+/// Registers the callback URL with the gateway when it is missing or different (cwa-server §5.5): the id is the hex
+/// MD5 of the URL, as in the reference, so every replica registers the same id.
+final class CallbackRegistrationTask: Sendable {
+    private let url: String?
+    private let gateway: any FederationGateway
+    private let logger: Logger
+    private let done = Mutex(false)
+
+    init(url: String?, gateway: any FederationGateway, logger: Logger) {
+        self.url = url
+        self.gateway = gateway
+        self.logger = logger
+    }
+
+    static func id(of url: String) -> String {
+        Insecure.MD5.hash(data: Data(url.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// Registers once per process; a failure is logged and tried again next time.
+    func ensureRegistered() async throws {
+        guard let url = self.url, !self.done.withLock({ $0 }) else { return }
+        let id = Self.id(of: url)
+        do {
+            let registered = try await self.gateway.callbacks()
+            if !registered.contains(where: { $0.callbackId == id && $0.url == url }) {
+                try await self.gateway.registerCallback(id: id, url: url)
+                self.logger.info("Callback registered with the gateway", metadata: ["callback.id": "\(id)"])
+            }
+            self.done.withLock { $0 = true }
+        } catch let error as GatewayUnavailable where error.forbidden {
+            throw error
+        } catch {
+            self.logger.error(
+                "Callback registration failed; tried again at the next run",
+                metadata: ["error": "\(error)"]
+            )
+        }
+    }
+}
+
+/// A job at start and then after `interval` or a pull of `trigger`, whichever comes first, as a service.
+struct TriggeredTask: Service {
+    let name: String
+    let interval: Duration
+    let trigger: DownloadTrigger
+    let logger: Logger
+    let work: @Sendable () async throws -> Void
+
+    init(
+        name: String,
+        interval: Duration,
+        trigger: DownloadTrigger,
+        logger: Logger,
+        work: @escaping @Sendable () async throws -> Void
+    ) {
+        self.name = name
+        self.interval = interval
+        self.trigger = trigger
+        self.logger = logger
+        self.work = work
+    }
+
+    func run() async {
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                do {
+                    try await self.work()
+                } catch {
+                    if Task.isCancelled { return }
+                    self.logger.error(
+                        "Periodic task failed",
+                        metadata: ErrorMetadata.of(error).merging(["task": "\(self.name)"]) { _, new in new }
+                    )
+                }
+                await self.trigger.wait(atMost: self.interval)
+            }
+        }
+    }
+}

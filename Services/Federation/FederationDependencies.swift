@@ -1,0 +1,36 @@
+// What federation-service needs from the outside world, as replaceable values.
+
+import ENPersistence
+import ENServiceKit
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+
+struct FederationDependencies: ServiceDependencies {
+    var store: FederationStore
+    var gateway: any FederationGateway
+    var clock: WallClock
+    var trigger: DownloadTrigger
+    /// The database pools and the gateway client.
+    var services: [any Service]
+    var readinessChecks: [any ReadinessCheck]
+
+    static func live(configuration: FederationConfiguration, logger: Logger) -> FederationDependencies {
+        let client = configuration.database.makeClient(logger: logger)
+        let readiness = configuration.database.makeReadinessClient(logger: logger)
+        let gateway = HTTPFederationGateway(
+            baseURL: configuration.gatewayURL,
+            identity: configuration.gatewayIdentity,
+            policy: configuration.gatewayPolicy,
+            logger: logger
+        )
+        return FederationDependencies(
+            store: FederationStore(client: client, logger: logger),
+            gateway: gateway,
+            clock: .system,
+            trigger: DownloadTrigger(),
+            services: [client, readiness, gateway],
+            readinessChecks: [PostgresReadinessCheck(client: readiness)]
+        )
+    }
+}

@@ -1,0 +1,203 @@
+// federation-service's reads and writes in the `keys` database. All SQL binds its values.
+
+import ENKeyStore
+import ENPersistence
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// The upload mirror, the downloaded keys and the batch list, in PostgreSQL.
+///
+/// Each job (upload, download) runs under an advisory lock held by a transaction of its own for the whole run, so two
+/// replicas or an overlapping CronJob never run the same job at once; the job's writes commit one by one on other
+/// connections, so what the gateway acknowledged stays recorded when a later step fails.
+struct FederationStore: Sendable {
+    static let uploadLock = AdvisoryLock(name: "federation-upload")
+    static let downloadLock = AdvisoryLock(name: "federation-download")
+
+    let database: DatabasePool
+    private let logger: Logger
+
+    init(client: PostgresClient, logger: Logger, leaseTimeout: Duration = DatabasePool.unhurriedLeaseTimeout) {
+        self.database = DatabasePool(client: client, leaseTimeout: leaseTimeout)
+        self.logger = logger.cappedForDatabase
+    }
+
+    /// Runs `body` while holding `lock`; `nil` at once when another session holds it.
+    func exclusively<Result: Sendable>(
+        _ lock: AdvisoryLock,
+        _ body: @escaping @Sendable () async throws -> Result
+    ) async throws -> Result? {
+        try await rethrowingTransactionCause {
+            try await lock.withTryLock(client: self.database.client, logger: self.logger) { _ in try await body() }
+        }
+    }
+
+    // MARK: - Upload
+
+    /// The consented keys no batch has taken yet, in no particular order.
+    func pendingUploadKeys() async throws -> [UploadKey] {
+        let rows = try await self.database.query(
+            """
+            SELECT key_data, submission_type, rolling_start_interval_number, rolling_period, submission_timestamp,
+                   transmission_risk_level, origin_country, visited_countries, report_type, days_since_onset_of_symptoms
+              FROM federation_upload_key
+             WHERE batch_tag IS NULL AND consent_to_federation
+            """,
+            logger: self.logger
+        )
+        var keys: [UploadKey] = []
+        for row in rows {
+            let (data, type, start, period, hour, trl, origin, visited, report, dsos) = try row.decode(
+                (ByteBuffer, String, Int32, Int32, Int64, Int32, String, [String], String, Int32).self
+            )
+            keys.append(
+                UploadKey(
+                    keyData: Array(buffer: data),
+                    submissionType: type,
+                    rollingStartIntervalNumber: start,
+                    rollingPeriod: period,
+                    submissionHour: hour,
+                    transmissionRiskLevel: trl,
+                    originCountry: origin,
+                    visitedCountries: visited,
+                    reportType: report,
+                    daysSinceOnsetOfSymptoms: dsos
+                )
+            )
+        }
+        return keys
+    }
+
+    /// Records that the gateway took `keys` in batch `tag`; returns how many rows were marked.
+    @discardableResult
+    func markUploaded(_ keys: [UploadKey], tag: String) async throws -> Int {
+        guard !keys.isEmpty else { return 0 }
+        let rows = try await self.database.query(
+            """
+            WITH marked AS (
+                UPDATE federation_upload_key u SET batch_tag = \(tag)
+                  FROM unnest(\(keys.map { ByteBuffer(bytes: $0.keyData) })::bytea[], \(keys.map(\.submissionType))::text[])
+                       AS k(key_data, submission_type)
+                 WHERE u.key_data = k.key_data AND u.submission_type = k.submission_type AND u.batch_tag IS NULL
+                RETURNING 1
+            )
+            SELECT count(*) FROM marked
+            """,
+            logger: self.logger
+        )
+        return try rows.first?.decode(Int.self) ?? 0
+    }
+
+    // MARK: - Download
+
+    /// Stores accepted keys from other countries as PCR keys of `submissionHour`, without consent (so they are never
+    /// uploaded again). A key is skipped when its key data is stored already as a PCR key, as for submissions
+    /// (cwa-server §1.8). Returns how many were inserted.
+    func storeDownloaded(_ keys: [DownloadedKey], submissionHour: Int64) async throws -> Int {
+        guard !keys.isEmpty else { return 0 }
+        let rows = try await self.database.query(
+            """
+            WITH candidate AS (
+                SELECT * FROM unnest(\(keys.map { ByteBuffer(bytes: $0.keyData) })::bytea[], \(keys.map(\.rollingStartIntervalNumber))::integer[],
+                                     \(keys.map(\.rollingPeriod))::integer[], \(keys.map(\.transmissionRiskLevel))::integer[],
+                                     \(keys.map(\.daysSinceOnsetOfSymptoms))::integer[], \(keys.map(\.originCountry))::text[],
+                                     \(keys.map { $0.visitedCountries.joined(separator: ",") })::text[])
+                    AS k(key_data, rolling_start_interval_number, rolling_period, transmission_risk_level,
+                         days_since_onset_of_symptoms, origin_country, visited)
+            ), inserted AS (
+                INSERT INTO diagnosis_key (
+                    key_data, submission_type, rolling_start_interval_number, rolling_period, submission_timestamp,
+                    transmission_risk_level, origin_country, visited_countries, report_type, days_since_onset_of_symptoms,
+                    consent_to_federation
+                )
+                SELECT c.key_data, 'SUBMISSION_TYPE_PCR_TEST', c.rolling_start_interval_number, c.rolling_period, \(submissionHour),
+                       c.transmission_risk_level, c.origin_country, string_to_array(c.visited, ','), 'CONFIRMED_TEST',
+                       c.days_since_onset_of_symptoms, false
+                  FROM candidate c
+                 WHERE NOT EXISTS (
+                       SELECT 1 FROM diagnosis_key d WHERE d.key_data = c.key_data AND d.submission_type = 'SUBMISSION_TYPE_PCR_TEST')
+                ON CONFLICT DO NOTHING
+                RETURNING 1
+            )
+            SELECT count(*) FROM inserted
+            """,
+            logger: self.logger
+        )
+        return try rows.first?.decode(Int.self) ?? 0
+    }
+
+    /// Records a batch the gateway announced; a batch known already keeps its state. Returns whether it is new.
+    @discardableResult
+    func announce(tag: String, day: String, status: BatchStatus = .unprocessed) async throws -> Bool {
+        let rows = try await self.database.query(
+            """
+            WITH added AS (
+                INSERT INTO federation_batch_info (batch_tag, date, status) VALUES (\(tag), \(day)::date, \(status.rawValue))
+                ON CONFLICT DO NOTHING RETURNING 1
+            )
+            SELECT count(*) FROM added
+            """,
+            logger: self.logger
+        )
+        return try (rows.first?.decode(Int.self) ?? 0) == 1
+    }
+
+    /// The batches in `status`, oldest announcement first.
+    func batches(_ status: BatchStatus) async throws -> [BatchInfo] {
+        let rows = try await self.database.query(
+            """
+            SELECT batch_tag, to_char(date, 'YYYY-MM-DD') FROM federation_batch_info
+             WHERE status = \(status.rawValue) ORDER BY announced_at, batch_tag
+            """,
+            logger: self.logger
+        )
+        return try rows.map { row in
+            let (tag, day) = try row.decode((String, String).self)
+            return BatchInfo(tag: tag, day: day, status: status)
+        }
+    }
+
+    func setStatus(_ status: BatchStatus, tag: String) async throws {
+        try await self.database.query(
+            "UPDATE federation_batch_info SET status = \(status.rawValue) WHERE batch_tag = \(tag)",
+            logger: self.logger
+        )
+    }
+
+    /// Whether the gateway announced `tag` before (in any state).
+    func isKnown(tag: String) async throws -> Bool {
+        let rows = try await self.database.query(
+            "SELECT count(*) FROM federation_batch_info WHERE batch_tag = \(tag)",
+            logger: self.logger
+        )
+        return try (rows.first?.decode(Int.self) ?? 0) > 0
+    }
+
+    /// Forgets the batches of days before `day` (retention), or of exactly `day` (a date-based download starts the
+    /// day over). Returns how many were removed.
+    @discardableResult
+    func forgetBatches(before day: String) async throws -> Int {
+        try await self.count(
+            "WITH gone AS (DELETE FROM federation_batch_info WHERE date < \(day)::date RETURNING 1) SELECT count(*) FROM gone"
+        )
+    }
+
+    @discardableResult
+    func forgetBatches(of day: String) async throws -> Int {
+        try await self.count(
+            "WITH gone AS (DELETE FROM federation_batch_info WHERE date = \(day)::date RETURNING 1) SELECT count(*) FROM gone"
+        )
+    }
+
+    /// Consented keys still waiting for a batch, for the `keys waiting` gauge.
+    func waitingKeyCount() async throws -> Int {
+        try await self.count(
+            "SELECT count(*) FROM federation_upload_key WHERE batch_tag IS NULL AND consent_to_federation"
+        )
+    }
+
+    private func count(_ query: PostgresQuery) async throws -> Int {
+        try await self.database.query(query, logger: self.logger).first?.decode(Int.self) ?? 0
+    }
+}

@@ -1,0 +1,122 @@
+// The callback through HummingbirdTesting: only the gateway's callback certificate (by common name, chained to the
+// CA, through our gateway's header with its secret) may announce a batch; bad parameters are 400 and change nothing.
+
+import ENFederation
+import ENKeyStore
+import ENServiceKit
+import ENTestSupport
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import Testing
+import X509
+
+@testable import FederationService
+
+@Suite("Callback", .postgres(KeyStoreMigrations.group, FederationMigrations.group))
+struct CallbackTests {
+    static let secret = String(repeating: "s", count: 40)
+
+    func withApp(
+        _ body: @escaping @Sendable (any TestClientProtocol, FederationFixture, TestPKI) async throws -> Void
+    ) async throws {
+        let fixture = try FederationFixture()
+        let pki = try TestPKI.make(name: "EN Test EFGS CA")
+        defer { pki.remove() }
+        let router = Router(context: CertificateRequestContext.self)
+        let ca = try String(contentsOf: pki.caCertificateFile, encoding: .utf8)
+        let group = router.group().add(
+            middleware: ClientCertificateMiddleware(
+                admission: .commonName("efgs-callback"),
+                source: .gateway(
+                    header: HTTPField.Name("X-SSL-Client-Cert")!,
+                    secret: Self.secret,
+                    roots: try Certificate.bundle(pem: ca)
+                )
+            )
+        )
+        router.middlewares.add(ErrorMiddleware())
+        CallbackController(
+            store: fixture.store,
+            trigger: DownloadTrigger(),
+            metrics: FederationMetrics(factory: fixture.metrics)
+        )
+        .addRoutes(to: group)
+        let app = Application(router: router)
+        try await app.test(.router) { client in try await body(client, fixture, pki) }
+    }
+
+    static func headers(_ certificateFile: URL?, secret: String = Self.secret) throws -> HTTPFields {
+        var fields = HTTPFields()
+        fields[HTTPField.Name("X-Gateway-Secret")!] = secret
+        if let certificateFile {
+            let pem = try String(contentsOf: certificateFile, encoding: .utf8)
+            fields[HTTPField.Name("X-SSL-Client-Cert")!] = pem.addingPercentEncoding(
+                withAllowedCharacters: .alphanumerics
+            )
+        }
+        return fields
+    }
+
+    @Test("the callback certificate announces a batch: 200, empty body, recorded once")
+    func announces() async throws {
+        try await self.withApp { client, fixture, pki in
+            let callback = try pki.issueClient(commonName: "efgs-callback")
+            for _ in 0..<2 {
+                try await client.execute(
+                    uri: "/version/v1/callback?batchTag=20261122-1&date=2026-11-22",
+                    method: .get,
+                    headers: try Self.headers(callback.certificateFile)
+                ) { response in
+                    #expect(response.status == .ok)
+                    #expect(response.body.readableBytes == 0)
+                }
+            }
+            #expect(
+                try await fixture.store.batches(.unprocessed) == [
+                    BatchInfo(tag: "20261122-1", day: "2026-11-22", status: .unprocessed)
+                ]
+            )
+        }
+    }
+
+    @Test("another common name, no certificate or a wrong secret: 401 and nothing recorded")
+    func refusesOthers() async throws {
+        try await self.withApp { client, fixture, pki in
+            let other = try pki.issueClient(commonName: "lab-a")
+            let callback = try pki.issueClient(commonName: "efgs-callback")
+            let uri = "/version/v1/callback?batchTag=t&date=2026-11-22"
+            for headers in [
+                try Self.headers(other.certificateFile), try Self.headers(nil),
+                try Self.headers(callback.certificateFile, secret: String(repeating: "x", count: 40)),
+            ] {
+                try await client.execute(uri: uri, method: .get, headers: headers) { response in
+                    #expect(response.status == .unauthorized)
+                }
+            }
+            #expect(try await fixture.count("federation_batch_info") == 0)
+        }
+    }
+
+    @Test(
+        "a missing or malformed batch tag or date is 400",
+        arguments: [
+            "", "?date=2026-11-22", "?batchTag=t", "?batchTag=&date=2026-11-22", "?batchTag=t&date=04-03-2020",
+            "?batchTag=t&date=2026-02-30", "?batchTag=\(String(repeating: "a", count: 65))&date=2026-11-22",
+        ]
+    )
+    func badParameters(_ query: String) async throws {
+        try await self.withApp { client, fixture, pki in
+            let callback = try pki.issueClient(commonName: "efgs-callback")
+            try await client.execute(
+                uri: "/version/v1/callback\(query)",
+                method: .get,
+                headers: try Self.headers(callback.certificateFile)
+            ) { response in
+                #expect(response.status == .badRequest)
+            }
+            #expect(try await fixture.count("federation_batch_info") == 0)
+        }
+    }
+}
