@@ -21,6 +21,7 @@ let package = Package(
         .executable(name: "portal-service", targets: ["PortalService"]),
         .executable(name: "federation-service", targets: ["FederationService"]),
         .executable(name: "cwa", targets: ["CWATool"]),
+        .executable(name: "efgs-gateway", targets: ["EFGSGateway"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -228,6 +229,36 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
 
+        .executableTarget(
+            name: "EFGSGateway",
+            dependencies: [
+                "ENModels",
+                "ENCrypto",
+                "ENPersistence",
+                "ENServiceKit",
+                "ENFederation",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Tools/EFGSGateway",
+            exclude: ["README.md"],
+            resources: [.copy("openapi.yaml")],
+            swiftSettings: swiftSettings
+        ),
+
         // MARK: - Tests
         .target(
             name: "ENTestSupport",
@@ -339,6 +370,26 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "X509", package: "swift-certificates"),
             ]
+        ),
+        .testTarget(
+            name: "EFGSGatewayTests",
+            dependencies: [
+                "EFGSGateway",
+                "ENTestSupport",
+                "ENFederation",
+                "ENModels",
+                "ENCrypto",
+                "ENServiceKit",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "X509", package: "swift-certificates"),
+            ],
+            path: "Tests/EFGSGatewayTests",
+            swiftSettings: swiftSettings
         ),
         .testTarget(
             name: "EndToEndTests",

@@ -145,6 +145,13 @@ extension Certificate {
         self.subject.attribute(.RDNAttributeType.commonName)
     }
 
+    /// The DER encoding.
+    package func derEncoded() throws -> [UInt8] {
+        var serializer = DER.Serializer()
+        try serializer.serialize(self)
+        return serializer.serializedBytes
+    }
+
     /// The certificates of a PEM bundle (one or more `CERTIFICATE` blocks).
     package static func bundle(pem: String) throws -> [Certificate] {
         try PEMDocument.parseMultiple(pemString: pem).map { try Certificate(pemDocument: $0) }

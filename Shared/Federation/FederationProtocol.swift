@@ -101,3 +101,14 @@ package struct BatchUploadResponse: Codable, Sendable, Equatable {
         self.failed = try container.decodeIfPresent([Int].self, forKey: .failed) ?? []
     }
 }
+
+/// A callback subscription of a country at the gateway.
+package struct CallbackRegistration: Sendable, Codable, Equatable {
+    package var callbackId: String
+    package var url: String
+
+    package init(callbackId: String, url: String) {
+        self.callbackId = callbackId
+        self.url = url
+    }
+}

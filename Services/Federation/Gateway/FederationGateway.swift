@@ -56,11 +56,6 @@ struct AuditEntry: Sendable, Codable, Equatable {
     var uploadedTime: String?
 }
 
-struct CallbackRegistration: Sendable, Codable, Equatable {
-    var callbackId: String
-    var url: String
-}
-
 /// The gateway could not be reached or answered with a server error after the retries, or refused this backend
 /// (403, fatal: the certificates are wrong).
 struct GatewayUnavailable: Error, CustomStringConvertible {

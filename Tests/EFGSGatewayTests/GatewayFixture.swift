@@ -1,0 +1,174 @@
+// One test's gateway: its router on the test's own database, countries registered with their certificates, and
+// requests made as the TLS front makes them.
+
+import ENCrypto
+import ENFederation
+import ENModels
+import ENServiceKit
+import ENTestSupport
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import MetricsTestKit
+import NIOCore
+import SwiftProtobuf
+import Testing
+import X509
+
+@testable import EFGSGateway
+
+/// A registered country: its authentication and signing certificates.
+struct TestCountry: Sendable {
+    let code: String
+    let authentication: TestSigningCertificate
+    let signing: TestSigningCertificate
+    let signer: BatchSigner
+
+    init(_ code: String) throws {
+        self.code = code
+        self.authentication = try TestSigningCertificate.make(country: code, commonName: "EFGS client \(code)")
+        self.signing = try TestSigningCertificate.make(country: code)
+        self.signer = try BatchSigner(
+            certificatePEM: self.signing.certificatePEM,
+            privateKeyPEM: self.signing.privateKeyPEM
+        )
+    }
+
+    var thumbprint: String {
+        CertificateThumbprint(derEncodedCertificate: try! self.authentication.certificate.derEncoded()).hex
+    }
+    var distinguishedName: String { self.authentication.certificate.subject.description }
+
+    func signature(_ keys: [FederationDiagnosisKey]) throws -> String {
+        try self.signer.sign(BatchSignatureBytes.batch(of: keys), at: Date())
+    }
+}
+
+struct GatewayFixture: Sendable {
+    static let secret = String(repeating: "g", count: 40)
+
+    let database: PostgresTestDatabase
+    let store: GatewayStore
+    let settings: GatewaySettings
+    let metrics = TestMetrics()
+
+    init(_ change: (inout GatewaySettings) -> Void = { _ in }) throws {
+        self.database = try PostgresTestDatabase.require()
+        self.store = GatewayStore(client: self.database.client, logger: self.database.logger)
+        var settings = GatewaySettings()
+        change(&settings)
+        self.settings = settings
+    }
+
+    /// Registers `country`'s certificates (and a callback certificate when asked).
+    func register(_ country: TestCountry, callback: Bool = false) async throws {
+        try await self.store.register(
+            CountryCertificate(
+                thumbprint: country.thumbprint,
+                kind: .authentication,
+                country: country.code,
+                revoked: false,
+                pem: country.authentication.certificatePEM
+            )
+        )
+        let signingThumbprint = CertificateThumbprint(
+            derEncodedCertificate: try country.signing.certificate.derEncoded()
+        ).hex
+        try await self.store.register(
+            CountryCertificate(
+                thumbprint: signingThumbprint,
+                kind: .signing,
+                country: country.code,
+                revoked: false,
+                pem: country.signing.certificatePEM
+            )
+        )
+        if callback {
+            try await self.store.register(
+                CountryCertificate(
+                    thumbprint: signingThumbprint,
+                    kind: .callback,
+                    country: country.code,
+                    revoked: false,
+                    pem: country.signing.certificatePEM
+                )
+            )
+        }
+    }
+
+    func withClient(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {
+        let router = Router(context: CountryRequestContext.self)
+        router.middlewares.add(ErrorMiddleware())
+        let api = router.group().add(
+            middleware: CountryAuthenticationMiddleware(store: self.store, source: .front(secret: Self.secret))
+        )
+        GatewayController(
+            store: self.store,
+            settings: self.settings,
+            clock: .system,
+            metrics: GatewayMetrics(factory: self.metrics)
+        )
+        .addRoutes(to: api)
+        try await Application(router: router).test(.router) { client in try await body(client) }
+    }
+
+    /// The headers the TLS front sets for `country`'s authentication certificate.
+    static func headers(_ country: TestCountry, _ extra: [(String, String)] = []) -> HTTPFields {
+        var fields = HTTPFields()
+        fields[HTTPField.Name("X-Gateway-Secret")!] = Self.secret
+        fields[HTTPField.Name("X-SSL-Client-SHA256")!] = country.thumbprint
+        fields[HTTPField.Name("X-SSL-Client-DN")!] = country.distinguishedName
+        for (name, value) in extra { fields.append(HTTPField(name: HTTPField.Name(name)!, value: value)) }
+        return fields
+    }
+
+    static func keys(_ count: Int, origin: String) -> [FederationDiagnosisKey] {
+        let start = UInt32(Calendar.utc.startOfDay(for: Date()).timeIntervalSince1970 / 600) - 144
+        return (0..<count).map { _ in
+            var key = FederationDiagnosisKey()
+            key.keyData = Data((0..<16).map { _ in UInt8.random(in: 0...255) })
+            key.rollingStartIntervalNumber = start
+            key.rollingPeriod = 144
+            key.transmissionRiskLevel = 5
+            key.visitedCountries = ["DE", "FR"]
+            key.origin = origin
+            key.reportType = .confirmedTest
+            key.daysSinceOnsetOfSymptoms = -2
+            return key
+        }
+    }
+
+    static func body(_ keys: [FederationDiagnosisKey]) throws -> ByteBuffer {
+        var batch = DiagnosisKeyBatch()
+        batch.keys = keys
+        return ByteBuffer(bytes: try batch.serializedBytes() as [UInt8])
+    }
+
+    /// Uploads `keys` as `country` with tag `tag`; returns the response status and body.
+    static func upload(
+        _ client: any TestClientProtocol,
+        _ country: TestCountry,
+        tag: String,
+        keys: [FederationDiagnosisKey],
+        signature: String? = nil,
+        contentType: String = FederationProtocol.protobufMediaType,
+        body: ByteBuffer? = nil
+    ) async throws -> (HTTPResponse.Status, String, HTTPFields) {
+        let headers = Self.headers(
+            country,
+            [
+                ("Content-Type", contentType), ("batchTag", tag),
+                ("batchSignature", try signature ?? country.signature(keys)),
+            ]
+        )
+        return try await client.execute(
+            uri: "/diagnosiskeys/upload",
+            method: .post,
+            headers: headers,
+            body: try body ?? Self.body(keys)
+        ) {
+            response in (response.status, String(buffer: response.body), response.headers)
+        }
+    }
+}
