@@ -17,13 +17,14 @@ PROTO_OUT := Shared/Models/Generated
 PROTO_OPTS := Visibility=Package,FileNaming=PathToUnderscores,UseAccessLevelOnImports=true
 # Our products, built one by one: a plain `swift build` also builds the executables of dependencies (swift-protobuf's
 # C++ protoc among them, minutes on 2 cores).
-PRODUCTS := test-result-service verification-service submission-service portal-service distribution-service cwa
+PRODUCTS := test-result-service verification-service submission-service portal-service distribution-service \
+            federation-service efgs-gateway cwa
 # With SKIP_BUILD=1 (what `make test` passes to its sub-makes, after its own `swift build --build-tests` built every
 # product) the builds are skipped: each no-op `swift build` still costs seconds of package loading and planning.
 build_products = $(if $(SKIP_BUILD),:,for product in $(1); do $(SWIFT) build -c $(2) --product $$product; done)
 BUILD_PRODUCTS = $(call build_products,$(PRODUCTS),$(CONFIG))
 
-.PHONY: help build lint format test test-unit test-browser e2e images e2e-containers run stop db-start db-stop db-status protos protos-check protoc-tools bench privacy-check bench-distribution distribute deploy-check clean
+.PHONY: help build lint format test test-unit test-browser e2e e2e-federation images e2e-containers run stop db-start db-stop db-status protos protos-check protoc-tools bench privacy-check bench-distribution distribute deploy-check clean
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -31,13 +32,14 @@ help: ## List the targets
 build: ## Build every product (debug; CONFIG=release for release)
 	$(BUILD_PRODUCTS)
 
-test: lint db-start ## The lint gate, PostgreSQL if needed, build, the whole suite, the browser test, the end-to-end journey on loopback and in containers, deploy-check
+test: lint db-start ## The lint gate, PostgreSQL if needed, build, the whole suite, the browser test, the end-to-end journeys (loopback, two federating countries, containers), deploy-check
 	database_env="$$($(PG) env)"; eval "$$database_env"; \
 	export EN_REQUIRE_DB=1; \
 	$(SWIFT) build --build-tests; \
 	$(SWIFT) test --skip-build
 	$(MAKE) test-browser SKIP_BUILD=1
 	$(MAKE) e2e SKIP_BUILD=1 CONFIG=debug
+	$(MAKE) e2e-federation SKIP_BUILD=1 CONFIG=debug
 	$(MAKE) e2e-containers CONFIG=debug
 	$(MAKE) deploy-check
 
@@ -64,6 +66,10 @@ test-browser: ## Drive the portal in headless Chromium: CLI user, login, TOTP, t
 e2e: ## A second fleet (ports +100, .data/e2e) and the whole journey through the gateway with cwa; N passed, M failed
 	$(BUILD_PRODUCTS)
 	CONFIG=$(CONFIG) deploy/local/e2e.sh
+
+e2e-federation: ## Two fleets (DE, FR) and an efgs-gateway (.data/e2e-federation): keys federate both ways, and the failures
+	$(call build_products,$(PRODUCTS),$(CONFIG))
+	CONFIG=$(CONFIG) SKIP_BUILD=1 deploy/local/e2e-federation.sh
 
 images: ## Every image with podman, no registry: a debootstrap base, the services from host binaries (CONFIG=release), PostgreSQL and nginx stand-ins
 	CONFIG=$(CONFIG_IMAGES) deploy/local/images.sh

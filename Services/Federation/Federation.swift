@@ -1,6 +1,5 @@
 // federation-service: key exchange with other countries through the EU federation gateway (cwa-server §5).
 
-import ENKeyStore
 import ENPersistence
 import ENServiceKit
 
@@ -10,9 +9,9 @@ import ENServiceKit
 @main
 enum Federation: ServiceEntrypoint {
     static let serviceName = "federation-service"
-    /// Federation writes downloaded keys and reads the upload mirror of the key store, and keeps its batch list
-    /// beside them.
-    static let migrationGroups: [MigrationGroup] = [KeyStoreMigrations.group, FederationMigrations.group]
+    /// Federation reads and writes the key store (its batch list included); submission, which owns it, applies its
+    /// schema.
+    static let migrationGroups: [MigrationGroup] = []
     static let defaultCommand: String? = nil
     static let commands: [ServiceCommand<Federation>] = [
         .job(

@@ -14,7 +14,7 @@ import X509
 
 @testable import FederationService
 
-@Suite("Callback", .postgres(KeyStoreMigrations.group, FederationMigrations.group))
+@Suite("Callback", .postgres(KeyStoreMigrations.group))
 struct CallbackTests {
     static let secret = String(repeating: "s", count: 40)
 

@@ -10,7 +10,7 @@ import Testing
 
 @testable import FederationService
 
-@Suite("Download runs", .postgres(KeyStoreMigrations.group, FederationMigrations.group))
+@Suite("Download runs", .postgres(KeyStoreMigrations.group))
 struct DownloadRunTests {
     static let day = FederationFixture.today
 

@@ -12,7 +12,7 @@ import Testing
 
 @testable import FederationService
 
-@Suite("Upload runs", .postgres(KeyStoreMigrations.group, FederationMigrations.group))
+@Suite("Upload runs", .postgres(KeyStoreMigrations.group))
 struct UploadRunTests {
     @Test("waiting keys go out in signed batches sorted by key data and are marked with their tag")
     func uploadsSignedBatches() async throws {

@@ -83,6 +83,9 @@ struct GatewayController: Sendable {
         guard batch.keys.count <= FederationProtocol.maximumUploadKeys else {
             throw self.refuse(.contentTooLarge, "more than \(FederationProtocol.maximumUploadKeys) keys", "too_large")
         }
+        guard try await !self.store.isTagUsed(tag) else {
+            throw self.refuse(.conflict, "the batchTag was used before", "duplicate_tag")
+        }
         guard let signer = await self.verify(signature, keys: batch.keys, country: caller.country, now: now) else {
             // Deliberately generic, as the reference (efgs-federation-gateway#232).
             throw self.refuse(.badRequest, "Invalid signature", "signature")

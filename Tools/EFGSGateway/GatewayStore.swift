@@ -123,6 +123,11 @@ struct GatewayStore: Sendable {
 
     // MARK: - Uploads
 
+    func isTagUsed(_ tag: String) async throws -> Bool {
+        try await !self.database.query("SELECT 1 FROM upload_batch WHERE batch_tag = \(tag)", logger: self.logger)
+            .isEmpty
+    }
+
     /// Stores an upload batch and its keys in one transaction. A used tag or a key that exists already stores nothing.
     func storeUpload(
         tag: String,

@@ -22,7 +22,7 @@ Commands:
   status           print running/stopped, port and data dir; exit 0 if running, 3 if not
   url SERVICE      print the postgres:// URL of one service; SERVICE is one of
                    submission distribution federation verification testresult
-                   portal datadonation test (test = role en_test, database postgres)
+                   portal datadonation efgs test (test = role en_test, database postgres)
   env              print `export POSTGRES_*=...` lines for the test suite:
                    eval "$(deploy/local/postgres.sh env)"
   psql [ARGS]      run psql as the superuser against the cluster
@@ -67,7 +67,7 @@ START_TIMEOUT=${EN_PG_START_TIMEOUT:-30}
 HOST=127.0.0.1
 
 SERVICES="submission distribution federation verification testresult portal datadonation test"
-ROLES="submission distribution federation verification testresult portal datadonation en_test"
+ROLES="submission distribution federation verification testresult portal datadonation efgs en_test"
 
 # The script addresses its own cluster explicitly; inherited libpq/server
 # variables (a developer's PGHOST, PGSSLMODE=require, PGDATA ...) must not redirect it.
@@ -429,7 +429,7 @@ $err"
 service_role() {
     case $1 in
         test) echo en_test ;;
-        submission|distribution|federation|verification|testresult|portal|datadonation) echo "$1" ;;
+        submission|distribution|federation|verification|testresult|portal|datadonation|efgs) echo "$1" ;;
         *) return 1 ;;
     esac
 }

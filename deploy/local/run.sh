@@ -7,6 +7,7 @@
 #   deploy/local/run.sh stop         stop what a previous run left running (gateway, services, then PostgreSQL)
 #   deploy/local/run.sh distribute   one distribution run now (`distribution-service run`), beside a running suite
 #   deploy/local/run.sh env          print the fleet's addresses as shell assignments (for scripts and `cwa`)
+#   deploy/local/run.sh federate upload|download   one federation run now, beside a running suite (EN_FEDERATION=on)
 #
 # Binaries come from .build/<CONFIG> (make run builds them first). State lives under EN_DATA_DIR (.data): the
 # database cluster, keys and the PKI, logs in logs/, process ids in run/. A second run reuses it. EN_PORT_OFFSET
@@ -15,6 +16,11 @@
 # some of them only, e.g. "test-result verification"; EN_GATEWAY=off leaves the gateway out, and then labs and
 # officers reach the services directly (no lab certificates, the portal on its own port without Secure cookies).
 # The services inherit the environment (e.g. DATABASE_POOL_SIZE); the settings below take precedence.
+#
+# EN_COUNTRY (DE) is the fleet's country (submission's and distribution's ORIGIN_COUNTRY). EN_FEDERATION=on adds
+# federation-service, which federates through the gateway of the EFGS protocol at EN_EFGS_URL (https://127.0.0.1:8091,
+# deploy/local/efgs.sh) with the certificates of EN_FEDERATION_DIR (<data>/federation, deploy/local/federation-pki.sh),
+# and the gateway's fourth server (port 8446), on which the federation gateway calls back.
 set -euo pipefail
 shopt -s nullglob
 
@@ -37,6 +43,13 @@ port_verification_internal=$((8012 + offset)) port_testresult_internal=$((8013 +
 port_submission_metrics=$((9001 + offset)) port_verification_metrics=$((9002 + offset))
 port_testresult_metrics=$((9003 + offset)) port_portal_metrics=$((9004 + offset))
 port_gateway_app=$((8443 + offset)) port_gateway_lab=$((8444 + offset)) port_gateway_portal=$((8445 + offset))
+port_federation=$((8006 + offset)) port_gateway_federation=$((8446 + offset))
+country="${EN_COUNTRY:-DE}"
+[[ $country =~ ^[A-Z]{2}$ ]] || { say "EN_COUNTRY must be a country code such as DE"; exit 2; }
+federation="${EN_FEDERATION:-off}"
+case "$federation" in on | off) ;; *) say "EN_FEDERATION must be on or off"; exit 2 ;; esac
+federation_dir="${EN_FEDERATION_DIR:-$data/federation}"
+efgs_url="${EN_EFGS_URL:-https://127.0.0.1:8091}"
 pki="$data/pki"
 gateway="$data/gateway"
 export LOG_LEVEL="${LOG_LEVEL:-info}"
@@ -57,14 +70,20 @@ esac
 services=(
   "test-result|test-result-service|HTTP_PORT=$port_testresult INTERNAL_HTTP_PORT=$port_testresult_internal METRICS_PORT=$port_testresult_metrics DATABASE_URL=@db:testresult SERVICE_CALLER_KEYS=verification-service=@data/keys/service-token-verification.pub.pem $lab_settings"
   "verification|verification-service|HTTP_PORT=$port_verification INTERNAL_HTTP_PORT=$port_verification_internal METRICS_PORT=$port_verification_metrics DATABASE_URL=@db:verification TEST_RESULT_INTERNAL_URL=http://127.0.0.1:$port_testresult_internal TELETAN_JWT_PUBLIC_KEYS=@data/keys/teletan-trusted.pem TELETAN_JWT_ISSUERS=portal-service,dev-identity-provider TELETAN_PEPPER_FILE=@data/keys/teletan-pepper.keys SERVICE_TOKEN_KEY_FILE=@data/keys/service-token-verification.pem SERVICE_CALLER_KEYS=submission-service=@data/keys/service-token-submission.pub.pem,portal-service=@data/keys/service-token-portal.pub.pem"
-  "submission|submission-service|HTTP_PORT=$port_submission METRICS_PORT=$port_submission_metrics DATABASE_URL=@db:submission VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal SERVICE_TOKEN_KEY_FILE=@data/keys/service-token-submission.pem"
+  "submission|submission-service|HTTP_PORT=$port_submission METRICS_PORT=$port_submission_metrics DATABASE_URL=@db:submission VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal SERVICE_TOKEN_KEY_FILE=@data/keys/service-token-submission.pem ORIGIN_COUNTRY=$country"
   "portal|portal-service|HTTP_PORT=$port_portal METRICS_PORT=$port_portal_metrics DATABASE_URL=@db:portal VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal PORTAL_JWT_KEY_FILE=@data/keys/portal-jwt.pem TOTP_KEY_FILE=@data/keys/totp.keys SERVICE_TOKEN_KEY_FILE=@data/keys/service-token-portal.pem $portal_settings"
-  "distribution|distribution-service serve|HTTP_PORT=$port_distribution DATABASE_URL=@db:distribution SIGNING_KEY_FILES=@data/keys/cdn-signing.pem CDN_DIRECTORY=@data/cdn SIGNATURE_APP_BUNDLE_ID=de.rki.coronawarnapp-dev"
+  "distribution|distribution-service serve|HTTP_PORT=$port_distribution DATABASE_URL=@db:distribution SIGNING_KEY_FILES=@data/keys/cdn-signing.pem CDN_DIRECTORY=@data/cdn SIGNATURE_APP_BUNDLE_ID=de.rki.coronawarnapp-dev ORIGIN_COUNTRY=$country"
 )
 distribution_entry="${services[4]}"
+# The callback comes through the gateway's federation server; without the gateway there is none.
+callback_settings=""
+[ "${EN_GATEWAY:-on}" = on ] && callback_settings="EFGS_CALLBACK_CERT_CN=efgs-callback CALLBACK_CERT_HEADER=X-SSL-Client-Cert GATEWAY_SECRET=@file:secrets/gateway CALLBACK_CA_FILE=$federation_dir/ca.pem CALLBACK_URL=https://127.0.0.1:$port_gateway_federation/version/v1/callback"
+federation_entry="federation|federation-service serve|HTTP_PORT=$port_federation DATABASE_URL=@db:federation FEDERATION_OWN_COUNTRY=$country EFGS_URL=$efgs_url EFGS_CLIENT_CERT_FILE=$federation_dir/$country/client.pem EFGS_CLIENT_KEY_FILE=$federation_dir/$country/client.key EFGS_CA_FILE=$federation_dir/ca.pem FEDERATION_SIGNING_CERT_FILE=$federation_dir/$country/signing.pem FEDERATION_SIGNING_KEY_FILE=$federation_dir/$country/signing.key FEDERATION_TRUST_ANCHORS=$federation_dir/trust-anchors.pem FEDERATION_UPLOAD_MIN_KEYS=${FEDERATION_UPLOAD_MIN_KEYS:-1} $callback_settings"
+[ "$federation" = on ] && services+=("$federation_entry")
 
 # The entries EN_SERVICES names, in the table's order.
 all_services="test-result verification submission portal distribution"
+[ "$federation" = on ] && all_services+=" federation"
 for name in ${EN_SERVICES:-}; do
   case " $all_services " in *" $name "*) ;; *) say "EN_SERVICES: unknown service '$name' ($all_services)"; exit 2 ;; esac
 done
@@ -190,6 +209,16 @@ write_gateway_config() {
     "$root/deploy/gateway/render.sh" >"$gateway/gateway.conf.new" || fail "could not render the gateway configuration"
   chmod 600 "$gateway/gateway.conf.new"
   mv -f "$gateway/gateway.conf.new" "$gateway/gateway.conf"
+  local federation_include=""
+  if [ "$federation" = on ]; then
+    GATEWAY_BIND=127.0.0.1 GATEWAY_FEDERATION_PORT=$port_gateway_federation GATEWAY_EFGS_CA="$federation_dir/ca.pem" \
+    GATEWAY_FEDERATION_UPSTREAM=127.0.0.1:$port_federation GATEWAY_SECRET="$(cat "$data/secrets/gateway")" \
+      "$root/deploy/gateway/render.sh" "$root/deploy/gateway/federation.conf.template" >"$gateway/federation.conf.new" \
+      || fail "could not render the gateway's federation server"
+    chmod 600 "$gateway/federation.conf.new"
+    mv -f "$gateway/federation.conf.new" "$gateway/federation.conf"
+    federation_include="include $gateway/federation.conf;"
+  fi
   cat >"$gateway/nginx.conf" <<NGINX
 # Written by deploy/local/run.sh for the loopback fleet; the gateway itself is deploy/gateway/gateway.conf.template.
 $user_line
@@ -206,6 +235,7 @@ http {
     uwsgi_temp_path $gateway/tmp/uwsgi;
     scgi_temp_path $gateway/tmp/scgi;
     include $gateway/gateway.conf;
+    $federation_include
 }
 NGINX
   "$nginx_bin" -t -q -e stderr -p "$gateway" -c "$gateway/nginx.conf" 2>&1 | sed -E 's/, client: [^,]*//' >&2
@@ -219,7 +249,9 @@ njs_module=/usr/lib/nginx/modules/ngx_http_js_module.so
 
 start_gateway() {
   local port
-  for port in $port_gateway_app $port_gateway_lab $port_gateway_portal; do
+  local ports=("$port_gateway_app" "$port_gateway_lab" "$port_gateway_portal")
+  [ "$federation" = on ] && ports+=("$port_gateway_federation")
+  for port in "${ports[@]}"; do
     port_open "$port" && fail "port $port (for the gateway) is already in use; is another run active? ('make stop')"
   done
   mkdir -p "$data/cdn"
@@ -240,6 +272,8 @@ export EN_VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal
 export EN_SUBMISSION_URL=http://127.0.0.1:$port_submission
 export EN_PORTAL_URL=http://127.0.0.1:$port_portal
 export EN_DISTRIBUTION_URL=http://127.0.0.1:$port_distribution
+export EN_FEDERATION_URL=http://127.0.0.1:$port_federation
+export EN_FEDERATION_CALLBACK_URL=https://127.0.0.1:$port_gateway_federation/version/v1/callback
 export CWA_APP_URL=https://127.0.0.1:$port_gateway_app
 export CWA_LAB_URL=https://127.0.0.1:$port_gateway_lab
 export CWA_PORTAL_URL=https://127.0.0.1:$port_gateway_portal
@@ -339,14 +373,25 @@ distribute_now() {
   ( export "${env[@]}"; exec "$bin/distribution-service" run )
 }
 
+# One federation run (`federation-service upload` or `download`) with the suite's settings.
+federate_now() {
+  local env=() settings
+  [ "$federation" = on ] || fail "federate needs EN_FEDERATION=on"
+  case "${1:-}" in upload | download) ;; *) fail "usage: run.sh federate upload|download" ;; esac
+  IFS='|' read -r _ _ settings <<<"$federation_entry"
+  mapfile -t env < <(service_env "$settings" | grep -v '^HTTP_PORT=')
+  ( export "${env[@]}"; exec "$bin/federation-service" "$1" )
+}
+
 mode="${1:-run}"
 case "$mode" in
   stop) stop_all; exit 0 ;;
   distribute) distribute_now; exit $? ;;
+  federate) federate_now "${2:-}"; exit $? ;;
   env) print_env; exit 0 ;;
   run | up) ;;
-  -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
-  *) fail "unknown command '$1' (run, up, stop, distribute or env)" ;;
+  -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+  *) fail "unknown command '$1' (run, up, stop, distribute, federate or env)" ;;
 esac
 
 [ ${#selected[@]} -gt 0 ] || fail "EN_SERVICES names no service"
@@ -369,6 +414,7 @@ ensure_portal_keys
 ensure_secret_key_files
 ensure_service_keys
 case " $(selected_names)" in *" portal "*) ensure_officer ;; esac
+[ "$federation" = on ] && "$root/deploy/local/federation-pki.sh" "$federation_dir" "$country"
 if [ "${EN_GATEWAY:-on}" = on ]; then
   ensure_pki
   write_gateway_config
@@ -378,8 +424,8 @@ fi
 stop_after_failure() { local code=$?; if [ "$code" -ne 0 ]; then stop_all >&2; fi; }
 trap stop_after_failure EXIT
 
-# Two waves: distribution reads the keys tables that submission-service creates (the key store's migrations), so it starts once the others
-# are ready.
+# Two waves: distribution and federation use the keys tables that submission-service creates (the key store's migrations), so they
+# start once the others are ready.
 start_wave() {
   local entry name binary settings port
   for entry in "$@"; do
@@ -392,10 +438,12 @@ start_wave() {
     wait_ready "$name" "$port"
   done
 }
-first_wave=()
-for entry in "${selected[@]}"; do [ "$entry" = "$distribution_entry" ] || first_wave+=("$entry"); done
+first_wave=() second_wave=()
+for entry in "${selected[@]}"; do
+  case "$entry" in "$distribution_entry" | "$federation_entry") second_wave+=("$entry") ;; *) first_wave+=("$entry") ;; esac
+done
 [ ${#first_wave[@]} -eq 0 ] || start_wave "${first_wave[@]}"
-[ ${#first_wave[@]} -eq ${#selected[@]} ] || start_wave "$distribution_entry"
+[ ${#second_wave[@]} -eq 0 ] || start_wave "${second_wave[@]}"
 if [ "${EN_GATEWAY:-on}" = on ]; then
   start_gateway
   wait_gateway

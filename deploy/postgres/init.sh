@@ -3,20 +3,22 @@
 # bounded context, one login role per service, the same layout deploy/local/postgres.sh gives the local cluster.
 #
 #   database      owner          also
-#   keys          submission     distribution (CONNECT; SELECT, DELETE on its tables), federation (CONNECT)
+#   keys          submission     distribution (CONNECT; SELECT, DELETE on its tables),
+#                                federation (CONNECT; SELECT, INSERT, UPDATE, DELETE on its tables)
 #   verification  verification
 #   testresult    testresult
 #   portal        portal
 #   datadonation  datadonation
+#   efgs          efgs           (the rehearsal gateway, Tools/EFGSGateway)
 #
 # The official postgres image runs it once, when it initialises an empty data directory (mounted at
 # /docker-entrypoint-initdb.d/ by deploy/compose.yaml and by the Kubernetes local overlay). It is idempotent: run it
 # again (`docker-compose exec postgres /docker-entrypoint-initdb.d/10-en-roles.sh`) after changing a password.
 #
 # Passwords come from the environment, never from this file: SUBMISSION_DB_PASSWORD, DISTRIBUTION_DB_PASSWORD,
-# VERIFICATION_DB_PASSWORD, TESTRESULT_DB_PASSWORD and PORTAL_DB_PASSWORD are required; FEDERATION_DB_PASSWORD
-# and DATADONATION_DB_PASSWORD are optional (their services are planned): without one the role exists but cannot
-# log in. Each password needs 16 to 128 characters of [A-Za-z0-9_-], because the services take it inside
+# VERIFICATION_DB_PASSWORD, TESTRESULT_DB_PASSWORD and PORTAL_DB_PASSWORD are required; FEDERATION_DB_PASSWORD,
+# DATADONATION_DB_PASSWORD and EFGS_DB_PASSWORD are optional (a deployment without federation, data donation or a
+# rehearsal gateway): without one the role exists but cannot log in. Each password needs 16 to 128 characters of [A-Za-z0-9_-], because the services take it inside
 # DATABASE_URL. psql reads them from the environment itself (`\getenv`, psql 15), so they appear neither in the SQL
 # text nor on psql's command line, where `ps` would show them.
 # EN_TEST_DB_PASSWORD (development and CI only: deploy/local/postgres.sh sets it) adds the test suite's role en_test,
@@ -26,13 +28,13 @@ set -euo pipefail
 
 fail() { printf 'init.sh: %s\n' "$*" >&2; exit 1; }
 
-roles=(submission distribution federation verification testresult portal datadonation)
+roles=(submission distribution federation verification testresult portal datadonation efgs)
 declare -A passwords=()
 for role in "${roles[@]}" en_test; do
   variable="${role^^}_DB_PASSWORD"
   value="${!variable:-}"
   case "$role" in
-    federation | datadonation | en_test) [ -z "$value" ] && continue ;;
+    federation | datadonation | efgs | en_test) [ -z "$value" ] && continue ;;
     *) [ -n "$value" ] || fail "$variable is not set" ;;
   esac
   [[ $value =~ ^[A-Za-z0-9_-]{16,128}$ ]] || fail "$variable must be 16 to 128 characters of A-Z a-z 0-9 _ -"
@@ -66,7 +68,7 @@ SQL
 SELECT format('CREATE DATABASE %I OWNER %I', d, o)
   FROM (VALUES ('keys','submission'), ('verification','verification'),
                ('testresult','testresult'), ('portal','portal'),
-               ('datadonation','datadonation')) AS v(d, o)
+               ('datadonation','datadonation'), ('efgs','efgs')) AS v(d, o)
  WHERE NOT EXISTS (SELECT FROM pg_database WHERE datname = d)
 \gexec
 ALTER DATABASE keys OWNER TO submission;
@@ -74,8 +76,9 @@ ALTER DATABASE verification OWNER TO verification;
 ALTER DATABASE testresult OWNER TO testresult;
 ALTER DATABASE portal OWNER TO portal;
 ALTER DATABASE datadonation OWNER TO datadonation;
+ALTER DATABASE efgs OWNER TO efgs;
 -- Each service reaches only its own database; keys is shared (Shared/README.md, "Databases").
-REVOKE CONNECT, TEMPORARY ON DATABASE keys, verification, testresult, portal, datadonation FROM PUBLIC;
+REVOKE CONNECT, TEMPORARY ON DATABASE keys, verification, testresult, portal, datadonation, efgs FROM PUBLIC;
 GRANT CONNECT ON DATABASE keys TO distribution, federation;
 SQL
   if [ -n "${passwords[en_test]:-}" ]; then
@@ -86,12 +89,15 @@ SQL
   fi
   cat <<'SQL'
 -- submission-service applies the key store's migrations (the keys tables); distribution reads them and deletes what is
--- past retention. Default privileges cover tables created later, the plain GRANT those that exist already.
+-- past retention; federation reads the upload mirror and marks it, stores downloaded keys and keeps its batch list.
+-- Default privileges cover tables created later, the plain GRANT those that exist already.
 \c keys
 ALTER DEFAULT PRIVILEGES FOR ROLE submission IN SCHEMA public GRANT SELECT, DELETE ON TABLES TO distribution;
 GRANT SELECT, DELETE ON ALL TABLES IN SCHEMA public TO distribution;
+ALTER DEFAULT PRIVILEGES FOR ROLE submission IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO federation;
+GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO federation;
 SQL
 }
 
 sql | psql "${psql_args[@]}"
-echo "init.sh: databases keys, verification, testresult, portal, datadonation and their roles are in place"
+echo "init.sh: databases keys, verification, testresult, portal, datadonation, efgs and their roles are in place"

@@ -167,6 +167,10 @@ extension PhoneCommand {
         var reuseTAN = false
         @Flag(help: "Submit as a rapid-test result.")
         var rapid = false
+        @Option(help: "The country of the backend the phone submits to (the payload's origin).")
+        var origin: String = "DE"
+        @Option(help: "Countries visited, comma-separated (the origin is always added).")
+        var visited: String = ""
 
         func run() async throws {
             // 30 encrypted check-ins and 14 keys still fit into the 4 KB every payload is padded to.
@@ -199,7 +203,9 @@ extension PhoneCommand {
                     keys: state.keys,
                     checkIns: self.checkins,
                     now: now,
-                    rapidTest: self.rapid
+                    rapidTest: self.rapid,
+                    origin: self.origin,
+                    visited: self.visited.split(separator: ",").map(String.init)
                 )
                 return (
                     try await SubmissionCalls.submit(client: client, app: self.gateway.app, tan: tan, payload: payload),

@@ -15,8 +15,16 @@ enum SubmissionBuilder {
     /// The most encrypted check-ins (about 106 bytes each) that fit beside 14 keys into `paddedSize`.
     static let maximumCheckIns = 30
 
-    /// The real payload: the phone's keys of the last 14 days, `checkIns` encrypted check-ins, padding.
-    static func payload(keys: [ExposureKey], checkIns: Int, now: Date, rapidTest: Bool = false) throws -> [UInt8] {
+    /// The real payload: the phone's keys of the last 14 days, `checkIns` encrypted check-ins, padding; consent to
+    /// federation, the backend's country as origin, and the countries visited besides.
+    static func payload(
+        keys: [ExposureKey],
+        checkIns: Int,
+        now: Date,
+        rapidTest: Bool = false,
+        origin: String = "DE",
+        visited: [String] = []
+    ) throws -> [UInt8] {
         let today = ENInterval.dayStart(of: ENInterval.number(of: now))
         var payload = SubmissionPayload()
         payload.keys = keys.compactMap { key in
@@ -29,8 +37,8 @@ enum SubmissionBuilder {
             tek.transmissionRiskLevel = Int32(Self.transmissionRiskByDaysAgo[daysAgo])
             return tek
         }
-        payload.origin = "DE"
-        payload.visitedCountries = ["DE"]
+        payload.origin = origin
+        payload.visitedCountries = [origin] + visited.filter { $0 != origin }
         payload.consentToFederation = true
         payload.submissionType = rapidTest ? .rapidTest : .pcrTest
         payload.checkInProtectedReports = try (0..<checkIns).map { index in

@@ -1,16 +1,11 @@
-// The schema federation-service adds to the `keys` database (cwa-server §5.4).
+// Migration 0002 of group `keys`: the batches the federation gateway announced (cwa-server §5.4).
 
 import ENPersistence
 
-/// The `federation` group: the batches announced by the gateway and what became of them. The key tables it reads
-/// and writes (`federation_upload_key`, `diagnosis_key`) belong to the `keys` group.
-enum FederationMigrations {
-    static let group = MigrationGroup(name: "federation", migrations: [CreateBatchInfo()])
-}
-
-/// The reference's `federation_batch_info` with checked values; one source system (`EFGS`) is used.
-struct CreateBatchInfo: DatabaseMigration {
-    let name = "0001_create_batch_info"
+/// The reference's `federation_batch_info` with checked values; federation-service writes it, one source system
+/// (`EFGS`) is used.
+struct CreateFederationBatchInfo: DatabaseMigration {
+    let name = "0002_create_federation_batch_info"
     let statements = [
         """
         CREATE TABLE federation_batch_info (
