@@ -78,9 +78,9 @@ e2e-containers: ## The compose fleet in podman, on images of CONFIG (debug) bina
 	CONFIG=$(CONFIG) deploy/local/images.sh
 	E2E_FLEET=containers CONFIG=$(CONFIG) deploy/local/e2e.sh
 
-run: ## PostgreSQL, every service and the gateway on loopback, print the URLs; Ctrl-C stops everything
+run: ## PostgreSQL, every service and the gateway on loopback, federating through a local efgs-gateway; print the URLs; Ctrl-C stops everything
 	$(BUILD_PRODUCTS)
-	CONFIG=$(CONFIG) deploy/local/run.sh
+	CONFIG=$(CONFIG) EN_FEDERATION=$${EN_FEDERATION:-on} deploy/local/run.sh
 
 stop: ## Stop what `make run` started (gateway, services and PostgreSQL)
 	deploy/local/run.sh stop

@@ -1332,6 +1332,8 @@ def check_postgres(ctx: Context) -> str:
     dev_env = dict(line.split("=", 1) for line in (ctx.dev / ".env").read_text().splitlines()
                    if "=" in line and not line.startswith("#"))
     passwords = {k: v for k, v in dev_env.items() if k.endswith("_DB_PASSWORD")}
+    # Compose does not run federation-service yet: its optional password is set here, so its grants are checked too.
+    passwords.setdefault("FEDERATION_DB_PASSWORD", "federation-check-" + os.urandom(8).hex())
 
     def sh(cmd: list[str], extra: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
         result = subprocess.run(as_user + ["env", *[f"{k}={v}" for k, v in {**env, **(extra or {})}.items()], *cmd],
@@ -1363,7 +1365,8 @@ def check_postgres(ctx: Context) -> str:
         owners = sh(psql + ["-U", "postgres", "-c",
                             "SELECT string_agg(datname || '=' || pg_get_userbyid(datdba), ',' ORDER BY datname) "
                             "FROM pg_database WHERE datname NOT LIKE 'template%' AND datname <> 'postgres'"]).stdout.strip()
-        expected = "datadonation=datadonation,keys=submission,portal=portal,testresult=testresult,verification=verification"
+        expected = ("datadonation=datadonation,efgs=efgs,keys=submission,portal=portal,testresult=testresult,"
+                    "verification=verification")
         problems = [] if owners == expected else [f"databases and owners are {owners}, expected {expected}"]
         if as_role("submission", "keys", "CREATE TABLE later_table (x int); INSERT INTO later_table VALUES (1)").returncode != 0:
             problems.append("submission cannot log in with SUBMISSION_DB_PASSWORD and create a table in keys")
@@ -1373,6 +1376,11 @@ def check_postgres(ctx: Context) -> str:
             problems.append("distribution cannot read and delete a table submission creates later")
         if as_role("distribution", "keys", "INSERT INTO later_table VALUES (2)").returncode == 0:
             problems.append("distribution may insert into the keys tables")
+        if as_role("federation", "keys", "INSERT INTO later_table VALUES (3); UPDATE later_table SET x = 4; "
+                   "DELETE FROM later_table WHERE x = 4 RETURNING x").returncode != 0:
+            problems.append("federation cannot insert, update and delete in a table submission creates later")
+        if as_role("federation", "verification", "SELECT 1").returncode == 0:
+            problems.append("federation may connect to verification")
         for role, db in (("verification", "verification"), ("testresult", "testresult"), ("portal", "portal")):
             if as_role(role, db, "SELECT 1").returncode != 0:
                 problems.append(f"{role} cannot log in to {db} with its password")
@@ -1380,17 +1388,18 @@ def check_postgres(ctx: Context) -> str:
                          ("testresult", "portal"), ("submission", "verification")):
             if as_role(role, db, "SELECT 1").returncode == 0:
                 problems.append(f"{role} may connect to {db}")
-        if as_role("datadonation", "datadonation", "SELECT 1").returncode == 0:
-            problems.append("datadonation may log in without a password being configured")
+        for role in ("datadonation", "efgs"):
+            if as_role(role, role, "SELECT 1").returncode == 0:
+                problems.append(f"{role} may log in without a password being configured")
     finally:
         subprocess.run(as_user + [str(pg_bin / "pg_ctl"), "stop", "-D", f"{cluster}/data", "-m", "immediate"],
                        capture_output=True, cwd="/")
         shutil.rmtree(cluster, ignore_errors=True)
     if problems:
         raise CheckFailed("deploy/postgres/init.sh", problems)
-    return ("deploy/postgres/init.sh creates the five databases and roles on a throw-away PostgreSQL 15 (twice); "
-            "each service role logs in with its password and no other; distribution reads and deletes later tables of keys; "
-            "no role opens another's database")
+    return ("deploy/postgres/init.sh creates the six databases and roles on a throw-away PostgreSQL 15 (twice); "
+            "each service role logs in with its password and no other; distribution reads and deletes later tables of keys, "
+            "federation also inserts and updates; no role opens another's database")
 
 def check_alerts(ctx: Context) -> str:
     """deploy/monitoring/alerts.yaml: every rule has an expression, a severity and a runbook that is a heading of

@@ -17,10 +17,11 @@
 # officers reach the services directly (no lab certificates, the portal on its own port without Secure cookies).
 # The services inherit the environment (e.g. DATABASE_POOL_SIZE); the settings below take precedence.
 #
-# EN_COUNTRY (DE) is the fleet's country (submission's and distribution's ORIGIN_COUNTRY). EN_FEDERATION=on adds
-# federation-service, which federates through the gateway of the EFGS protocol at EN_EFGS_URL (https://127.0.0.1:8091,
-# deploy/local/efgs.sh) with the certificates of EN_FEDERATION_DIR (<data>/federation, deploy/local/federation-pki.sh),
-# and the gateway's fourth server (port 8446), on which the federation gateway calls back.
+# EN_COUNTRY (DE) is the fleet's country (submission's and distribution's ORIGIN_COUNTRY). EN_FEDERATION=on (make run
+# sets it) adds federation-service and the gateway's fourth server (port 8446), on which the federation gateway calls
+# back. Without EN_EFGS_URL it federates through a local efgs-gateway that run.sh starts and stops with the fleet
+# (deploy/local/efgs.sh, https://127.0.0.1:8091, same ports offset); with it, through that gateway. Certificates come
+# from EN_FEDERATION_DIR (<data>/federation, made by deploy/local/federation-pki.sh).
 set -euo pipefail
 shopt -s nullglob
 
@@ -49,7 +50,15 @@ country="${EN_COUNTRY:-DE}"
 federation="${EN_FEDERATION:-off}"
 case "$federation" in on | off) ;; *) say "EN_FEDERATION must be on or off"; exit 2 ;; esac
 federation_dir="${EN_FEDERATION_DIR:-$data/federation}"
-efgs_url="${EN_EFGS_URL:-https://127.0.0.1:8091}"
+port_efgs=$((8091 + offset))
+efgs_url="${EN_EFGS_URL:-https://127.0.0.1:$port_efgs}"
+# The local efgs-gateway: started and stopped with the fleet when no other gateway is named.
+local_efgs=off
+[ "$federation" = on ] && [ -z "${EN_EFGS_URL:-}" ] && local_efgs=on
+efgs_local() {
+  EN_EFGS_PORT=$port_efgs EN_EFGS_COUNTRIES="$country" EN_EFGS_CALLBACK_CA="$pki/ca.pem" \
+    EN_FEDERATION_DIR="$federation_dir" "$root/deploy/local/efgs.sh" "$@"
+}
 pki="$data/pki"
 gateway="$data/gateway"
 export LOG_LEVEL="${LOG_LEVEL:-info}"
@@ -320,6 +329,8 @@ stop_services() {
 stop_all() {
   say "stopping…"
   if [ -n "${tail_pid:-}" ]; then kill "$tail_pid" 2>/dev/null || true; fi
+  # The local federation gateway (its front is an nginx of its own, which stop_services would not recognise).
+  if [ -f "$pids/efgs-front.pid" ] || [ -f "$pids/efgs-gateway.pid" ]; then efgs_local stop >/dev/null 2>&1 || true; fi
   stop_services
   # PostgreSQL only if a run started it: make test may be using a cluster that was running before.
   if [ -f "$pids/postgres.started" ]; then
@@ -419,6 +430,10 @@ if [ "${EN_GATEWAY:-on}" = on ]; then
   ensure_pki
   write_gateway_config
 fi
+if [ "$local_efgs" = on ]; then
+  ensure_pki
+  efgs_local up >"$logs/efgs-up.log" 2>&1 || fail_with_log "$logs/efgs-up.log" "the local efgs-gateway did not start"
+fi
 [ "$mode" = run ] && trap 'stop_all; exit 0' INT TERM
 # A failed start-up leaves nothing running.
 stop_after_failure() { local code=$?; if [ "$code" -ne 0 ]; then stop_all >&2; fi; }
@@ -451,6 +466,15 @@ fi
 trap - EXIT
 
 if [ "$mode" = run ]; then stopping="Ctrl-C or 'make stop' stops it"; else stopping="it runs in the background until 'make stop'"; fi
+federation_info=""
+if [ "$federation" = on ]; then
+  federation_info="
+Federation ($country, the EFGS protocol; Services/Federation/README.md):
+  federation-service    http://127.0.0.1:$port_federation (health, metrics); the federation gateway calls back on https://127.0.0.1:$port_gateway_federation
+  federation gateway    $efgs_url$([ "$local_efgs" = on ] && echo " (a local efgs-gateway, logs efgs-*.log)"), mutual TLS with $federation_dir/$country/client.pem
+  one run now           deploy/local/run.sh federate upload   (or download); serve mode runs both every 5 minutes
+"
+fi
 if [ ${#selected[@]} -lt ${#services[@]} ] || [ "${EN_GATEWAY:-on}" = off ]; then
   # A partial fleet (a test's): its addresses are those of `deploy/local/run.sh env`.
   if [ "${EN_GATEWAY:-on}" = on ]; then with="with the gateway"; else with="without the gateway"; fi
@@ -475,7 +499,7 @@ The services themselves, on loopback only (the gateway never routes internal por
   portal-service        http://127.0.0.1:$port_portal (its cookies are Secure: use the gateway)
   distribution-service  http://127.0.0.1:$port_distribution (health, metrics; runs hourly, and now with 'make distribute')
   PostgreSQL            127.0.0.1:${EN_PG_PORT:-54329} (URLs: deploy/local/postgres.sh url <service>)
-
+$federation_info
 The public key of the CDN signature (development; also in $data/keys/cdn-signing.pub.pem):
 $(cdn_public_key)
 
