@@ -24,7 +24,7 @@ PRODUCTS := test-result-service verification-service submission-service portal-s
 build_products = $(if $(SKIP_BUILD),:,for product in $(1); do $(SWIFT) build -c $(2) --product $$product; done)
 BUILD_PRODUCTS = $(call build_products,$(PRODUCTS),$(CONFIG))
 
-.PHONY: help build lint format test test-unit test-browser e2e e2e-federation images e2e-containers run stop db-start db-stop db-status protos protos-check protoc-tools bench privacy-check bench-distribution distribute deploy-check clean
+.PHONY: help build lint format test test-unit test-browser e2e e2e-federation bench-federation images e2e-containers run stop db-start db-stop db-status protos protos-check protoc-tools bench privacy-check bench-distribution distribute deploy-check clean
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -122,6 +122,10 @@ bench: ## Measure test-result, verification and submission throughput against th
 privacy-check: ## Dummy vs real submissions through the gateway: 10 runs of 500 + 500 (release), K of 10 not distinguishable
 	$(call build_products,$(PRODUCTS),release)
 	CONFIG=release deploy/local/privacy-check.sh
+
+bench-federation: ## 100,000 keys up and down through a local efgs-gateway (BENCH_KEYS), against a plain COPY (release)
+	$(call build_products,federation-service efgs-gateway submission-service,$(or $(BENCH_CONFIG),release))
+	CONFIG=$(or $(BENCH_CONFIG),release) deploy/local/bench-federation.sh
 
 bench-distribution: ## Time full distribution runs over 100k and 1.4M synthetic keys (release; BENCH_KEYS to change)
 	$(SWIFT) build -c release --product distribution-service

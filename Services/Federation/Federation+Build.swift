@@ -46,11 +46,10 @@ extension Federation {
         ) {
             _ = try await upload.run()
         }
-        let downloads = TriggeredTask(
+        let downloads = PeriodicTask(
             name: "federation.download",
-            interval: configuration.downloadInterval,
-            trigger: dependencies.trigger,
-            logger: environment.logger
+            logger: environment.logger,
+            pause: { await dependencies.trigger.wait(atMost: configuration.downloadInterval) }
         ) {
             try await registration.ensureRegistered()
             _ = try await download.run()
@@ -192,46 +191,6 @@ final class CallbackRegistrationTask: Sendable {
                 "Callback registration failed; tried again at the next run",
                 metadata: ["error": "\(error)"]
             )
-        }
-    }
-}
-
-/// A job at start and then after `interval` or a pull of `trigger`, whichever comes first, as a service.
-struct TriggeredTask: Service {
-    let name: String
-    let interval: Duration
-    let trigger: DownloadTrigger
-    let logger: Logger
-    let work: @Sendable () async throws -> Void
-
-    init(
-        name: String,
-        interval: Duration,
-        trigger: DownloadTrigger,
-        logger: Logger,
-        work: @escaping @Sendable () async throws -> Void
-    ) {
-        self.name = name
-        self.interval = interval
-        self.trigger = trigger
-        self.logger = logger
-        self.work = work
-    }
-
-    func run() async {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    try await self.work()
-                } catch {
-                    if Task.isCancelled { return }
-                    self.logger.error(
-                        "Periodic task failed",
-                        metadata: ErrorMetadata.of(error).merging(["task": "\(self.name)"]) { _, new in new }
-                    )
-                }
-                await self.trigger.wait(atMost: self.interval)
-            }
         }
     }
 }

@@ -30,8 +30,9 @@ cleanup() {
 trap cleanup EXIT
 psql -q -d postgres -c "CREATE DATABASE $database"
 export DATABASE_URL="postgres://$PGUSER:$PGPASSWORD@$PGHOST:$PGPORT/$database?sslmode=disable" LOG_LEVEL=info
-"$submission" --migrate-only >/dev/null
 openssl ecparam -name prime256v1 -genkey -noout -out "$work/signing.pem" 2>/dev/null
+# submission-service applies the keys schema (it needs a service-token key to start at all).
+SERVICE_TOKEN_KEY_FILE="$work/signing.pem" "$submission" --migrate-only >/dev/null
 
 for n in $sizes; do
   psql -q -d "$database" -c "TRUNCATE diagnosis_key CASCADE"

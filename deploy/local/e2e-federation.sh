@@ -17,6 +17,7 @@
 #   3. Failures: a batch signed by a certificate the gateway does not know is refused and nothing is stored anywhere;
 #      a used batch tag gets 409; the gateway down during an upload run fails the run (exit 1) and the next run sends
 #      every key once; a callback with a certificate of another common name is refused (401) and records nothing.
+#   4. No log line of either fleet or the gateway holds a batch signature, key data or certificate content.
 #
 # Prints one line per check and `N passed, M failed`; exits 1 when a check failed. CONFIG (debug) chooses the
 # binaries; SKIP_BUILD=1 uses them as they are (make test built them).
@@ -42,26 +43,8 @@ export FEDERATION_UPLOAD_INTERVAL=1h FEDERATION_DOWNLOAD_INTERVAL=1h FEDERATION_
 export EFGS_BATCH_INTERVAL=1s EFGS_CALLBACK_INTERVAL=1s EFGS_CALLBACK_RETRY_WAIT=1s
 work="$(mktemp -d)"
 log="$work/steps.log"
-passed=0
-failed=0
-
-pass() { passed=$((passed + 1)); printf '  ok    %s\n' "$1"; }
-flunk() {
-  failed=$((failed + 1)); printf '  FAIL  %s\n' "$1"
-  [ -s "$work/out" ] && sed 's/^/          /' "$work/out" | tail -n 8
-  return 0
-}
-check() {
-  local description="$1"; shift
-  if "$@" >"$work/out" 2>&1; then pass "$description"; else flunk "$description"; fi
-  cat "$work/out" >>"$log"
-}
-expect() {
-  local description="$1" pattern="$2"; shift 2
-  "$@" >"$work/out" 2>&1
-  if grep -Eq -- "$pattern" "$work/out"; then pass "$description"; else flunk "$description"; fi
-  cat "$work/out" >>"$log"
-}
+# shellcheck source=SCRIPTDIR/checks.sh
+. "$root/deploy/local/checks.sh"
 
 # The settings of one fleet (de, fr) or the gateway (efgs), for run.sh, efgs.sh and postgres.sh.
 in_de() { EN_DATA_DIR="$area/de" EN_PORT_OFFSET=300 EN_PG_PORT=54379 EN_COUNTRY=DE "$@"; }
@@ -244,6 +227,16 @@ expect "a callback without a client certificate is refused by DE's gateway (400)
   curl -s -o /dev/null -w '%{http_code}\n' --cacert "$area/de/pki/ca.pem" \
   "https://127.0.0.1:8746/version/v1/callback?batchTag=intruder-2&date=$(date -u +%F)"
 check "and nothing was recorded ($batches_before batches at DE)" test "$(sql de keys "SELECT count(*) FROM federation_batch_info")" = "$batches_before"
+
+echo "  -- privacy"
+# no_leak FILE: FILE names strings (one per line), and no log line of the fleets or the gateway holds any of them.
+no_leak() { [ -s "$1" ] && ! cat "$area"/{de,fr,efgs}/logs/*.log 2>/dev/null | grep -qF -f "$1"; }
+sql efgs efgs "SELECT substr(batch_signature, 1, 40) FROM upload_batch" >"$work/signatures"
+check "no log line holds a batch signature ($(grep -c . "$work/signatures") batches)" no_leak "$work/signatures"
+sql fr keys "SELECT encode(key_data, 'hex') || E'\n' || encode(key_data, 'base64') FROM diagnosis_key" >"$work/keys"
+check "no log line holds key data, in hex or Base64 ($(grep -c . "$work/keys") strings of FR's keys)" no_leak "$work/keys"
+for file in "$fed/DE/client.pem" "$fed/FR/signing.pem" "$fed/efgs-callback.pem"; do sed -n 3p "$file"; done >"$work/certificates"
+check "no log line holds certificate content (client, signing and callback certificates)" no_leak "$work/certificates"
 
 echo
 echo "$passed passed, $failed failed ($(( $(date +%s) - started )) s)"

@@ -52,29 +52,10 @@ noisy_address=127.0.0.8
 other_address=127.0.0.9
 work="$(mktemp -d)"
 log="$work/steps.log"
-passed=0
-failed=0
+# shellcheck source=SCRIPTDIR/checks.sh
+. "$root/deploy/local/checks.sh"
 
 lib_name=e2e
-pass() { passed=$((passed + 1)); printf '  ok    %s\n' "$1"; }
-flunk() {
-  failed=$((failed + 1)); printf '  FAIL  %s\n' "$1"
-  [ -s "$work/out" ] && sed 's/^/          /' "$work/out" | tail -n 8
-  return 0
-}
-# check DESCRIPTION COMMAND…: the command's exit status decides; its output is kept in $work/out.
-check() {
-  local description="$1"; shift
-  if "$@" >"$work/out" 2>&1; then pass "$description"; else flunk "$description"; fi
-  cat "$work/out" >>"$log"
-}
-# expect DESCRIPTION PATTERN COMMAND…: the command's output (stdout and stderr) must match the extended regex.
-expect() {
-  local description="$1" pattern="$2"; shift 2
-  "$@" >"$work/out" 2>&1
-  if grep -Eq -- "$pattern" "$work/out"; then pass "$description"; else flunk "$description"; fi
-  cat "$work/out" >>"$log"
-}
 sql() {
   if in_containers; then "$run" psql "$1" -X -q -t -A -c "$2" 2>/dev/null; else "$pg" psql -X -q -t -A -d "$1" -c "$2" 2>/dev/null; fi
 }

@@ -468,10 +468,12 @@ trap - EXIT
 if [ "$mode" = run ]; then stopping="Ctrl-C or 'make stop' stops it"; else stopping="it runs in the background until 'make stop'"; fi
 federation_info=""
 if [ "$federation" = on ]; then
+  efgs_note=""
+  if [ "$local_efgs" = on ]; then efgs_note=" (a local efgs-gateway, logs efgs-*.log)"; fi
   federation_info="
 Federation ($country, the EFGS protocol; Services/Federation/README.md):
   federation-service    http://127.0.0.1:$port_federation (health, metrics); the federation gateway calls back on https://127.0.0.1:$port_gateway_federation
-  federation gateway    $efgs_url$([ "$local_efgs" = on ] && echo " (a local efgs-gateway, logs efgs-*.log)"), mutual TLS with $federation_dir/$country/client.pem
+  federation gateway    $efgs_url$efgs_note, mutual TLS with $federation_dir/$country/client.pem
   one run now           deploy/local/run.sh federate upload   (or download); serve mode runs both every 5 minutes
 "
 fi

@@ -4,18 +4,29 @@ import ENPersistence
 package import Logging
 import ServiceLifecycle
 
-/// Runs `work` at start and then `interval` after each run ends. A failing run is logged and retried at the next
-/// turn; the loop ends as soon as the service group shuts down (the sleep and the running work are cancelled).
+/// Runs `work` at start and then again after each pause: `interval` after each run ends, or whatever `pause` waits
+/// for (an interval or an earlier signal). A failing run is logged and retried at the next turn; the loop ends as
+/// soon as the service group shuts down (the pause and the running work are cancelled).
 package struct PeriodicTask: Service {
     private let name: String
-    private let interval: Duration
     private let logger: Logger
+    private let pause: @Sendable () async -> Void
     private let work: @Sendable () async throws -> Void
 
     package init(name: String, interval: Duration, logger: Logger, work: @escaping @Sendable () async throws -> Void) {
+        self.init(name: name, logger: logger, pause: { try? await Task.sleep(for: interval) }, work: work)
+    }
+
+    /// `pause` returns when the next run is due; it must return when its task is cancelled.
+    package init(
+        name: String,
+        logger: Logger,
+        pause: @escaping @Sendable () async -> Void,
+        work: @escaping @Sendable () async throws -> Void
+    ) {
         self.name = name
-        self.interval = interval
         self.logger = logger
+        self.pause = pause
         self.work = work
     }
 
@@ -32,7 +43,7 @@ package struct PeriodicTask: Service {
                         metadata: ErrorMetadata.of(error).merging(["task": "\(self.name)"]) { _, new in new }
                     )
                 }
-                try? await Task.sleep(for: self.interval)
+                await self.pause()
             }
         }
     }

@@ -1,0 +1,25 @@
+# shellcheck shell=bash disable=SC2154 # $work and $log are the caller's
+# The checks of the end-to-end scripts (e2e.sh, e2e-federation.sh): one line per check, the counts, and the last lines
+# of a failing check's output. Sourced; the caller sets $work (a temporary folder) and $log (where every check's
+# output is kept) first.
+passed=0
+failed=0
+pass() { passed=$((passed + 1)); printf '  ok    %s\n' "$1"; }
+flunk() {
+  failed=$((failed + 1)); printf '  FAIL  %s\n' "$1"
+  [ -s "$work/out" ] && sed 's/^/          /' "$work/out" | tail -n 8
+  return 0
+}
+# check DESCRIPTION COMMAND…: the command's exit status decides; its output is kept in $work/out.
+check() {
+  local description="$1"; shift
+  if "$@" >"$work/out" 2>&1; then pass "$description"; else flunk "$description"; fi
+  cat "$work/out" >>"$log"
+}
+# expect DESCRIPTION PATTERN COMMAND…: the command's output (stdout and stderr) must match the extended regex.
+expect() {
+  local description="$1" pattern="$2"; shift 2
+  "$@" >"$work/out" 2>&1
+  if grep -Eq -- "$pattern" "$work/out"; then pass "$description"; else flunk "$description"; fi
+  cat "$work/out" >>"$log"
+}
