@@ -49,11 +49,12 @@ extension Federation {
         let downloads = PeriodicTask(
             name: "federation.download",
             logger: environment.logger,
-            pause: { await dependencies.trigger.wait(atMost: configuration.downloadInterval) }
-        ) {
-            try await registration.ensureRegistered()
-            _ = try await download.run()
-        }
+            pause: { await dependencies.trigger.wait(atMost: configuration.downloadInterval) },
+            work: {
+                try await registration.ensureRegistered()
+                _ = try await download.run()
+            }
+        )
         let router = Router<CertificateRequestContext>.service(
             maxBodyBytes: 1024,
             checks: dependencies.readinessChecks,
