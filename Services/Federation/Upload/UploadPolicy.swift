@@ -14,11 +14,13 @@ struct UploadPolicy: Sendable, Equatable {
     var minimumKeys = 140
     /// At most this many keys in one batch (`max-batch-key-count`).
     var maximumKeys = 4000
+    /// Batches in flight at once (the reference sends one after another).
+    var parallelism = 4
 
     init() {}
 
-    /// Reads `FEDERATION_UPLOAD_MIN_KEYS`, `FEDERATION_UPLOAD_MAX_KEYS`, `FEDERATION_EXPIRY_POLICY_MINUTES`,
-    /// `FEDERATION_RETENTION_DAYS`.
+    /// Reads `FEDERATION_UPLOAD_MIN_KEYS`, `FEDERATION_UPLOAD_MAX_KEYS`, `FEDERATION_UPLOAD_PARALLELISM`,
+    /// `FEDERATION_EXPIRY_POLICY_MINUTES`, `FEDERATION_RETENTION_DAYS`.
     init(settings: SettingsReader) {
         let defaults = UploadPolicy()
         self.minimumKeys = settings.int(
@@ -36,6 +38,12 @@ struct UploadPolicy: Sendable, Equatable {
         if self.maximumKeys < self.minimumKeys {
             settings.report("FEDERATION_UPLOAD_MAX_KEYS", "must not be below FEDERATION_UPLOAD_MIN_KEYS")
         }
+        self.parallelism = settings.int(
+            "FEDERATION_UPLOAD_PARALLELISM",
+            default: defaults.parallelism,
+            range: 1...16,
+            help: "Batches sent to the gateway at once; each is marked as soon as its answer is in."
+        )
         self.expiryPolicyMinutes = settings.int(
             "FEDERATION_EXPIRY_POLICY_MINUTES",
             default: defaults.expiryPolicyMinutes,

@@ -62,39 +62,69 @@ struct UploadRun: Sendable {
         outcome.keysWaiting = pending.count - batches.reduce(0) { $0 + $1.count }
         var random = SystemRandomNumberGenerator()
         let tags = UploadBatchTags(time: now, random: &random)
-        for (index, keys) in batches.enumerated() {
-            let tag = tags.tag(index + 1)
-            let federationKeys = keys.map(\.federationKey)
-            var batch = DiagnosisKeyBatch()
-            batch.keys = federationKeys
-            let signature = try self.signer.sign(BatchSignatureBytes.batch(of: federationKeys), at: now)
-            let answer = try await self.gateway.upload(batch, tag: tag, signature: signature)
-            let taken: [UploadKey]
-            switch answer {
-            case .created:
-                taken = keys
-                self.metrics.recordUploadBatch("created")
-            case .multiStatus(let response):
-                taken = Self.taken(keys, response)
-                self.metrics.recordUploadBatch("partial")
-            case .duplicateTag:
-                taken = []
-                self.metrics.recordUploadBatch("duplicate_tag")
-                self.logger.warning("The gateway refused a batch tag as used; its keys go in the next run")
-            case .refused(let status, let message):
-                taken = []
-                self.metrics.recordUploadBatch("refused")
-                self.logger.error(
-                    "The gateway refused a batch; its keys go in the next run",
-                    metadata: ["gateway.status": "\(status)", "gateway.message": "\(message)"]
-                )
+        // Up to `parallelism` batches are in flight at once; each is marked as soon as its own answer is in. A failed
+        // batch (the gateway unreachable, the database) fails the run once the batches already in flight are done.
+        var failure: (any Error)?
+        await withThrowingTaskGroup(of: BatchResult.self) { group in
+            var next = 0
+            func startNext() {
+                guard next < batches.count else { return }
+                let (tag, keys) = (tags.tag(next + 1), batches[next])
+                next += 1
+                group.addTask { try await self.send(keys, tag: tag, now: now) }
             }
-            let marked = try await self.store.markUploaded(taken, tag: tag)
-            if taken.isEmpty { outcome.batchesRefused += 1 } else { outcome.batchesAccepted += 1 }
-            outcome.keysAccepted += marked
-            outcome.keysDeferred += keys.count - taken.count
+            for _ in 0..<self.policy.parallelism { startNext() }
+            while let result = await group.nextResult() {
+                switch result {
+                case .success(let batch):
+                    if batch.taken == 0 { outcome.batchesRefused += 1 } else { outcome.batchesAccepted += 1 }
+                    outcome.keysAccepted += batch.marked
+                    outcome.keysDeferred += batch.sent - batch.taken
+                    if failure == nil { startNext() }
+                case .failure(let error):
+                    failure = failure ?? error
+                }
+            }
         }
+        if let failure { throw failure }
         return outcome
+    }
+
+    private struct BatchResult: Sendable {
+        var sent: Int
+        var taken: Int
+        var marked: Int
+    }
+
+    /// Signs and sends one batch, then marks what the gateway took.
+    private func send(_ keys: [UploadKey], tag: String, now: Date) async throws -> BatchResult {
+        let federationKeys = keys.map(\.federationKey)
+        var batch = DiagnosisKeyBatch()
+        batch.keys = federationKeys
+        let signature = try self.signer.sign(BatchSignatureBytes.batch(of: federationKeys), at: now)
+        let answer = try await self.gateway.upload(batch, tag: tag, signature: signature)
+        let taken: [UploadKey]
+        switch answer {
+        case .created:
+            taken = keys
+            self.metrics.recordUploadBatch("created")
+        case .multiStatus(let response):
+            taken = Self.taken(keys, response)
+            self.metrics.recordUploadBatch("partial")
+        case .duplicateTag:
+            taken = []
+            self.metrics.recordUploadBatch("duplicate_tag")
+            self.logger.warning("The gateway refused a batch tag as used; its keys go in the next run")
+        case .refused(let status, let message):
+            taken = []
+            self.metrics.recordUploadBatch("refused")
+            self.logger.error(
+                "The gateway refused a batch; its keys go in the next run",
+                metadata: ["gateway.status": "\(status)", "gateway.message": "\(message)"]
+            )
+        }
+        let marked = try await self.store.markUploaded(taken, tag: tag)
+        return BatchResult(sent: keys.count, taken: taken.count, marked: marked)
     }
 
     /// The keys of a 207 that count as taken. With a 409 or 500 in it, the gateway rolled the batch back
