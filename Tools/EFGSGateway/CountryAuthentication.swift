@@ -2,6 +2,7 @@
 // front forwards, or this server's own TLS handshake.
 
 import ENCrypto
+import ENFederation
 import ENServiceKit
 import Foundation
 import HTTPTypes
@@ -49,8 +50,8 @@ struct CountryAuthenticationMiddleware: RouterMiddleware {
             else {
                 throw GatewayError(.forbidden, "requests must come through the TLS front")
             }
-            guard let sha = request.headers[HTTPField.Name(FederationHeaders.thumbprint)!],
-                let dn = request.headers[HTTPField.Name(FederationHeaders.distinguishedName)!],
+            guard let sha = request.headers[HTTPField.Name(FederationProtocol.clientThumbprintHeader)!],
+                let dn = request.headers[HTTPField.Name(FederationProtocol.clientDNHeader)!],
                 let parsed = Self.thumbprint(sha)
             else { throw GatewayError(.forbidden, "the client certificate headers are missing or malformed") }
             thumbprint = parsed
@@ -84,11 +85,6 @@ struct CountryAuthenticationMiddleware: RouterMiddleware {
         }
         return nil
     }
-}
-
-enum FederationHeaders {
-    static let thumbprint = "X-SSL-Client-SHA256"
-    static let distinguishedName = "X-SSL-Client-DN"
 }
 
 /// An error of the gateway's API: its status and `{"message": …}`, as the reference answers.

@@ -1,5 +1,6 @@
 // The gateway's API for countries (cwa-satellites §5.2–§5.6): upload, download, audit, callbacks.
 
+import ENCrypto
 import ENFederation
 import ENModels
 import ENServiceKit
@@ -141,7 +142,7 @@ struct GatewayController: Sendable {
         guard case .success(let certificate) = result, certificate.countryCode == country,
             let der = try? certificate.derEncoded()
         else { return nil }
-        let thumbprint = SHA256Hex.of(der)
+        let thumbprint = CertificateThumbprint(derEncodedCertificate: der).hex
         return signing.contains { $0.thumbprint == thumbprint } ? thumbprint : nil
     }
 

@@ -137,7 +137,7 @@ struct GatewayStore: Sendable {
         signature: String,
         keys: [FederationDiagnosisKey]
     ) async throws -> StoredUpload {
-        let hashes = keys.map { SHA256Hex.of(BatchSignatureBytes.record(of: $0)) }
+        let hashes = keys.map { SecretHash.sha256Hex(bytes: BatchSignatureBytes.record(of: $0)) }
         return try await rethrowingTransactionCause {
             try await self.database.withTransaction(logger: self.logger) { connection in
                 let added = try await connection.query(
@@ -447,12 +447,5 @@ struct GatewayStore: Sendable {
             )
             return deleted
         }
-    }
-}
-
-/// Lowercase hex SHA-256, the gateway's `payloadHash`.
-enum SHA256Hex {
-    static func of(_ bytes: [UInt8]) -> String {
-        SecretHash.sha256Hex(bytes: bytes)
     }
 }

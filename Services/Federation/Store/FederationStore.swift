@@ -190,13 +190,6 @@ struct FederationStore: Sendable {
         )
     }
 
-    /// Consented keys still waiting for a batch, for the `keys waiting` gauge.
-    func waitingKeyCount() async throws -> Int {
-        try await self.count(
-            "SELECT count(*) FROM federation_upload_key WHERE batch_tag IS NULL AND consent_to_federation"
-        )
-    }
-
     private func count(_ query: PostgresQuery) async throws -> Int {
         try await self.database.query(query, logger: self.logger).first?.decode(Int.self) ?? 0
     }
