@@ -17,7 +17,8 @@ extension Federation {
         .live(configuration: configuration, logger: logger)
     }
 
-    /// `serve`: the callback (when `EFGS_CALLBACK_CERT_CN` is set), health and metrics; the runs as periodic tasks.
+    /// `serve`: the callback (when `EFGS_CALLBACK_CERT_CN` is set), health and metrics; the runs as periodic tasks
+    /// unless `FEDERATION_SERVE_RUNS` is false.
     static func buildApplication(
         configuration: FederationConfiguration,
         dependencies: FederationDependencies,
@@ -85,7 +86,7 @@ extension Federation {
             router: router,
             server: server,
             configuration: .init(listening: configuration.http),
-            services: dependencies.services + [uploads, downloads],
+            services: dependencies.services + (configuration.serveRuns ? [uploads, downloads] : []),
             logger: environment.logger.listener("app")
         )
     }

@@ -33,6 +33,9 @@ struct FederationConfiguration: ServiceConfiguration {
     var acceptance: KeyAcceptance
     var uploadInterval: Duration
     var downloadInterval: Duration
+    /// Whether `serve` runs uploads and downloads itself; false where CronJobs run them and `serve` only takes
+    /// callbacks.
+    var serveRuns: Bool
     var callback: CallbackSettings
 
     /// Who may call the callback, and where it is registered.
@@ -154,6 +157,12 @@ struct FederationConfiguration: ServiceConfiguration {
             default: .seconds(300),
             minimum: .seconds(1),
             help: "Time between download runs in serve mode (a callback starts one at once)."
+        )
+        self.serveRuns = settings.bool(
+            "FEDERATION_SERVE_RUNS",
+            default: true,
+            help:
+                "Whether serve mode runs uploads and downloads (at start, on their intervals, after each callback); false: it only records the batches callbacks announce, for `federation-service download` runs (CronJobs)."
         )
         self.callback = Self.callbackSettings(settings: settings)
     }

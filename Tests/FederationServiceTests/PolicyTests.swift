@@ -1,6 +1,7 @@
 // Pure rules: which keys may leave, how they are split, the 207 interpretation, the callback id.
 
 import ENFederation
+import ENServiceKit
 import Foundation
 import Testing
 
@@ -77,5 +78,16 @@ struct PolicyTests {
             CallbackRegistrationTask.id(of: "https://example.org/version/v1/callback")
                 == "4693ce5b668f930b274133ad444bc5f3"
         )
+    }
+
+    @Test("serve runs uploads and downloads unless FEDERATION_SERVE_RUNS is false (CronJobs run them)")
+    func serveRuns() {
+        let base = ["DATABASE_URL": "postgres://test:secret@127.0.0.1:1/test?sslmode=disable"]
+        #expect(FederationConfiguration(settings: SettingsReader(values: base)).serveRuns)
+        let off = SettingsReader(values: base.merging(["FEDERATION_SERVE_RUNS": "false"]) { $1 })
+        #expect(!FederationConfiguration(settings: off).serveRuns)
+        let bad = SettingsReader(values: base.merging(["FEDERATION_SERVE_RUNS": "sometimes"]) { $1 })
+        _ = FederationConfiguration(settings: bad)
+        #expect(bad.problems.contains { $0.hasPrefix("FEDERATION_SERVE_RUNS") })
     }
 }

@@ -37,7 +37,7 @@ struct GatewayConfiguration: ServiceConfiguration {
     var callbackTLS: TLSConfiguration
 
     init(settings: SettingsReader) {
-        self.http = ListenAddress(settings: settings, prefix: "HTTP", defaultPort: 8090, purpose: "the gateway API")
+        self.http = ListenAddress(settings: settings, prefix: "HTTP", defaultPort: 8090, purpose: "gateway API")
         self.database = DatabaseConfiguration(settings: settings)
         self.logging = LoggingConfiguration(settings: settings)
         var rules = GatewaySettings()
