@@ -8,6 +8,8 @@ case "${EN_SERVICE:-}" in
   test-result-service) default=8003 ;;
   portal-service) default=8004 ;;
   distribution-service) default=8005 ;;
+  federation-service) default=8006 ;;
+  efgs-gateway) default=8090 ;;
   *) echo "en-healthcheck: unknown EN_SERVICE '${EN_SERVICE:-}'" >&2; exit 1 ;;
 esac
 port="${HTTP_PORT:-$default}"

@@ -20,6 +20,13 @@
 #   OUT/secrets/service-token-<caller>.pem, .pub.pem
 #                                              the service-token key pairs (EC P-256) of submission, portal and
 #                                              verification: the caller signs, the callee's SERVICE_CALLER_KEYS trusts
+#   OUT/secrets/federation-*.pem, .key         federation, from deploy/local/federation-pki.sh for country DE: its
+#                                              client (federation-client) and batch-signing (federation-signing)
+#                                              certificates and keys, the federation CA as federation-gateway-ca.pem
+#                                              and federation-callback-ca.pem, the trust anchors
+#   OUT/secrets/efgs*.pem, .key                the rehearsal federation gateway: its front's certificate (efgs), the
+#                                              countries' CA (efgs-client-ca.pem), its callback client certificate
+#                                              (efgs-callback) and the CA of the national gateways (efgs-callback-ca.pem)
 #   OUT/secrets/teletan-pepper.keys            the pepper of teleTAN hashes (verification), one 32-byte key `dev-1`
 #   OUT/secrets/totp.keys                      the key of officers' TOTP secrets (portal), one 32-byte key `dev-1`
 #   OUT/secrets/k8s-secrets.yaml               all of it as the Kubernetes Secrets the manifests reference
@@ -57,6 +64,14 @@ if [ ! -s "$out/.env" ]; then
     echo "GATEWAY_SECRET=$(openssl rand -hex 32)"
   } >"$work/env"
 fi
+# Values an older .env lacks are added to it (federation's).
+for name in FEDERATION_DB_PASSWORD EFGS_DB_PASSWORD EFGS_FRONT_SECRET; do
+  for file in "$work/env" "$out/.env"; do
+    [ -s "$file" ] || continue
+    grep -q "^$name=" "$file" || echo "$name=$(openssl rand -hex 24)" >>"$file"
+    break
+  done
+done
 
 # ---- PKI: deploy/local/pki.sh's gateway CA and server certificate, lab CA and lab-1, where they are missing ----
 missing() { local file; for file in "$@"; do [ -s "$secrets/$file" ] || return 0; done; return 1; }
@@ -69,6 +84,21 @@ if [ -s "$work/env" ]; then
   mv "$work/env" "$out/.env"
 fi
 
+# ---- federation: deploy/local/federation-pki.sh for DE (the federation CA signs the rehearsal gateway's front, its
+# callback client certificate and DE's client certificate); the national gateway's CA for the callbacks ----
+if missing federation-client.pem federation-client.key federation-signing.pem federation-signing.key \
+  federation-gateway-ca.pem federation-callback-ca.pem federation-trust-anchors.pem efgs.pem efgs.key efgs-client-ca.pem \
+  efgs-callback.pem efgs-callback.key efgs-callback-ca.pem; then
+  "$root/deploy/local/federation-pki.sh" "$work/federation" DE
+  cp "$work/federation/DE/client.pem" "$secrets/federation-client.pem"
+  cp "$work/federation/DE/client.key" "$secrets/federation-client.key"
+  cp "$work/federation/DE/signing.pem" "$secrets/federation-signing.pem"
+  cp "$work/federation/DE/signing.key" "$secrets/federation-signing.key"
+  for name in federation-gateway-ca federation-callback-ca efgs-client-ca; do cp "$work/federation/ca.pem" "$secrets/$name.pem"; done
+  cp "$work/federation/trust-anchors.pem" "$secrets/federation-trust-anchors.pem"
+  for name in efgs efgs-callback; do cp "$work/federation/$name.pem" "$work/federation/$name.key" "$secrets/"; done
+fi
+cp "$secrets/ca.pem" "$secrets/efgs-callback-ca.pem"
 # ---- the database's TLS: a development CA (its key is thrown away), the server certificate, the CA bundle ----
 if missing postgres.pem postgres.key database-ca-bundle.pem; then
   new_key "$work/database-ca.key"
@@ -133,6 +163,13 @@ secret() {  # secret NAME TYPE KEY=BASE64...
   secret service-callers Opaque "submission-service.pub.pem=$(b64 "$secrets/service-token-submission.pub.pem")" \
     "portal-service.pub.pem=$(b64 "$secrets/service-token-portal.pub.pem")" \
     "verification-service.pub.pem=$(b64 "$secrets/service-token-verification.pub.pem")"
+  # The federation component's (deploy/k8s/components/federation; make deploy-check tries its containers with them).
+  secret federation-secrets Opaque "DATABASE_URL=$(b64text "$(url federation FEDERATION_DB_PASSWORD keys)")"
+  secret federation-certificates Opaque "client.pem=$(b64 "$secrets/federation-client.pem")" \
+    "client.key=$(b64 "$secrets/federation-client.key")" "signing.pem=$(b64 "$secrets/federation-signing.pem")" \
+    "signing.key=$(b64 "$secrets/federation-signing.key")" "efgs-ca.pem=$(b64 "$secrets/federation-gateway-ca.pem")" \
+    "trust-anchors.pem=$(b64 "$secrets/federation-trust-anchors.pem")"
+  secret gateway-efgs-callback-ca Opaque "ca.crt=$(b64 "$secrets/federation-callback-ca.pem")"
   postgres_items=()
   for name in POSTGRES_PASSWORD SUBMISSION_DB_PASSWORD DISTRIBUTION_DB_PASSWORD VERIFICATION_DB_PASSWORD \
               TESTRESULT_DB_PASSWORD PORTAL_DB_PASSWORD; do

@@ -3,16 +3,21 @@
 # make e2e-containers. It offers e2e.sh what run.sh offers for the fleet on loopback:
 #
 #   deploy/local/containers.sh up            secrets and PKI, `podman-compose up`, every container healthy, the officer
-#   deploy/local/containers.sh env           the fleet's addresses as shell assignments (CWA_*, EN_CLIENT_ADDRESSES)
+#   deploy/local/containers.sh env           the fleet's addresses as shell assignments (CWA_*, EN_CLIENT_ADDRESSES, the
+#                                            federation callback's URL and certificates)
 #   deploy/local/containers.sh distribute    one distribution run in the distribution container (passes
 #                                            SHIFTING_POLICY_THRESHOLD and INCLUDE_INCOMPLETE_HOURS on when set)
+#   deploy/local/containers.sh federate upload|download
+#                                            one federation run in the federation-service container
 #   deploy/local/containers.sh psql DB ARG…  psql as postgres in the database container; pg_dump DB ARG… likewise
 #   deploy/local/containers.sh quiet         stop the services and the gateway (the database stays up)
 #   deploy/local/containers.sh logs DIR      each container's log as DIR/<service>.log
 #   deploy/local/containers.sh stop          `podman-compose down` with the volumes: nothing of the fleet is left
 #
 # The project (EN_COMPOSE_PROJECT, default en-e2e) lives in .data/containers/<project>/: a copy of deploy/'s compose
-# file, gateway, postgres and env folders, and what deploy/env/dev-secrets.sh writes next to them (.env, secrets/).
+# file, gateway, efgs, postgres and env folders, and what deploy/env/dev-secrets.sh writes next to them (.env,
+# secrets/). The fleet is country DE, registered at the rehearsal federation gateway once it is up; uploads go with a
+# single waiting key (FEDERATION_UPLOAD_MIN_KEYS=1), and that gateway forms download batches and calls back every 2 s.
 # The third-party images are the local stand-ins (POSTGRES_IMAGE, NGINX_IMAGE). Only the gateway joins a network that
 # is not internal, `public`; this script creates that network first with a fixed subnet (EN_CONTAINERS_SUBNET,
 # default 10.89.207) so the gateway's address is one its certificate names, and gives the host three more addresses
@@ -39,7 +44,8 @@ subnet="${EN_CONTAINERS_SUBNET:-10.89.207}"
 gateway_hosts="$(seq 2 249)"
 gateway_names="$(for host in $gateway_hosts; do printf 'IP:%s.%s,' "$subnet" "$host"; done)"
 client_addresses=("$subnet.250" "$subnet.251" "$subnet.252")
-services=(test-result-service verification-service submission-service portal-service distribution-service)
+services=(test-result-service verification-service submission-service portal-service distribution-service federation-service
+  efgs-gateway)
 export POSTGRES_IMAGE="${POSTGRES_IMAGE:-localhost/en-postgres:15}" NGINX_IMAGE="${NGINX_IMAGE:-localhost/en-nginx:bookworm}"
 
 compose() { (cd "$dir" && "$venv/bin/podman-compose" --in-pod false -p "$project" -f compose.yaml "$@"); }
@@ -108,8 +114,8 @@ up() {
     "$venv/bin/pip" install -q podman-compose >&2 || fail "could not install podman-compose"
   fi
   local port
-  for port in 8443 8444 8445; do
-    timeout 3 bash -c ". '$root/deploy/local/lib.sh'; port_open $port" && fail "port $port is taken (compose publishes the gateway on 8443-8445): stop make run first"
+  for port in 8443 8444 8445 8446; do
+    timeout 3 bash -c ". '$root/deploy/local/lib.sh'; port_open $port" && fail "port $port is taken (compose publishes the gateway on 8443-8446): stop make run first"
   done
   for image in "${services[@]/#/en-backend/}" "$POSTGRES_IMAGE" "$NGINX_IMAGE"; do
     [[ $image == en-backend/* ]] && image="$image:${EN_IMAGE_TAG:-latest}"
@@ -118,7 +124,7 @@ up() {
   stop >/dev/null 2>&1 || true
   rm -rf "$dir"
   mkdir -p "$dir/officer"
-  cp -R "$root/deploy/compose.yaml" "$root/deploy/gateway" "$root/deploy/postgres" "$root/deploy/env" "$dir/"
+  cp -R "$root/deploy/compose.yaml" "$root/deploy/gateway" "$root/deploy/efgs" "$root/deploy/postgres" "$root/deploy/env" "$dir/"
   # The gateway PKI first (lab-2, the certificate off the allowlist, stays in pki/ for the checks), then the rest.
   EN_GATEWAY_EXTRA_SAN="${gateway_names%,}" "$root/deploy/local/pki.sh" "$dir" || fail "could not create the PKI"
   mkdir -p "$dir/secrets"
@@ -129,6 +135,9 @@ up() {
   hosts="$(for host in $gateway_hosts; do printf ',%s.%s:8445' "$subnet" "$host"; done)"
   sed -i "s/^PORTAL_ALLOWED_HOSTS=.*/&$hosts/" "$dir/env/portal.env.example"
   grep -q "^PORTAL_ALLOWED_HOSTS=.*$subnet.249:8445" "$dir/env/portal.env.example" || fail "PORTAL_ALLOWED_HOSTS not found"
+  # A demonstration's federation: one key makes a batch; the rehearsal gateway batches and calls back at once.
+  printf '%s\n' FEDERATION_UPLOAD_MIN_KEYS=1 >>"$dir/env/federation.env.example"
+  printf '%s\n' EFGS_BATCH_INTERVAL=2s EFGS_CALLBACK_INTERVAL=2s >>"$dir/env/efgs-gateway.env.example"
 
   podman network create --subnet "$subnet.0/24" "$public_network" >/dev/null
   local bridge
@@ -158,6 +167,9 @@ up() {
   for address in "${client_addresses[@]}"; do as_root ip addr add "$address/24" dev "$bridge"; done
   wait_for 30 "the gateway at $(gateway_ip)" port_open 8443 "$(gateway_ip)"
 
+  podman exec "$(container efgs-gateway)" /app/efgs-gateway country add DE --auth-cert /run/secrets/federation-client-cert \
+    --signing-cert /run/secrets/federation-signing-cert --callback-cert /run/secrets/federation-client-cert \
+    >>"$dir/up.log" 2>&1 || fail_with_log "$dir/up.log" "could not register DE at the rehearsal federation gateway"
   head -c 18 /dev/urandom | base64 | tr '+/' '-_' >"$dir/officer/password"
   podman exec -i "$(container portal-service)" /app/portal-service user add officer c19hotline,c19hotline_event \
     <"$dir/officer/password" >"$dir/officer/otpauth" || fail "could not create the officer"
@@ -198,6 +210,11 @@ export CWA_OFFICER_USER=officer
 export CWA_OFFICER_PASSWORD_FILE=$dir/officer/password
 export CWA_OFFICER_TOTP_FILE=$dir/officer/otpauth
 export EN_CLIENT_ADDRESSES="${client_addresses[*]}"
+export EN_FEDERATION_CALLBACK_URL=https://$gateway_ip:8446/version/v1/callback
+export EN_EFGS_CALLBACK_CERT=$dir/secrets/efgs-callback.pem
+export EN_EFGS_CALLBACK_KEY=$dir/secrets/efgs-callback.key
+export EN_FEDERATION_CLIENT_CERT=$dir/secrets/federation-client.pem
+export EN_FEDERATION_CLIENT_KEY=$dir/secrets/federation-client.key
 ENV
 }
 
@@ -216,15 +233,18 @@ case "$mode" in
   stop) stop ;;
   env) print_env ;;
   distribute) distribute ;;
+  federate)
+    case "${1:-}" in upload | download) ;; *) fail "usage: containers.sh federate upload|download" ;; esac
+    podman exec "$(container federation-service)" /app/federation-service "$1" ;;
   psql | pg_dump)
     database="$1"; shift
     podman exec "$(container postgres)" "$mode" -U postgres -d "$database" "$@" ;;
   quiet)
-    names=("$(container gateway)")
+    names=("$(container gateway)" "$(container efgs)")
     for service in "${services[@]}"; do names+=("$(container "$service")"); done
     podman stop -t 10 "${names[@]}" >/dev/null ;;
   logs)
     mkdir -p "$1"
     for name in $(containers -a); do podman logs "$name" >"$1/${name#"${project}"_}.log" 2>&1; done ;;
-  *) fail "usage: containers.sh up|env|distribute|psql DB…|pg_dump DB…|quiet|logs DIR|stop" ;;
+  *) fail "usage: containers.sh up|env|distribute|federate upload|download|psql DB…|pg_dump DB…|quiet|logs DIR|stop" ;;
 esac

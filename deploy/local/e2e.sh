@@ -165,7 +165,7 @@ if in_containers; then
     published="$(podman ps --filter label=io.podman.compose.project=en-e2e --format '{{.Names}} {{.Ports}}' | grep -- '->')"
     echo "$published"
     [ "$(grep -c . <<<"$published")" = 1 ] \
-      && [ "$(podman port en-e2e_gateway_1 | sort | tr '\n' ' ')" = "8443/tcp -> 0.0.0.0:8443 8444/tcp -> 0.0.0.0:8444 8445/tcp -> 0.0.0.0:8445 " ]
+      && [ "$(podman port en-e2e_gateway_1 | sort | tr '\n' ' ')" = "8443/tcp -> 0.0.0.0:8443 8444/tcp -> 0.0.0.0:8444 8445/tcp -> 0.0.0.0:8445 8446/tcp -> 0.0.0.0:8446 " ]
   }
   metrics_only() {
     local metrics
@@ -187,10 +187,42 @@ if in_containers; then
     ! reaches submission-service portal-service 8004 || { echo "submission reaches the portal"; return 1; }
     ! reaches portal-service test-result-service 8013 || { echo "the portal reaches test-result"; return 1; }
     ! reaches distribution-service verification-service 8002 || { echo "distribution reaches verification"; return 1; }
+    reaches federation-service efgs 8091 || { echo "federation does not reach the federation gateway's front"; return 1; }
+    ! reaches federation-service efgs-gateway 8092 || { echo "federation reaches the federation gateway behind its front"; return 1; }
+    ! reaches federation-service verification-service 8002 || { echo "federation reaches verification"; return 1; }
+    ! reaches efgs-gateway submission-service 8001 || { echo "the federation gateway reaches submission"; return 1; }
   }
-  check "only the gateway publishes ports (8443-8445): no service, no database" only_gateway_published
+  check "only the gateway publishes ports (8443-8446): no service, no database, not the rehearsal federation gateway" only_gateway_published
   check "verification's metrics port (9002, from inside its container) serves /metrics with its registrations, and no API or health path" metrics_only
-  check "compose's networks: submission reaches verification's internal port (401 without a service token), no other peer; the portal and distribution neither" networks_separate
+  check "compose's networks: submission reaches verification's internal port (401 without a service token), no other peer; the portal and distribution neither; federation only the federation gateway's front" networks_separate
+
+  # ---- federation through the rehearsal gateway: the keys A shared go out signed, the gateway calls back through our
+  # gateway's callback server (8446), the download they announce runs; a certificate of another name is refused ----
+  check "a download run (in the federation-service container) registers DE's callback with the federation gateway" \
+    "$run" federate download
+  check "the federation gateway holds DE's callback URL, our gateway's 8446" \
+    test "$(sql efgs "SELECT url FROM callback WHERE country = 'DE'")" = "https://gateway:8446/version/v1/callback"
+  "$run" federate upload >"$work/federate-upload" 2>&1
+  cat "$work/federate-upload" >>"$log"
+  shared="$(sql keys "SELECT count(*) FROM federation_upload_key WHERE batch_tag IS NOT NULL")"
+  check "DE's upload run sends A's keys that may leave today ($shared), signed, and the federation gateway stores exactly those" \
+    test "${shared:-0}" -gt 0 -a "$(sql efgs "SELECT count(*) FROM diagnosis_key WHERE origin = 'DE'")" = "$shared"
+  # Within 60 s: the gateway batches every 2 s here, calls back every 2 s, and the callback starts a download at once.
+  processed() {
+    local attempt
+    for attempt in $(seq 1 60); do
+      [ "$(sql keys "SELECT count(*) FROM federation_batch_info WHERE status = 'PROCESSED'")" -ge 1 ] 2>/dev/null && return 0
+      sleep 1
+    done
+    echo "no batch PROCESSED after $attempt s"
+    return 1
+  }
+  check "the federation gateway calls back through our gateway (8446, mutual TLS), and the announced batch is downloaded (PROCESSED; our own keys left out)" \
+    processed
+  check "the callback server refuses a client without a certificate (400) and one with DE's client certificate, not the gateway's callback name (401); nothing recorded" bash -c "
+    [ \"\$(curl -s -o /dev/null -w '%{http_code}' --cacert '$CWA_CA_FILE' '$EN_FEDERATION_CALLBACK_URL?batchTag=e2e-forged&date=$(date -u +%F)')\" = 400 ] || exit 1
+    [ \"\$(curl -s -o /dev/null -w '%{http_code}' --cacert '$CWA_CA_FILE' --cert '$EN_FEDERATION_CLIENT_CERT' --key '$EN_FEDERATION_CLIENT_KEY' '$EN_FEDERATION_CALLBACK_URL?batchTag=e2e-forged&date=$(date -u +%F)')\" = 401 ] || exit 1
+    [ \"\$('$run' psql keys -X -q -t -A -c \"SELECT count(*) FROM federation_batch_info WHERE batch_tag = 'e2e-forged'\")\" = 0 ]"
   podman exec en-e2e_gateway_1 cat /etc/nginx/conf.d/gateway.conf >"$work/gateway.conf" 2>>"$log"
   gateway_conf="$work/gateway.conf"
 else
@@ -294,7 +326,8 @@ if in_containers; then
   # What the images promise: the service user, a read-only root filesystem, a HEALTHCHECK that passes, every library.
   image_promises() {
     local service name
-    for service in test-result-service verification-service submission-service portal-service distribution-service; do
+    for service in test-result-service verification-service submission-service portal-service distribution-service \
+                   federation-service efgs-gateway; do
       name="en-e2e_${service}_1"
       [ "$(podman exec "$name" id -u)" = 10001 ] || { echo "$service does not run as 10001"; return 1; }
       [ "$(podman inspect --format '{{.HostConfig.ReadonlyRootfs}}' "$name")" = true ] || { echo "$service: root filesystem writable"; return 1; }
@@ -314,7 +347,7 @@ else
   logs=("$EN_DATA_DIR"/logs/*.log "$EN_DATA_DIR"/postgres.log)
 fi
 : >"$work/dump"
-for database in keys verification testresult portal datadonation; do
+for database in keys verification testresult portal datadonation efgs; do
   if in_containers; then
     "$run" pg_dump "$database" --data-only >>"$work/dump" 2>>"$log"
   else
