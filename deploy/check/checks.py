@@ -28,12 +28,19 @@ SERVICES = {
     "submission": "submission-service",
     "portal": "portal-service",
     "distribution": "distribution-service",
+    "federation": "federation-service",
+    # the rehearsal federation gateway: compose only
+    "efgs-gateway": "efgs-gateway",
 }
 # Settings a service reads only in some configurations, revealed in --help by these extra environments.
 HELP_VARIANTS = {
     "distribution-service": [{"OBJECT_STORE": "s3"}],
 }
 BINARIES = sorted(SERVICES.values())
+# Services that read and write the key store, whose migrations migrate-submission applies.
+KEY_STORE_USERS = {"distribution-service", "federation-service"}
+# The gateway's upstreams in compose (it waits for each to be healthy).
+GATEWAY_UPSTREAMS = sorted(set(BINARIES) - {"efgs-gateway"})
 HELP_KEY = re.compile(r"^\s+--[a-z0-9-]+, ([A-Z][A-Z0-9_]*)\b", re.M)
 ENV_LINE = re.compile(r"^#?\s*([A-Z][A-Z0-9_]*)=(.*)$")
 PLACEHOLDER = re.compile(r"\$\{(GATEWAY_[A-Z0-9_]+)\}")
@@ -192,7 +199,7 @@ def check_compose(ctx: Context) -> str:
         if not svc.get("read_only"):
             problems.append(f"{binary}: root filesystem is not read-only")
         depends = svc.get("depends_on", {})
-        if binary != "distribution-service":
+        if binary not in KEY_STORE_USERS:
             migrate = f"migrate-{short}"
             mig = services.get(migrate)
             if mig is None:
@@ -209,10 +216,10 @@ def check_compose(ctx: Context) -> str:
                 if mig.get("depends_on", {}).get("postgres", {}).get("condition") != "service_healthy":
                     problems.append(f"{migrate}: does not wait for a healthy postgres")
         elif depends.get("migrate-submission", {}).get("condition") != "service_completed_successfully":
-            problems.append("distribution-service: does not wait for the key store's migrations, which migrate-submission applies")
-    dist = services.get("distribution-service", {})
-    if dist.get("command") != ["serve"]:
-        problems.append("distribution-service: not run as a loop (command serve)")
+            problems.append(f"{binary}: does not wait for the key store's migrations, which migrate-submission applies")
+    for loop in ("distribution-service", "federation-service", "efgs-gateway"):
+        if services.get(loop, {}).get("command") != ["serve"]:
+            problems.append(f"{loop}: not run as a loop (command serve)")
     gateway = services.get("gateway", {})
     for name, svc in services.items():
         for dep, cond in (svc.get("depends_on") or {}).items():
@@ -222,7 +229,7 @@ def check_compose(ctx: Context) -> str:
                 has_check = "healthcheck" in target and not target["healthcheck"].get("disable")
                 if not has_check and not str(target.get("image", "")).startswith("en-backend/"):
                     problems.append(f"{name}: waits for {dep} to be healthy, which has no healthcheck")
-    for name in BINARIES:
+    for name in GATEWAY_UPSTREAMS:
         if gateway.get("depends_on", {}).get(name, {}).get("condition") != "service_healthy":
             problems.append(f"gateway: does not wait for a healthy {name}")
     published = [p for name, svc in services.items() if name != "gateway" for p in svc.get("ports", [])]
@@ -255,6 +262,12 @@ COMPOSE_EDGES = {
         ("migrate-submission", "distribution-service"),
         ("migrate-test-result", "test-result-service"), ("migrate-verification", "verification-service"),
         ("migrate-portal", "portal-service"),
+        # federation: its callback through the gateway, the key store, the federation gateway; the rehearsal gateway's
+        # front, its callbacks to our gateway, its own migration step
+        ("gateway", "federation-service"), ("submission-service", "federation-service"),
+        ("distribution-service", "federation-service"), ("migrate-submission", "federation-service"),
+        ("federation-service", "efgs"), ("efgs", "efgs-gateway"), ("efgs-gateway", "gateway"),
+        ("migrate-efgs-gateway", "efgs-gateway"),
     ]
 }
 
@@ -283,6 +296,17 @@ def compose_network_problems(services: dict, networks: dict) -> list[str]:
 
 
 OVERLAYS = ("overlays/local", "overlays/production-example")
+# The optional federation component (deploy/k8s/components/federation): the overlays that must include it, the
+# callback's port, and its placeholders, which every overlay that includes it replaces.
+FEDERATION_OVERLAYS = ("overlays/production-example",)
+FEDERATION_CALLBACK_PORT = 8006
+FEDERATION_EGRESS_PLACEHOLDER = "192.0.2.1/32"
+FEDERATION_SITE_SETTINGS = ("EFGS_URL", "CALLBACK_URL", "EFGS_CALLBACK_CERT_CN")
+
+
+def federation_rendered(docs: list[dict]) -> bool:
+    """Whether a render includes the federation component (anything of federation-service)."""
+    return any(d["metadata"].get("labels", {}).get("app.kubernetes.io/name") == "federation-service" for d in docs)
 
 
 def check_k8s(ctx: Context) -> str:
@@ -301,6 +325,11 @@ def check_k8s(ctx: Context) -> str:
         problems.append("the base contains a Secret: reference Secrets by name only")
     for target, docs in (("base", base), *overlays.items()):
         problems += [f"{target}: {p}" for p in k8s_rules(docs, overlay=target != "base")]
+    if federation_rendered(base):
+        problems.append("base: federation-service is an optional component, not part of the base")
+    for target in FEDERATION_OVERLAYS:
+        if not federation_rendered(overlays[target]):
+            problems.append(f"{target}: the federation component (components/federation) is not included")
     if problems:
         raise CheckFailed("Kubernetes manifests", problems)
     counts = {}
@@ -309,7 +338,10 @@ def check_k8s(ctx: Context) -> str:
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
     return (f"kustomize base, overlays/local and overlays/production-example render; kubernetes-validate --strict "
             f"against {' and '.join(ctx.k8s_versions)} (base: {summary}); database egress only from the pods that "
-            f"use it, narrowed to the database in every overlay")
+            f"use it, narrowed to the database in every overlay; the federation component in "
+            f"{', '.join(FEDERATION_OVERLAYS)}: its Deployment passes the same rules, both CronJobs Forbid, the callback "
+            f"port only from the gateway, its pods' egress only to DNS, the database and the federation gateway's "
+            f"ipBlock")
 
 
 def k8s_rules(docs: list[dict], overlay: bool = False) -> list[str]:
@@ -381,6 +413,8 @@ def k8s_rules(docs: list[dict], overlay: bool = False) -> list[str]:
         container = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]
         if container.get("args") != ["run"]:
             problems.append("CronJob distribution: does not run `distribution-service run`")
+    if federation_rendered(docs):
+        problems += federation_rules(docs)
     jobs = k8s_by_kind(docs, "Job")
     for short in ("test-result", "verification", "submission", "portal"):
         job = jobs.get(f"migrate-{short}")
@@ -398,10 +432,66 @@ def k8s_rules(docs: list[dict], overlay: bool = False) -> list[str]:
     return problems
 
 
+def federation_rules(docs: list[dict]) -> list[str]:
+    """The federation component: `serve` only takes callbacks (through the gateway) while the CronJobs run uploads
+    and downloads, every few minutes and never two at once; the overlay replaced the site's placeholders."""
+    problems = []
+    configmaps = k8s_by_kind(docs, "ConfigMap")
+
+    def settings(container: dict) -> dict[str, str]:
+        values: dict[str, str] = {}
+        for source in container.get("envFrom", []):
+            if "configMapRef" in source:
+                values.update(configmaps.get(source["configMapRef"]["name"], {}).get("data", {}))
+        values.update({e["name"]: str(e["value"]) for e in container.get("env", []) if "value" in e})
+        return values
+
+    deployment = k8s_by_kind(docs, "Deployment").get("federation-callback")
+    if deployment is None:
+        problems.append("no Deployment federation-callback")
+    else:
+        container = deployment["spec"]["template"]["spec"]["containers"][0]
+        config = settings(container)
+        if container.get("args") != ["serve"]:
+            problems.append("Deployment federation-callback: does not run `federation-service serve`")
+        if config.get("FEDERATION_SERVE_RUNS") != "false":
+            problems.append("Deployment federation-callback: FEDERATION_SERVE_RUNS is not false (serve would upload and "
+                            "download beside the CronJobs)")
+        ports = [p.get("containerPort") for p in container.get("ports", [])]
+        if config.get("HTTP_PORT") != str(FEDERATION_CALLBACK_PORT) or FEDERATION_CALLBACK_PORT not in ports:
+            problems.append(f"Deployment federation-callback: HTTP_PORT and the containerPort are not {FEDERATION_CALLBACK_PORT}")
+        if not config.get("EFGS_CALLBACK_CERT_CN") or config.get("CALLBACK_CERT_HEADER") != "X-SSL-Client-Cert" \
+                or not config.get("CALLBACK_CA_FILE"):
+            problems.append("Deployment federation-callback: the callback is not taken through the gateway "
+                            "(EFGS_CALLBACK_CERT_CN, CALLBACK_CERT_HEADER=X-SSL-Client-Cert, CALLBACK_CA_FILE)")
+        for key in FEDERATION_SITE_SETTINGS:
+            if ".invalid" in config.get(key, ".invalid"):
+                problems.append(f"federation-config: {key} is not set (the component's placeholder is left): the "
+                                "overlay patches it")
+    service = k8s_by_kind(docs, "Service").get("federation-callback")
+    if not service or FEDERATION_CALLBACK_PORT not in [p["port"] for p in service["spec"]["ports"]]:
+        problems.append(f"no Service federation-callback on {FEDERATION_CALLBACK_PORT}")
+    crons = k8s_by_kind(docs, "CronJob")
+    for name, command in (("federation-upload", "upload"), ("federation-download", "download")):
+        cron = crons.get(name)
+        if not cron:
+            problems.append(f"no CronJob {name}")
+            continue
+        if cron["spec"].get("concurrencyPolicy") != "Forbid":
+            problems.append(f"CronJob {name}: concurrencyPolicy is not Forbid")
+        if not re.match(r"^(\*|\d+-\d+)/([1-9]|[1-2][0-9]|30) \* \* \* \*$", cron["spec"].get("schedule", "")):
+            problems.append(f"CronJob {name}: schedule is not every few minutes (every 30 or fewer)")
+        container = cron["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"][0]
+        if container.get("args") != [command]:
+            problems.append(f"CronJob {name}: does not run `federation-service {command}`")
+    return problems
+
+
 def network_rules(docs: list[dict], overlay: bool = False) -> list[str]:
     """Who may reach which port, evaluated from the NetworkPolicies like the API server would (ingress side)."""
     policies = list(k8s_by_kind(docs, "NetworkPolicy").values())
     problems = []
+    federation = federation_rendered(docs)
     if not any(p["spec"].get("podSelector") == {} and set(p["spec"].get("policyTypes", [])) >= {"Ingress", "Egress"}
                and not p["spec"].get("ingress") and not p["spec"].get("egress") for p in policies):
         problems.append("no default-deny NetworkPolicy (ingress and egress) for the namespace")
@@ -460,6 +550,13 @@ def network_rules(docs: list[dict], overlay: bool = False) -> list[str]:
         ("gateway", "portal-service", 8004, True), (None, "portal-service", 8004, False),
         (None, "verification-service", 8012, False), (None, "test-result-service", 8013, False),
     ]
+    if federation:
+        expectations += [
+            (None, "gateway", 8446, True), ("gateway", "federation-service", FEDERATION_CALLBACK_PORT, True),
+            (None, "federation-service", FEDERATION_CALLBACK_PORT, False),
+            ("submission-service", "federation-service", FEDERATION_CALLBACK_PORT, False),
+            ("distribution-service", "federation-service", FEDERATION_CALLBACK_PORT, False),
+        ]
     for source, target, port, expected in expectations:
         got = allowed(None if source is None else pod(source), pod(target), port)
         if got != expected:
@@ -468,12 +565,17 @@ def network_rules(docs: list[dict], overlay: bool = False) -> list[str]:
                             f" (expected {'allowed' if expected else 'denied'})")
     # Database: port 5432 only from the pods that connect to it (egress side: the other pods have no rule that opens
     # it), on 5432 only; in an overlay only towards the database (a pod selector or an ipBlock, never anywhere).
-    database_pods = {(name, "server") for name in BINARIES if name != "distribution-service"} \
-        | {(name, "migration") for name in BINARIES if name != "distribution-service"} \
+    # (federation-service is an optional component, efgs-gateway compose's rehearsal gateway only.)
+    k8s_binaries = [name for name in BINARIES if name not in ("federation-service", "efgs-gateway")]
+    database_pods = {(name, "server") for name in k8s_binaries if name != "distribution-service"} \
+        | {(name, "migration") for name in k8s_binaries if name != "distribution-service"} \
         | {("distribution-service", "job")}
+    if federation:
+        # The federation component's callback server and its CronJobs' jobs use the keys database.
+        database_pods |= {("federation-service", "server"), ("federation-service", "job")}
     # The pods of the manifests, and what else may run in the namespace: a debug or tool pod of an owner's image.
     candidates = database_pods | {("gateway", "server"), ("postgres", "server")} \
-        | {(name, "debug") for name in BINARIES}
+        | {(name, "debug") for name in [*k8s_binaries, "federation-service"]}
     clients = set()
     for p in policies:
         if "Egress" not in p["spec"].get("policyTypes", []):
@@ -513,7 +615,74 @@ def network_rules(docs: list[dict], overlay: bool = False) -> list[str]:
             problems.append(f"the postgres pod refuses {names(database_pods - admitted)}")
         if any(allowed(pod(*c), {"app.kubernetes.io/name": "postgres"}, 5433) for c in candidates):
             problems.append("the postgres pod admits ports other than 5432")
+    if federation:
+        problems += federation_network_rules(policies, matches, pod, candidates)
     return problems
+
+
+def federation_network_rules(policies: list[dict], matches, pod, candidates: set) -> list[str]:
+    """The federation component: its callback port only from the gateway's pods (no namespace, address or other pod);
+    its pods' egress only to DNS, the database (narrowed with the other clients) and the federation gateway's
+    ipBlock on 443, set by the overlay; the gateway's egress reaching the callback."""
+    problems: set[str] = set()
+    callback = pod("federation-service")
+    port = FEDERATION_CALLBACK_PORT
+    for p in policies:
+        name = p["metadata"]["name"]
+        if "Ingress" not in p["spec"].get("policyTypes", ["Ingress"]) or not matches(p["spec"].get("podSelector", {}), callback):
+            continue
+        for rule in p["spec"].get("ingress", []) or []:
+            ports = [x.get("port") for x in rule.get("ports", [])]
+            if ports and port not in ports:
+                continue
+            if not rule.get("from"):
+                problems.add(f"NetworkPolicy {name}: federation-callback:{port} is open to anyone")
+            for peer in rule.get("from") or []:
+                others = {c for c in candidates if "podSelector" in peer and matches(peer["podSelector"], pod(*c))}
+                others -= {("gateway", "server")}
+                if set(peer) != {"podSelector"} or others:
+                    problems.add(f"NetworkPolicy {name}: federation-callback:{port} is open to {peer} (only the gateway's "
+                                 "pods may reach it)")
+    for component in ("server", "job"):
+        source = pod("federation-service", component)
+        reaches_gateway = False
+        for p in policies:
+            name = p["metadata"]["name"]
+            if "Egress" not in p["spec"].get("policyTypes", []) or not matches(p["spec"].get("podSelector", {}), source):
+                continue
+            for rule in p["spec"].get("egress", []) or []:
+                ports = sorted({x.get("port") for x in rule.get("ports", [])})
+                peers = rule.get("to") or []
+                if ports == [53] and peers and all(
+                        peer.get("podSelector", {}).get("matchLabels", {}).get("k8s-app") == "kube-dns" for peer in peers):
+                    continue   # DNS
+                if ports == [5432]:
+                    continue   # the database, narrowed in every overlay (network_rules)
+                if ports == [443] and peers and all(set(peer) == {"ipBlock"} for peer in peers):
+                    for peer in peers:
+                        cidr = peer["ipBlock"].get("cidr", "")
+                        if cidr == FEDERATION_EGRESS_PLACEHOLDER:
+                            problems.add(f"NetworkPolicy {name}: the federation gateway's address is the component's "
+                                         f"placeholder {cidr}: the overlay sets it")
+                        elif int(cidr.rpartition("/")[2] or 0) < 24:
+                            problems.add(f"NetworkPolicy {name}: federation egress to {cidr}, wider than the federation "
+                                         "gateway's addresses")
+                    reaches_gateway = True
+                    continue
+                problems.add(f"NetworkPolicy {name}: federation-service ({component}) may open {ports or 'every port'} "
+                             f"to {peers or 'anywhere'}; only DNS, the database and the federation gateway's ipBlock on "
+                             "443 are allowed")
+        if not reaches_gateway:
+            problems.add(f"federation-service ({component}) has no egress to the federation gateway's ipBlock on 443")
+    gateway = pod("gateway")
+    if not any("Egress" in p["spec"].get("policyTypes", []) and matches(p["spec"].get("podSelector", {}), gateway)
+               and any((not rule.get("ports") or port in [x.get("port") for x in rule["ports"]])
+                       and any("podSelector" in peer and "namespaceSelector" not in peer
+                               and matches(peer["podSelector"], callback) for peer in rule.get("to") or [])
+                       for rule in p["spec"].get("egress", []) or [])
+               for p in policies):
+        problems.add(f"the gateway's egress does not reach federation-callback:{port}")
+    return sorted(problems)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -749,10 +918,12 @@ def check_env_keys(ctx: Context) -> str:
             unknown = sorted(set(svc.get("environment", {})) - ctx.help_keys(binary) - {"EN_SERVICE"})
             if unknown:
                 problems.append(f"compose service {name} sets {', '.join(unknown)}, which {binary} does not read")
-    for target in ("base", "overlays/local"):
+    for target in ("base", *OVERLAYS):
         docs = ctx.kustomize(target)
         configmaps = k8s_by_kind(docs, "ConfigMap")
         secrets = ctx.dev_secrets()
+        if target in FEDERATION_OVERLAYS and not any(name.startswith("federation-config") for name in configmaps):
+            problems.append(f"{target}: no ConfigMap federation-config (the federation component)")
         for kind_name, spec in pod_specs(docs):
             for c in spec.get("initContainers", []) + spec.get("containers", []):
                 binary = our_binary(c.get("image", ""))
@@ -774,8 +945,9 @@ def check_env_keys(ctx: Context) -> str:
                                     f"which {binary} does not read")
     if problems:
         raise CheckFailed("configuration keys", problems)
-    return (f"deploy/env/*.env.example name exactly the {counted} settings the five binaries read (--help); "
-            "compose and Kubernetes set only known keys")
+    return (f"deploy/env/*.env.example name exactly the {counted} settings the {len(SERVICES)} binaries read (--help); "
+            "compose and Kubernetes (base, both overlays, the federation component's federation-config) set only "
+            "known keys")
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -785,12 +957,16 @@ def check_env_keys(ctx: Context) -> str:
 def check_gateway(ctx: Context) -> str:
     template = (ctx.deploy / "gateway" / "gateway.conf.template").read_text()
     placeholders = set(PLACEHOLDER.findall(template))
+    # The federation gateway's callback server, a second template where a deployment mounts it.
+    federation_placeholders = set(PLACEHOLDER.findall((ctx.deploy / "gateway" / "federation.conf.template").read_text()))
     problems = []
     services = ctx.compose_config()["services"]
     gateway = services.get("gateway", {})
     compose_env = {k: str(v) for k, v in gateway.get("environment", {}).items()}
-    problems += [f"compose: {p}" for p in gateway_env_problems(compose_env, placeholders)]
     volumes = " ".join(gateway.get("volumes", []))
+    compose_federation = "federation.conf.template:/etc/nginx/templates/federation.conf.template" in volumes
+    compose_placeholders = placeholders | (federation_placeholders if compose_federation else set())
+    problems += [f"compose: {p}" for p in gateway_env_problems(compose_env, compose_placeholders)]
     if "gateway.conf.template:/etc/nginx/templates/gateway.conf.template" not in volumes:
         problems.append("compose: the template is not mounted at /etc/nginx/templates/gateway.conf.template")
     if "nginx.container.conf:/etc/nginx/nginx.conf" not in volumes:
@@ -813,6 +989,21 @@ def check_gateway(ctx: Context) -> str:
             problems.append(f"compose: GATEWAY_{key}_UPSTREAM={upstream} is not a service's HTTP_PORT")
         elif not set(gateway.get("networks", {})) & set(target.get("networks", {})):
             problems.append(f"compose: the gateway shares no network with {host}")
+    if compose_federation:
+        upstream = compose_env.get("GATEWAY_FEDERATION_UPSTREAM", ":")
+        host, _, port = upstream.rpartition(":")
+        target = services.get(host, {})
+        if host != "federation-service" or str(target.get("environment", {}).get("HTTP_PORT")) != port:
+            problems.append(f"compose: GATEWAY_FEDERATION_UPSTREAM={upstream} is not federation-service's HTTP_PORT")
+        elif not set(gateway.get("networks", {})) & set(target.get("networks", {})):
+            problems.append("compose: the gateway shares no network with federation-service")
+        if compose_env.get("GATEWAY_SECRET") != str(target.get("environment", {}).get("GATEWAY_SECRET")):
+            problems.append("compose: the gateway and federation-service do not get the same GATEWAY_SECRET")
+        if f"{compose_env.get('GATEWAY_FEDERATION_PORT')}:{compose_env.get('GATEWAY_FEDERATION_PORT')}" not in [
+                str(p) for p in gateway.get("ports", [])] and not any(
+                str(p.get("target")) == compose_env.get("GATEWAY_FEDERATION_PORT") for p in gateway.get("ports", [])
+                if isinstance(p, dict)):
+            problems.append("compose: the callback server's port GATEWAY_FEDERATION_PORT is not published")
     cdn_mount = [v for v in gateway.get("volumes", []) if v.endswith(f":{compose_env.get('GATEWAY_CDN_ROOT')}:ro")]
     dist = services.get("distribution-service", {})
     dist_dir = dist.get("environment", {}).get("CDN_DIRECTORY")
@@ -827,12 +1018,7 @@ def check_gateway(ctx: Context) -> str:
         problems.append("k8s: no gateway Deployment")
     else:
         container = deployment["spec"]["template"]["spec"]["containers"][0]
-        for e in container.get("env", []):
-            if "value" in e:
-                k8s_env[e["name"]] = str(e["value"])
-            elif "secretKeyRef" in e.get("valueFrom", {}):
-                ref = e["valueFrom"]["secretKeyRef"]
-                k8s_env[e["name"]] = f"<secret {ref['name']}/{ref['key']}>"
+        k8s_env = k8s_container_env(container)
         problems += [f"k8s: {p}" for p in gateway_env_problems(k8s_env, placeholders)]
         mounts = {m["mountPath"]: m for m in container.get("volumeMounts", [])}
         if mounts.get("/etc/nginx/templates/gateway.conf.template", {}).get("subPath") != "gateway.conf.template":
@@ -868,22 +1054,82 @@ def check_gateway(ctx: Context) -> str:
             svc = k8s_services.get(host)
             if not svc or int(port or 0) not in [p["port"] for p in svc["spec"]["ports"]]:
                 problems.append(f"k8s: GATEWAY_{key}_UPSTREAM={upstream} is not a Service port")
+    # The federation component's gateway (its overlays): the fourth server's template and CA mounted, its port on the
+    # Service, the callback's Service as upstream, one GATEWAY_SECRET for both.
+    federation_envs: list[tuple[str, dict[str, str]]] = []
+    for target in FEDERATION_OVERLAYS:
+        federation_env: dict[str, str] = {}
+        problems += [f"k8s {target}: {p}" for p in k8s_federation_gateway_problems(
+            ctx.kustomize(target), placeholders | federation_placeholders, federation_env)]
+        federation_envs.append((f"k8s-{target.rpartition('/')[2]}", federation_env))
 
     # What the template promises about addresses and limits, and the budgets each deployment sets.
     problems += gateway_template_problems(template)
-    for label, env in (("compose", compose_env), ("k8s", k8s_env)):
+    deployments = (("compose", compose_env), ("k8s", k8s_env), *federation_envs)
+    for label, env in deployments:
         if env:
             problems += [f"{label}: {p}" for p in gateway_rate_problems(env)]
     # Render the template as each deployment does and load it with nginx -t, inside nginx.container.conf.
-    for label, env in (("compose", compose_env), ("k8s", k8s_env)):
+    for label, env in deployments:
         if env:
             problems += [f"{label}: {p}" for p in nginx_test(ctx, label, env)]
     if problems:
         raise CheckFailed("gateway configuration", problems)
-    return (f"all {len(placeholders)} ${{GATEWAY_*}} placeholders get values in compose and Kubernetes (the per-client "
+    return (f"all {len(compose_placeholders)} ${{GATEWAY_*}} placeholders get values in compose and Kubernetes (the per-client "
             f"key at every start); every proxied route has a per-client and a global limit, registrations their own; "
-            f"no address or per-client key in a log format or header; both renders pass nginx -t inside "
+            f"no address or per-client key in a log format or header; the renders (compose, Kubernetes, Kubernetes "
+            f"with the federation component) pass nginx -t inside "
             f"nginx.container.conf")
+
+
+def k8s_container_env(container: dict) -> dict[str, str]:
+    """A container's `env`: values as they are, Secret references as `<secret NAME/KEY>`."""
+    env = {}
+    for e in container.get("env", []):
+        if "value" in e:
+            env[e["name"]] = str(e["value"])
+        elif "secretKeyRef" in e.get("valueFrom", {}):
+            ref = e["valueFrom"]["secretKeyRef"]
+            env[e["name"]] = f"<secret {ref['name']}/{ref['key']}>"
+    return env
+
+
+def k8s_federation_gateway_problems(docs: list[dict], placeholders: set[str], env: dict[str, str]) -> list[str]:
+    """The gateway of a render with the federation component; fills `env` with the gateway container's settings."""
+    deployments = k8s_by_kind(docs, "Deployment")
+    services = k8s_by_kind(docs, "Service")
+    deployment = deployments.get("gateway")
+    if deployment is None:
+        return ["no gateway Deployment"]
+    spec = deployment["spec"]["template"]["spec"]
+    container = spec["containers"][0]
+    env.update(k8s_container_env(container))
+    problems = gateway_env_problems(env, placeholders)
+    mounts = {m["mountPath"]: m for m in container.get("volumeMounts", [])}
+    volumes = {v["name"]: v for v in spec.get("volumes", [])}
+    template = mounts.get("/etc/nginx/templates/federation.conf.template", {})
+    if template.get("subPath") != "federation.conf.template" or "configMap" not in volumes.get(template.get("name"), {}):
+        problems.append("federation.conf.template is not mounted at /etc/nginx/templates/federation.conf.template")
+    ca = env.get("GATEWAY_EFGS_CA", "")
+    if not any(ca.startswith(path + "/") and "secret" in volumes.get(m["name"], {}) for path, m in mounts.items()):
+        problems.append(f"GATEWAY_EFGS_CA={ca} is not a file of a mounted Secret")
+    port = env.get("GATEWAY_FEDERATION_PORT", "")
+    container_ports = {p.get("name"): p.get("containerPort") for p in container.get("ports", [])}
+    service_ports = services.get("gateway", {}).get("spec", {}).get("ports", [])
+    if not any(str(p["port"]) == port and str(container_ports.get(p.get("targetPort"), p.get("targetPort"))) == port
+               for p in service_ports):
+        problems.append(f"the gateway Service does not pass GATEWAY_FEDERATION_PORT={port} to that containerPort")
+    upstream = env.get("GATEWAY_FEDERATION_UPSTREAM", ":")
+    host, _, upstream_port = upstream.rpartition(":")
+    svc = services.get(host)
+    if host != "federation-callback" or not svc or int(upstream_port or 0) not in [p["port"] for p in svc["spec"]["ports"]]:
+        problems.append(f"GATEWAY_FEDERATION_UPSTREAM={upstream} is not a port of the Service federation-callback")
+    callback = deployments.get("federation-callback", {})
+    callback_env = {k: v for c in callback.get("spec", {}).get("template", {}).get("spec", {}).get("containers", [])
+                    for k, v in k8s_container_env(c).items()}
+    if not env.get("GATEWAY_SECRET", "").startswith("<secret") or env.get("GATEWAY_SECRET") != callback_env.get("GATEWAY_SECRET"):
+        problems.append("the gateway and federation-callback do not read GATEWAY_SECRET from one Secret key")
+    return problems
 
 
 def gateway_env_problems(env: dict[str, str], placeholders: set[str]) -> list[str]:
@@ -1023,6 +1269,7 @@ def nginx_test(ctx: Context, label: str, env: dict[str, str]) -> list[str]:
         "GATEWAY_CDN_ROOT": str(work / "cdn"),
         "GATEWAY_SECRET": "x" * 48 if values.get("GATEWAY_SECRET", "").startswith("<secret") else values.get("GATEWAY_SECRET", ""),
         "GATEWAY_CLIENT_KEY_JS": str(ctx.deploy / "gateway" / "client-key.js"),
+        "GATEWAY_EFGS_CA": str(secrets / "federation-callback-ca.pem"),
     })
     # GATEWAY_CLIENT_KEY: render.sh makes one, as client-key.envsh does in the container.
     # Upstream names resolve only inside the deployment: 127.0.0.1 with the same ports.
@@ -1032,6 +1279,15 @@ def nginx_test(ctx: Context, label: str, env: dict[str, str]) -> list[str]:
     if result.returncode != 0:
         return [f"render.sh: {result.stderr.strip()}"]
     (work / "gateway.conf").write_text(result.stdout)
+    # With federation, the callback server too, where nginx.container.conf's federation*.conf include finds it.
+    for stale in work.glob("federation*.conf"):
+        stale.unlink()
+    if "GATEWAY_FEDERATION_PORT" in values:
+        result = ctx.run([str(ctx.deploy / "gateway" / "render.sh"), str(ctx.deploy / "gateway" / "federation.conf.template")],
+                         env={"PATH": os.environ["PATH"], **values})
+        if result.returncode != 0:
+            return [f"render.sh federation.conf.template: {result.stderr.strip()}"]
+        (work / "federation.conf").write_text(result.stdout)
     main = (ctx.deploy / "gateway" / "nginx.container.conf").read_text()
     if "include /etc/nginx/conf.d/gateway.conf;" not in main:
         return ["nginx.container.conf does not include /etc/nginx/conf.d/gateway.conf"]
@@ -1042,7 +1298,9 @@ def nginx_test(ctx: Context, label: str, env: dict[str, str]) -> list[str]:
         problems.append("nginx.container.conf includes every conf.d file (the image's default.conf too)")
     if not re.search(r"^load_module\s+/usr/lib/nginx/modules/ngx_http_js_module\.so;", main, re.M):
         problems.append("nginx.container.conf does not load njs (the per-client limits' key needs it)")
-    main = main.replace("/tmp/", f"{work}/").replace("/etc/nginx/conf.d/gateway.conf", str(work / "gateway.conf"))
+    if "include /etc/nginx/conf.d/federation*.conf;" not in main:
+        problems.append("nginx.container.conf does not include /etc/nginx/conf.d/federation*.conf (the callback server)")
+    main = main.replace("/tmp/", f"{work}/").replace("/etc/nginx/conf.d/", f"{work}/")
     (work / "nginx.conf").write_text(main)
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"
     result = ctx.run([nginx, "-t", "-q", "-p", str(work), "-c", str(work / "nginx.conf"), "-e", str(work / "error.log")])
@@ -1068,14 +1326,32 @@ def check_config(ctx: Context) -> str:
         problems += try_configuration(ctx, f"compose {name}", binary, svc.get("command") or [], env,
                                       compose_mounts(ctx, svc, secret_files))
         runs += 1
-    docs = ctx.kustomize("overlays/local")
+    # Every container of the local overlay, and the federation component's where an overlay includes it (the local
+    # overlay does not: it has no federation gateway to talk to).
+    for target, only in [("overlays/local", None), *[(t, "federation-service") for t in FEDERATION_OVERLAYS]]:
+        found, count = k8s_configurations(ctx, target, only)
+        problems += found
+        runs += count
+    if problems:
+        raise CheckFailed("service configurations", problems)
+    return (f"the binaries accept all {runs} container configurations of compose, the local overlay and the "
+            f"federation component in {', '.join(FEDERATION_OVERLAYS)} (settings parsed, key files loaded; checked "
+            "with --migrate-only against no database)")
+
+
+def k8s_configurations(ctx: Context, target: str, only: str | None) -> tuple[list[str], int]:
+    """Each container of our images in a render (of the binary `only`, when given) tried with its settings, the
+    development Secrets' files as its mounted Secrets: the problems and the number of containers tried."""
+    problems = []
+    runs = 0
+    docs = ctx.kustomize(target)
     configmaps = k8s_by_kind(docs, "ConfigMap")
     secrets = ctx.dev_secrets()
     for kind_name, spec in pod_specs(docs):
         volumes = {v["name"]: v for v in spec.get("volumes", [])}
         for c in spec.get("initContainers", []) + spec.get("containers", []):
             binary = our_binary(c.get("image", ""))
-            if not binary:
+            if not binary or (only and binary != only):
                 continue
             env: dict[str, str] = {}
             for source in c.get("envFrom", []):
@@ -1092,18 +1368,16 @@ def check_config(ctx: Context) -> str:
             mounts = {}
             for m in c.get("volumeMounts", []):
                 volume = volumes.get(m["name"], {})
-                folder = ctx.work / "k8s-volumes" / kind_name.replace("/", "-") / m["name"]
+                folder = ctx.work / "k8s-volumes" / target.replace("/", "-") / kind_name.replace("/", "-") / m["name"]
                 folder.mkdir(parents=True, exist_ok=True)
                 if "secret" in volume:
                     for key, value in secrets.get(volume["secret"]["secretName"], {}).items():
                         (folder / key).write_bytes(value)
                 mounts[m["mountPath"]] = str(folder)
-            problems += try_configuration(ctx, f"k8s {kind_name} {c['name']}", binary, c.get("args") or [], env, mounts)
+            problems += try_configuration(ctx, f"{target} {kind_name} {c['name']}", binary, c.get("args") or [], env,
+                                          mounts)
             runs += 1
-    if problems:
-        raise CheckFailed("service configurations", problems)
-    return (f"the binaries accept all {runs} container configurations of compose and the local overlay "
-            "(settings parsed, key files loaded; checked with --migrate-only against no database)")
+    return problems, runs
 
 
 def compose_mounts(ctx: Context, svc: dict, secret_files: dict[str, str]) -> dict[str, str]:
@@ -1157,6 +1431,9 @@ def try_configuration(ctx: Context, label: str, binary: str, args: list[str], en
     # `distribution-service run` parses the same settings as `serve` but ignores MIGRATE_ONLY and would wait for the
     # database: check its configuration through `serve`.
     if binary == "distribution-service" and args == ["run"]:
+        args = ["serve"]
+    # So do federation-service's `upload` and `download`.
+    if binary == "federation-service" and args in (["upload"], ["download"]):
         args = ["serve"]
     try:
         result = ctx.run([str(ctx.binary(binary)), *args], env=run_env, timeout=30, cwd=str(ctx.work))
@@ -1332,8 +1609,8 @@ def check_postgres(ctx: Context) -> str:
     dev_env = dict(line.split("=", 1) for line in (ctx.dev / ".env").read_text().splitlines()
                    if "=" in line and not line.startswith("#"))
     passwords = {k: v for k, v in dev_env.items() if k.endswith("_DB_PASSWORD")}
-    # Compose does not run federation-service yet: its optional password is set here, so its grants are checked too.
-    passwords.setdefault("FEDERATION_DB_PASSWORD", "federation-check-" + os.urandom(8).hex())
+    # Compose runs no data-donation-service: its optional role gets no password and must not log in.
+    passwords.pop("DATADONATION_DB_PASSWORD", None)
 
     def sh(cmd: list[str], extra: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
         result = subprocess.run(as_user + ["env", *[f"{k}={v}" for k, v in {**env, **(extra or {})}.items()], *cmd],
@@ -1388,9 +1665,12 @@ def check_postgres(ctx: Context) -> str:
                          ("testresult", "portal"), ("submission", "verification")):
             if as_role(role, db, "SELECT 1").returncode == 0:
                 problems.append(f"{role} may connect to {db}")
-        for role in ("datadonation", "efgs"):
-            if as_role(role, role, "SELECT 1").returncode == 0:
-                problems.append(f"{role} may log in without a password being configured")
+        if as_role("efgs", "efgs", "CREATE TABLE rehearsal (x int)").returncode != 0:
+            problems.append("efgs cannot log in to efgs with EFGS_DB_PASSWORD and create a table")
+        if as_role("efgs", "keys", "SELECT 1").returncode == 0:
+            problems.append("efgs may connect to keys")
+        if as_role("datadonation", "datadonation", "SELECT 1").returncode == 0:
+            problems.append("datadonation may log in without a password being configured")
     finally:
         subprocess.run(as_user + [str(pg_bin / "pg_ctl"), "stop", "-D", f"{cluster}/data", "-m", "immediate"],
                        capture_output=True, cwd="/")
@@ -1399,7 +1679,7 @@ def check_postgres(ctx: Context) -> str:
         raise CheckFailed("deploy/postgres/init.sh", problems)
     return ("deploy/postgres/init.sh creates the six databases and roles on a throw-away PostgreSQL 15 (twice); "
             "each service role logs in with its password and no other; distribution reads and deletes later tables of keys, "
-            "federation also inserts and updates; no role opens another's database")
+            "federation also inserts and updates; the rehearsal gateway owns efgs; no role opens another's database")
 
 def check_alerts(ctx: Context) -> str:
     """deploy/monitoring/alerts.yaml: every rule has an expression, a severity and a runbook that is a heading of
