@@ -52,48 +52,49 @@ struct GatewayFixture: Sendable {
     let store: GatewayStore
     let settings: GatewaySettings
     let metrics = TestMetrics()
+    /// Signs the rows `register` writes, when the gateway checks them against a trust anchor.
+    let rowSigner: CertificateRowSigner?
 
-    init(_ change: (inout GatewaySettings) -> Void = { _ in }) throws {
+    /// A gateway; with `trustAnchor`, it believes only rows that anchor signed, and `register` signs with it.
+    init(trustAnchor: TestSigningCertificate? = nil, _ change: (inout GatewaySettings) -> Void = { _ in }) throws {
         self.database = try PostgresTestDatabase.require()
-        self.store = GatewayStore(client: self.database.client, logger: self.database.logger)
+        self.store = GatewayStore(
+            client: self.database.client,
+            logger: self.database.logger,
+            integrity: CertificateIntegrity(trustAnchor: trustAnchor?.certificate)
+        )
+        self.rowSigner = try trustAnchor.map {
+            try CertificateRowSigner(certificatePEM: $0.certificatePEM, privateKeyPEM: $0.privateKeyPEM)
+        }
         var settings = GatewaySettings()
         change(&settings)
         self.settings = settings
     }
 
+    /// A row of `certificate`, signed by the fixture's trust anchor when it has one.
+    func row(
+        _ certificate: TestSigningCertificate,
+        _ kind: CountryCertificate.Kind,
+        country: String
+    ) throws
+        -> CountryCertificate
+    {
+        CountryCertificate(
+            thumbprint: CertificateThumbprint(derEncodedCertificate: try certificate.certificate.derEncoded()).hex,
+            kind: kind,
+            country: country,
+            revoked: false,
+            pem: certificate.certificatePEM,
+            signature: try self.rowSigner?.signature(ofCertificatePEM: certificate.certificatePEM)
+        )
+    }
+
     /// Registers `country`'s certificates (and a callback certificate when asked).
     func register(_ country: TestCountry, callback: Bool = false) async throws {
-        try await self.store.register(
-            CountryCertificate(
-                thumbprint: country.thumbprint,
-                kind: .authentication,
-                country: country.code,
-                revoked: false,
-                pem: country.authentication.certificatePEM
-            )
-        )
-        let signingThumbprint = CertificateThumbprint(
-            derEncodedCertificate: try country.signing.certificate.derEncoded()
-        ).hex
-        try await self.store.register(
-            CountryCertificate(
-                thumbprint: signingThumbprint,
-                kind: .signing,
-                country: country.code,
-                revoked: false,
-                pem: country.signing.certificatePEM
-            )
-        )
+        try await self.store.register(try self.row(country.authentication, .authentication, country: country.code))
+        try await self.store.register(try self.row(country.signing, .signing, country: country.code))
         if callback {
-            try await self.store.register(
-                CountryCertificate(
-                    thumbprint: signingThumbprint,
-                    kind: .callback,
-                    country: country.code,
-                    revoked: false,
-                    pem: country.signing.certificatePEM
-                )
-            )
+            try await self.store.register(try self.row(country.signing, .callback, country: country.code))
         }
     }
 

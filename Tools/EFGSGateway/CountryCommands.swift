@@ -9,12 +9,15 @@ import Logging
 import SwiftASN1
 import X509
 
-/// `country add CODE --auth-cert PEM [--signing-cert PEM] [--callback-cert PEM]`, `country list`,
-/// `country revoke CODE [--type AUTHENTICATION|SIGNING|CALLBACK]`. Uses `DATABASE_URL` and applies pending
-/// migrations first. A certificate's subject must name the country (`C`).
+/// `country add CODE --auth-cert PEM [--signing-cert PEM] [--callback-cert PEM] [--trust-anchor-cert PEM
+/// --trust-anchor-key PEM]`, `country list`, `country revoke CODE [--type AUTHENTICATION|SIGNING|CALLBACK]`. Uses
+/// `DATABASE_URL` and applies pending migrations first. A certificate's subject must name the country (`C`). With the
+/// trust anchor's certificate and key, each row is stored with the anchor's signature (cwa-satellites §5.1); `list`
+/// shows whether each row passes the integrity check the gateway applies (`EFGS_TRUST_ANCHOR_FILE`).
 enum CountryCommands {
     static let usage = """
         usage: efgs-gateway country add CODE --auth-cert FILE [--signing-cert FILE] [--callback-cert FILE]
+                                            [--trust-anchor-cert FILE --trust-anchor-key FILE]
                efgs-gateway country list
                efgs-gateway country revoke CODE [--type AUTHENTICATION|SIGNING|CALLBACK]
         """
@@ -22,6 +25,7 @@ enum CountryCommands {
     static func run(_ arguments: [String], environment: [String: String]) async -> Int32 {
         let settings = SettingsReader(arguments: ["efgs-gateway"], environment: environment)
         let database = DatabaseConfiguration(settings: settings)
+        let integrity = CertificateIntegrity(trustAnchor: GatewayConfiguration.trustAnchor(settings: settings))
         do {
             try settings.finish()
         } catch {
@@ -42,7 +46,7 @@ enum CountryCommands {
                 database: database,
                 logger: logger
             ) { client in
-                try await self.execute(plan, store: GatewayStore(client: client, logger: logger))
+                try await self.execute(plan, store: GatewayStore(client: client, logger: logger, integrity: integrity))
             }
         } catch {
             self.fail("failed: \(String(describing: type(of: error)))")
@@ -68,6 +72,7 @@ enum CountryCommands {
             }
             let code = arguments[1].uppercased()
             var certificates: [CountryCertificate] = []
+            var anchorFiles: (certificate: String?, key: String?) = (nil, nil)
             var index = 2
             while index + 1 < arguments.count {
                 let kind: CountryCertificate.Kind
@@ -75,6 +80,14 @@ enum CountryCommands {
                 case "--auth-cert": kind = .authentication
                 case "--signing-cert": kind = .signing
                 case "--callback-cert": kind = .callback
+                case "--trust-anchor-cert":
+                    anchorFiles.certificate = arguments[index + 1]
+                    index += 2
+                    continue
+                case "--trust-anchor-key":
+                    anchorFiles.key = arguments[index + 1]
+                    index += 2
+                    continue
                 default: return .failure(Problem(message: "unknown option \(arguments[index])"))
                 }
                 let file = arguments[index + 1]
@@ -97,6 +110,25 @@ enum CountryCommands {
             }
             guard certificates.contains(where: { $0.kind == .authentication }) else {
                 return .failure(Problem(message: "--auth-cert is required"))
+            }
+            switch anchorFiles {
+            case (nil, nil): break
+            case (let certificateFile?, let keyFile?):
+                guard let certificatePEM = try? String(contentsOfFile: certificateFile, encoding: .utf8),
+                    let keyPEM = try? String(contentsOfFile: keyFile, encoding: .utf8),
+                    let signer = try? CertificateRowSigner(certificatePEM: certificatePEM, privateKeyPEM: keyPEM)
+                else {
+                    return .failure(
+                        Problem(message: "the trust anchor's certificate and key are not a readable PEM pair")
+                    )
+                }
+                for index in certificates.indices {
+                    guard let signature = try? signer.signature(ofCertificatePEM: certificates[index].pem) else {
+                        return .failure(Problem(message: "could not sign a certificate with the trust anchor"))
+                    }
+                    certificates[index].signature = signature
+                }
+            default: return .failure(Problem(message: "--trust-anchor-cert and --trust-anchor-key go together"))
             }
             return .success(.add(certificates))
         case "revoke" where arguments.count == 2 || arguments.count == 4:
@@ -122,9 +154,10 @@ enum CountryCommands {
                 print("\(certificate.country) \(certificate.kind.rawValue) \(certificate.thumbprint)")
             }
         case .list:
-            for certificate in try await store.certificates() {
+            for certificate in try await store.allCertificates() {
+                let intact = await store.integrity.holds(for: certificate)
                 print(
-                    "\(certificate.country) \(certificate.kind.rawValue) \(certificate.thumbprint)\(certificate.revoked ? " revoked" : "")"
+                    "\(certificate.country) \(certificate.kind.rawValue) \(certificate.thumbprint)\(certificate.revoked ? " revoked" : "")\(intact ? "" : " fails-integrity-check")"
                 )
             }
         case .revoke(let country, let kind):

@@ -22,7 +22,12 @@ extension EFGSGateway {
         let client = configuration.database.makeClient(logger: logger)
         let readiness = configuration.database.makeReadinessClient(logger: logger)
         return GatewayDependencies(
-            store: GatewayStore(client: client, logger: logger, leaseTimeout: configuration.database.leaseTimeout),
+            store: GatewayStore(
+                client: client,
+                logger: logger,
+                integrity: CertificateIntegrity(trustAnchor: configuration.trustAnchor),
+                leaseTimeout: configuration.database.leaseTimeout
+            ),
             clock: .system,
             services: [client, readiness],
             readinessChecks: [PostgresReadinessCheck(client: readiness)]

@@ -4,6 +4,8 @@ import ENPersistence
 import ENServiceKit
 import Foundation
 import NIOSSL
+import SwiftASN1
+import X509
 
 /// The rules of the gateway's API.
 struct GatewaySettings: Sendable {
@@ -35,6 +37,8 @@ struct GatewayConfiguration: ServiceConfiguration {
     var callbackTimeout: Duration
     /// The client certificate the gateway presents to national callbacks, and the CAs of their servers.
     var callbackTLS: TLSConfiguration
+    /// The certificate whose key signs the certificate rows; `nil`: rows are checked without signatures.
+    var trustAnchor: Certificate?
 
     init(settings: SettingsReader) {
         self.http = ListenAddress(settings: settings, prefix: "HTTP", defaultPort: 8090, purpose: "gateway API")
@@ -147,5 +151,24 @@ struct GatewayConfiguration: ServiceConfiguration {
             callbackTLS.trustRoots = .file(serverCA)
         }
         self.callbackTLS = callbackTLS
+        self.trustAnchor = Self.trustAnchor(settings: settings)
+    }
+
+    /// `EFGS_TRUST_ANCHOR_FILE`, read and parsed (shared with `country`).
+    static func trustAnchor(settings: SettingsReader) -> Certificate? {
+        guard
+            let file = settings.optionalString(
+                "EFGS_TRUST_ANCHOR_FILE",
+                help:
+                    "PEM certificate of the trust anchor: every certificate row must carry its signature (`country add --trust-anchor-cert/--trust-anchor-key`); unset: rows are only checked against their thumbprints."
+            )
+        else { return nil }
+        guard let pem = try? String(contentsOfFile: file, encoding: .utf8),
+            let certificate = try? Certificate(pemEncoded: pem)
+        else {
+            settings.report("EFGS_TRUST_ANCHOR_FILE", "\(file) is not a readable PEM certificate")
+            return nil
+        }
+        return certificate
     }
 }

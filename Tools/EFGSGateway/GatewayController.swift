@@ -209,16 +209,18 @@ struct GatewayController: Sendable {
             let batch = try await self.store.downloadBatch(day: day, tag: tag), batch.day == day
         else { throw GatewayError(.notFound, "no such batch on that day") }
         let certificates = try await self.store.certificates()
-        let pem = Dictionary(certificates.map { ($0.thumbprint, $0.pem) }, uniquingKeysWith: { first, _ in first })
+        let rows = Dictionary(certificates.map { ($0.thumbprint, $0) }, uniquingKeysWith: { first, _ in first })
         let formatter = ISO8601DateFormatter()
         let entries = try await self.store.uploadBatches(of: batch.tag).map { upload in
             AuditEntryBody(
                 country: upload.country,
                 uploadedTime: formatter.string(from: upload.uploadedAt),
-                uploaderCertificate: pem[upload.uploaderThumbprint],
+                uploaderCertificate: rows[upload.uploaderThumbprint]?.pem,
                 uploaderThumbprint: upload.uploaderThumbprint,
-                signingCertificate: pem[upload.signingThumbprint],
+                uploaderOperatorSignature: rows[upload.uploaderThumbprint]?.signature,
+                signingCertificate: rows[upload.signingThumbprint]?.pem,
                 uploaderSigningThumbprint: upload.signingThumbprint,
+                signingCertificateOperatorSignature: rows[upload.signingThumbprint]?.signature,
                 amount: upload.amount,
                 batchSignature: upload.signature
             )
@@ -281,8 +283,12 @@ struct AuditEntryBody: Codable, Sendable {
     var uploadedTime: String
     var uploaderCertificate: String?
     var uploaderThumbprint: String
+    /// The trust anchor's signature of the uploader's certificate row.
+    var uploaderOperatorSignature: String?
     var signingCertificate: String?
     var uploaderSigningThumbprint: String
+    /// The trust anchor's signature of the signing certificate's row.
+    var signingCertificateOperatorSignature: String?
     var amount: Int
     var batchSignature: String
 }

@@ -4,7 +4,16 @@
 import ENPersistence
 
 enum GatewayMigrations {
-    static let group = MigrationGroup(name: "efgs", migrations: [CreateGateway()])
+    static let group = MigrationGroup(name: "efgs", migrations: [CreateGateway(), AddCertificateSignature()])
+}
+
+/// The trust anchor's signature of each certificate row (cwa-satellites §5.1): Base64 of a detached CMS signature over
+/// the certificate's DER. Rows without one fail the integrity check while a trust anchor is configured.
+struct AddCertificateSignature: DatabaseMigration {
+    let name = "0002_add_certificate_signature"
+    let statements = [
+        "ALTER TABLE certificate ADD COLUMN signature text CHECK (length(signature) BETWEEN 1 AND 16384)"
+    ]
 }
 
 struct CreateGateway: DatabaseMigration {

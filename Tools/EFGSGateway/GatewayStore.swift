@@ -22,6 +22,8 @@ struct CountryCertificate: Sendable, Equatable {
     var country: String
     var revoked: Bool
     var pem: String
+    /// The trust anchor's signature of the certificate (Base64 CMS), when the row was registered with one.
+    var signature: String? = nil
 }
 
 /// An upload batch as a download's audit describes it.
@@ -55,52 +57,90 @@ struct GatewayStore: Sendable {
     static let batchingLock = AdvisoryLock(name: "efgs-batching")
 
     let database: DatabasePool
+    /// Applied to every certificate row read; rows that fail it are not believed.
+    let integrity: CertificateIntegrity
     private let logger: Logger
 
-    init(client: PostgresClient, logger: Logger, leaseTimeout: Duration = DatabasePool.defaultLeaseTimeout) {
+    init(
+        client: PostgresClient,
+        logger: Logger,
+        integrity: CertificateIntegrity = CertificateIntegrity(),
+        leaseTimeout: Duration = DatabasePool.defaultLeaseTimeout
+    ) {
         self.database = DatabasePool(client: client, leaseTimeout: leaseTimeout)
+        self.integrity = integrity
         self.logger = logger.cappedForDatabase
     }
 
     // MARK: - Certificates
 
+    /// The registered certificate of `kind` with `thumbprint`, when its row passes the integrity check.
     func certificate(thumbprint: String, kind: CountryCertificate.Kind) async throws -> CountryCertificate? {
-        let rows = try await self.database.query(
-            """
-            SELECT country, revoked, raw_pem FROM certificate WHERE thumbprint = \(thumbprint) AND type = \(kind.rawValue)
-            """,
-            logger: self.logger
+        let rows = try await self.certificateRows(
+            "WHERE thumbprint = \(thumbprint) AND type = \(kind.rawValue)"
         )
-        return try rows.first.map { row in
-            let (country, revoked, pem) = try row.decode((String, Bool, String).self)
-            return CountryCertificate(thumbprint: thumbprint, kind: kind, country: country, revoked: revoked, pem: pem)
+        return await self.intact(rows).first
+    }
+
+    /// The registered certificates (of `country`) whose rows pass the integrity check.
+    func certificates(country: String? = nil) async throws -> [CountryCertificate] {
+        await self.intact(try await self.allCertificates(country: country))
+    }
+
+    /// Every row (of `country`), checked or not: for the operator's list.
+    func allCertificates(country: String? = nil) async throws -> [CountryCertificate] {
+        try await self.certificateRows(
+            "WHERE \(country == nil) OR country = \(country ?? "") ORDER BY country, type, created_at"
+        )
+    }
+
+    private func certificateRows(_ condition: PostgresQuery) async throws -> [CountryCertificate] {
+        let query = PostgresQuery(
+            unsafeSQL: "SELECT thumbprint, type, country, revoked, raw_pem, signature FROM certificate "
+                + condition.sql,
+            binds: condition.binds
+        )
+        return try await self.database.query(query, logger: self.logger).compactMap { row in
+            let (thumbprint, type, country, revoked, pem, signature) = try row.decode(
+                (String, String, String, Bool, String, String?).self
+            )
+            return CountryCertificate.Kind(rawValue: type).map {
+                CountryCertificate(
+                    thumbprint: thumbprint,
+                    kind: $0,
+                    country: country,
+                    revoked: revoked,
+                    pem: pem,
+                    signature: signature
+                )
+            }
         }
     }
 
-    func certificates(country: String? = nil) async throws -> [CountryCertificate] {
-        let rows = try await self.database.query(
-            """
-            SELECT thumbprint, type, country, revoked, raw_pem FROM certificate
-             WHERE \(country == nil) OR country = \(country ?? "")
-             ORDER BY country, type, created_at
-            """,
-            logger: self.logger
-        )
-        return try rows.compactMap { row in
-            let (thumbprint, type, country, revoked, pem) = try row.decode((String, String, String, Bool, String).self)
-            return CountryCertificate.Kind(rawValue: type).map {
-                CountryCertificate(thumbprint: thumbprint, kind: $0, country: country, revoked: revoked, pem: pem)
+    private func intact(_ rows: [CountryCertificate]) async -> [CountryCertificate] {
+        var intact: [CountryCertificate] = []
+        for row in rows {
+            if await self.integrity.holds(for: row) {
+                intact.append(row)
+            } else {
+                self.logger.warning(
+                    "A certificate row fails its integrity check and is ignored",
+                    metadata: ["country": "\(row.country)", "certificate.type": "\(row.kind.rawValue)"]
+                )
             }
         }
+        return intact
     }
 
     /// Registers (or re-registers, un-revoking) a certificate.
     func register(_ certificate: CountryCertificate) async throws {
         try await self.database.query(
             """
-            INSERT INTO certificate (thumbprint, type, country, revoked, raw_pem)
-            VALUES (\(certificate.thumbprint), \(certificate.kind.rawValue), \(certificate.country), false, \(certificate.pem))
-            ON CONFLICT (thumbprint, type) DO UPDATE SET country = EXCLUDED.country, revoked = false, raw_pem = EXCLUDED.raw_pem
+            INSERT INTO certificate (thumbprint, type, country, revoked, raw_pem, signature)
+            VALUES (\(certificate.thumbprint), \(certificate.kind.rawValue), \(certificate.country), false, \(certificate.pem),
+                    \(certificate.signature))
+            ON CONFLICT (thumbprint, type) DO UPDATE
+               SET country = EXCLUDED.country, revoked = false, raw_pem = EXCLUDED.raw_pem, signature = EXCLUDED.signature
             """,
             logger: self.logger
         )

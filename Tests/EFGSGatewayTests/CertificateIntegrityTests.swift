@@ -1,0 +1,183 @@
+// The certificate table's integrity (cwa-satellites §5.1): a row is believed only when its certificate matches its
+// thumbprint and, with a trust anchor, the anchor signed it; the audit carries the anchor's signatures.
+
+import ENCrypto
+import ENFederation
+import ENServiceKit
+import ENTestSupport
+import Foundation
+import HTTPTypes
+import HummingbirdTesting
+import NIOCore
+import Testing
+import X509
+
+@testable import EFGSGateway
+
+@Suite("Gateway certificate integrity", .postgres(GatewayMigrations.group))
+struct CertificateIntegrityTests {
+    static func anchor() throws -> TestSigningCertificate {
+        try TestSigningCertificate.make(country: "EU", commonName: "EFGS trust anchor")
+    }
+
+    @Test("rows the trust anchor signed are believed: the country uploads (201)")
+    func signedRows() async throws {
+        let fixture = try GatewayFixture(trustAnchor: try Self.anchor())
+        let germany = try TestCountry("DE")
+        try await fixture.register(germany)
+        try await fixture.withClient { client async throws in
+            let answer = try await GatewayFixture.upload(
+                client,
+                germany,
+                tag: "de-1",
+                keys: GatewayFixture.keys(2, origin: "DE")
+            )
+            #expect(answer.0 == .created)
+        }
+    }
+
+    @Test(
+        "a row without the anchor's signature, signed by another key, or whose certificate is not its thumbprint's is not believed (403)",
+        arguments: ["unsigned", "other anchor", "swapped certificate"]
+    )
+    func tamperedRows(_ tampering: String) async throws {
+        let anchor = try Self.anchor()
+        let fixture = try GatewayFixture(trustAnchor: anchor)
+        let germany = try TestCountry("DE")
+        try await fixture.register(germany)
+        var row = try fixture.row(germany.authentication, .authentication, country: "DE")
+        switch tampering {
+        case "unsigned":
+            row.signature = nil
+        case "other anchor":
+            let other = try Self.anchor()
+            row.signature = try CertificateRowSigner(
+                certificatePEM: other.certificatePEM,
+                privateKeyPEM: other.privateKeyPEM
+            )
+            .signature(ofCertificatePEM: row.pem)
+        default:
+            // Another certificate under the registered thumbprint, properly signed by the anchor.
+            let intruder = try TestSigningCertificate.make(country: "DE", commonName: "intruder")
+            row.pem = intruder.certificatePEM
+            row.signature = try fixture.rowSigner?.signature(ofCertificatePEM: intruder.certificatePEM)
+        }
+        try await fixture.store.register(row)
+        #expect(try await fixture.store.certificate(thumbprint: row.thumbprint, kind: .authentication) == nil)
+        #expect(try await fixture.store.allCertificates(country: "DE").count == 2, "the row is still there, ignored")
+        try await fixture.withClient { client async throws in
+            let answer = try await GatewayFixture.upload(
+                client,
+                germany,
+                tag: "de-1",
+                keys: GatewayFixture.keys(1, origin: "DE")
+            )
+            #expect(answer.0 == .forbidden)
+        }
+        #expect(try await fixture.database.count("upload_batch") == 0)
+    }
+
+    @Test("without a trust anchor a row is still checked against its thumbprint")
+    func thumbprintWithoutAnchor() async throws {
+        let fixture = try GatewayFixture()
+        let germany = try TestCountry("DE")
+        try await fixture.register(germany)
+        var row = try fixture.row(germany.authentication, .authentication, country: "DE")
+        #expect(try await fixture.store.certificate(thumbprint: row.thumbprint, kind: .authentication) != nil)
+        row.pem = try TestSigningCertificate.make(country: "DE").certificatePEM
+        try await fixture.store.register(row)
+        #expect(try await fixture.store.certificate(thumbprint: row.thumbprint, kind: .authentication) == nil)
+    }
+
+    @Test("the audit carries the anchor's signatures of the uploader's and the signing certificate's rows")
+    func auditSignatures() async throws {
+        let anchor = try Self.anchor()
+        let fixture = try GatewayFixture(trustAnchor: anchor)
+        let germany = try TestCountry("DE")
+        let france = try TestCountry("FR")
+        try await fixture.register(germany)
+        try await fixture.register(france)
+        try await fixture.withClient { client async throws in
+            let answer = try await GatewayFixture.upload(
+                client,
+                germany,
+                tag: "de-1",
+                keys: GatewayFixture.keys(2, origin: "DE")
+            )
+            #expect(answer.0 == .created)
+        }
+        try await BatchingPass(
+            store: fixture.store,
+            settings: fixture.settings,
+            clock: .system,
+            metrics: GatewayMetrics(factory: fixture.metrics),
+            logger: fixture.database.logger
+        ).run()
+        let today = FederationProtocol.dayString(Date())
+        let tag = today.replacingOccurrences(of: "-", with: "") + "-1"
+        try await fixture.withClient { client async throws in
+            try await client.execute(
+                uri: "/diagnosiskeys/audit/download/\(today)/\(tag)",
+                method: .get,
+                headers: GatewayFixture.headers(france)
+            ) { response in
+                #expect(response.status == .ok)
+                let entries = try JSONDecoder().decode(
+                    [AuditEntryBody].self,
+                    from: Data(response.body.readableBytesView)
+                )
+                let entry = try #require(entries.first)
+                let verifier = BatchSignatureVerifier(anchors: [anchor.certificate])
+                for (signature, certificate) in [
+                    (entry.uploaderOperatorSignature, germany.authentication.certificate),
+                    (entry.signingCertificateOperatorSignature, germany.signing.certificate),
+                ] {
+                    let result = await verifier.verify(
+                        signature: try #require(signature),
+                        batchBytes: try certificate.derEncoded(),
+                        at: Date()
+                    )
+                    #expect(try result.get() == anchor.certificate)
+                }
+            }
+        }
+    }
+
+    @Test("country add signs each row with the trust anchor's certificate and key, which go together")
+    func countryAdd() throws {
+        let anchor = try Self.anchor()
+        let germany = try TestCountry("DE")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("efgs-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func file(_ name: String, _ text: String) throws -> String {
+            let url = folder.appendingPathComponent(name)
+            try text.write(to: url, atomically: true, encoding: .utf8)
+            return url.path
+        }
+        let auth = try file("auth.pem", germany.authentication.certificatePEM)
+        let anchorCertificate = try file("anchor.pem", anchor.certificatePEM)
+        let anchorKey = try file("anchor.key", anchor.privateKeyPEM)
+        guard
+            case .success(.add(let rows)) = CountryCommands.plan([
+                "add", "DE", "--auth-cert", auth, "--trust-anchor-cert", anchorCertificate, "--trust-anchor-key",
+                anchorKey,
+            ])
+        else {
+            Issue.record("add with a trust anchor was not planned")
+            return
+        }
+        #expect(rows.count == 1)
+        #expect(rows[0].signature != nil)
+        guard case .success(.add(let unsigned)) = CountryCommands.plan(["add", "DE", "--auth-cert", auth]) else {
+            Issue.record("add without a trust anchor was not planned")
+            return
+        }
+        #expect(unsigned[0].signature == nil)
+        guard case .failure = CountryCommands.plan(["add", "DE", "--auth-cert", auth, "--trust-anchor-key", anchorKey])
+        else {
+            Issue.record("a trust anchor key without its certificate was accepted")
+            return
+        }
+    }
+}

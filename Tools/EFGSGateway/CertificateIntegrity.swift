@@ -1,0 +1,45 @@
+// The integrity of the certificate table (cwa-satellites §5.1): every row is checked when it is looked up, so a row
+// changed in the database without the trust anchor's key is not believed.
+
+import ENCrypto
+import ENFederation
+import Foundation
+import SwiftASN1
+import X509
+
+/// The check of a certificate row: its PEM is one certificate, the SHA-256 of its DER is the row's thumbprint, and,
+/// with a trust anchor, the row's operator signature verifies: a detached CMS signature over that DER by the trust
+/// anchor's certificate (the gateway operator's key, kept apart from the gateway). Without a trust anchor only the
+/// first two are checked.
+struct CertificateIntegrity: Sendable {
+    var trustAnchor: Certificate?
+
+    init(trustAnchor: Certificate? = nil) {
+        self.trustAnchor = trustAnchor
+    }
+
+    func holds(for row: CountryCertificate, at time: Date = Date()) async -> Bool {
+        guard let certificate = try? Certificate(pemEncoded: row.pem), let der = try? certificate.derEncoded(),
+            CertificateThumbprint(derEncodedCertificate: der).hex == row.thumbprint
+        else { return false }
+        guard let trustAnchor else { return true }
+        guard let signature = row.signature else { return false }
+        let result = await BatchSignatureVerifier(anchors: [trustAnchor])
+            .verify(signature: signature, batchBytes: der, at: time)
+        return (try? result.get()) == trustAnchor
+    }
+}
+
+/// Signs certificate rows with the trust anchor's certificate and key (`country add --trust-anchor-cert/-key`).
+struct CertificateRowSigner: Sendable {
+    let signer: BatchSigner
+
+    init(certificatePEM: String, privateKeyPEM: String) throws(BatchSignerError) {
+        self.signer = try BatchSigner(certificatePEM: certificatePEM, privateKeyPEM: privateKeyPEM)
+    }
+
+    /// The operator signature of `pem`: Base64 of a detached CMS signature over the certificate's DER.
+    func signature(ofCertificatePEM pem: String, at time: Date = Date()) throws -> String {
+        try self.signer.sign(try Certificate(pemEncoded: pem).derEncoded(), at: time)
+    }
+}
