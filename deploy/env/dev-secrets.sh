@@ -26,7 +26,8 @@
 #                                              and federation-callback-ca.pem, the trust anchors
 #   OUT/secrets/efgs*.pem, .key                the rehearsal federation gateway: its front's certificate (efgs), the
 #                                              countries' CA (efgs-client-ca.pem), its callback client certificate
-#                                              (efgs-callback) and the CA of the national gateways (efgs-callback-ca.pem)
+#                                              (efgs-callback), the CA of the national gateways (efgs-callback-ca.pem),
+#                                              the trust anchor that signs its certificate rows (efgs-trust-anchor)
 #   OUT/secrets/teletan-pepper.keys            the pepper of teleTAN hashes (verification), one 32-byte key `dev-1`
 #   OUT/secrets/totp.keys                      the key of officers' TOTP secrets (portal), one 32-byte key `dev-1`
 #   OUT/secrets/k8s-secrets.yaml               all of it as the Kubernetes Secrets the manifests reference
@@ -88,7 +89,7 @@ fi
 # callback client certificate and DE's client certificate); the national gateway's CA for the callbacks ----
 if missing federation-client.pem federation-client.key federation-signing.pem federation-signing.key \
   federation-gateway-ca.pem federation-callback-ca.pem federation-trust-anchors.pem efgs.pem efgs.key efgs-client-ca.pem \
-  efgs-callback.pem efgs-callback.key efgs-callback-ca.pem; then
+  efgs-callback.pem efgs-callback.key efgs-trust-anchor.pem efgs-trust-anchor.key; then
   "$root/deploy/local/federation-pki.sh" "$work/federation" DE
   cp "$work/federation/DE/client.pem" "$secrets/federation-client.pem"
   cp "$work/federation/DE/client.key" "$secrets/federation-client.key"
@@ -96,7 +97,7 @@ if missing federation-client.pem federation-client.key federation-signing.pem fe
   cp "$work/federation/DE/signing.key" "$secrets/federation-signing.key"
   for name in federation-gateway-ca federation-callback-ca efgs-client-ca; do cp "$work/federation/ca.pem" "$secrets/$name.pem"; done
   cp "$work/federation/trust-anchors.pem" "$secrets/federation-trust-anchors.pem"
-  for name in efgs efgs-callback; do cp "$work/federation/$name.pem" "$work/federation/$name.key" "$secrets/"; done
+  for name in efgs efgs-callback efgs-trust-anchor; do cp "$work/federation/$name.pem" "$work/federation/$name.key" "$secrets/"; done
 fi
 cp "$secrets/ca.pem" "$secrets/efgs-callback-ca.pem"
 # ---- the database's TLS: a development CA (its key is thrown away), the server certificate, the CA bundle ----

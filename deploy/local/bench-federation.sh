@@ -45,11 +45,13 @@ fed="$work/federation"
 "$root/deploy/local/federation-pki.sh" "$fed" DE FR
 for country in DE FR; do
   DATABASE_URL="$(url "$efgs")" "$bin/efgs-gateway" country add "$country" --auth-cert "$fed/$country/client.pem" \
-    --signing-cert "$fed/$country/signing.pem" >/dev/null
+    --signing-cert "$fed/$country/signing.pem" --trust-anchor-cert "$fed/efgs-trust-anchor.pem" \
+    --trust-anchor-key "$fed/efgs-trust-anchor.key" >/dev/null
 done
 port_open "$port" && fail "port $port is in use (BENCH_EFGS_PORT)"
 DATABASE_URL="$(url "$efgs")" HTTP_PORT="$port" TLS_CERT_FILE="$fed/efgs.pem" TLS_KEY_FILE="$fed/efgs.key" \
-  TLS_CLIENT_CA_FILE="$fed/ca.pem" EFGS_BATCH_INTERVAL=1s "$bin/efgs-gateway" serve >"$work/gateway.log" 2>&1 &
+  TLS_CLIENT_CA_FILE="$fed/ca.pem" EFGS_TRUST_ANCHOR_FILE="$fed/efgs-trust-anchor.pem" EFGS_BATCH_INTERVAL=1s \
+  "$bin/efgs-gateway" serve >"$work/gateway.log" 2>&1 &
 gateway_pid=$!
 ready() { curl -fs --cacert "$fed/ca.pem" --cert "$fed/DE/client.pem" --key "$fed/DE/client.key" "https://127.0.0.1:$port/health/ready"; }
 wait_for --pid "$gateway_pid" --log "$work/gateway.log" 30 efgs-gateway ready

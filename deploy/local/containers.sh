@@ -169,6 +169,7 @@ up() {
 
   podman exec "$(container efgs-gateway)" /app/efgs-gateway country add DE --auth-cert /run/secrets/federation-client-cert \
     --signing-cert /run/secrets/federation-signing-cert --callback-cert /run/secrets/federation-client-cert \
+    --trust-anchor-cert /run/secrets/efgs-trust-anchor --trust-anchor-key /run/secrets/efgs-trust-anchor-key \
     >>"$dir/up.log" 2>&1 || fail_with_log "$dir/up.log" "could not register DE at the rehearsal federation gateway"
   head -c 18 /dev/urandom | base64 | tr '+/' '-_' >"$dir/officer/password"
   podman exec -i "$(container portal-service)" /app/portal-service user add officer c19hotline,c19hotline_event \

@@ -108,6 +108,8 @@ cd "$work" || exit 1
 meeting_day="$(date -u -d '2 days ago' +%F)"
 registered() { [ "$(sql efgs efgs "SELECT string_agg(country, ',' ORDER BY country) FROM callback")" = "DE,FR" ]; }
 check "both countries registered their callbacks at the gateway at start" wait_until 20 registered
+check "every certificate row at the gateway carries the trust anchor's signature, which it checks on every lookup" test \
+  "$(sql efgs efgs "SELECT count(*) FILTER (WHERE signature IS NOT NULL) || '/' || count(*) FROM certificate")" = 6/6
 
 # journey COUNTRY_OF_PERSON HOST_FLEET OTHER_FLEET: a person of HOST who visited OTHER meets a phone of OTHER, tests
 # positive at home and uploads; HOST's upload run sends the keys; OTHER stores them, publishes, and its phone finds the

@@ -11,7 +11,8 @@
 # EN_DATA_DIR (.data): its PostgreSQL cluster (deploy/local/postgres.sh, port EN_PG_PORT), logs/ and run/.
 # EN_FEDERATION_DIR (<data>/federation): the federation PKI (deploy/local/federation-pki.sh).
 # EN_EFGS_COUNTRIES (DE): the countries registered, each with its client certificate as AUTHENTICATION and CALLBACK
-# and its signing certificate as SIGNING. EN_EFGS_PORT (8091): the front; the gateway itself listens on the next port.
+# and its signing certificate as SIGNING, every row signed by the PKI's trust anchor (efgs-trust-anchor.pem), which
+# the gateway checks them against. EN_EFGS_PORT (8091): the front; the gateway itself listens on the next port.
 # EN_EFGS_CALLBACK_CA (<data>/pki/ca.pem): the CAs of the national gateways the callbacks go to.
 # The gateway inherits the environment (EFGS_BATCH_INTERVAL, EFGS_CALLBACK_INTERVAL, …).
 set -euo pipefail
@@ -41,7 +42,8 @@ gateway_env() {
   printf '%s\n' "DATABASE_URL=$("$pg" url efgs)" "HTTP_PORT=$api_port" "GATEWAY_SECRET=$secret" \
     "EFGS_CALLBACK_CLIENT_CERT_FILE=$federation_dir/efgs-callback.pem" \
     "EFGS_CALLBACK_CLIENT_KEY_FILE=$federation_dir/efgs-callback.key" \
-    "EFGS_CALLBACK_CA_FILE=$callback_ca" "EFGS_CALLBACK_ALLOW_PRIVATE=true"
+    "EFGS_CALLBACK_CA_FILE=$callback_ca" "EFGS_CALLBACK_ALLOW_PRIVATE=true" \
+    "EFGS_TRUST_ANCHOR_FILE=$federation_dir/efgs-trust-anchor.pem"
 }
 
 start_gateway() {
@@ -117,7 +119,9 @@ case "${1:-}" in
     for country in $countries; do
       ( export "${env[@]}"; exec "$bin/efgs-gateway" country add "$country" \
           --auth-cert "$federation_dir/$country/client.pem" --signing-cert "$federation_dir/$country/signing.pem" \
-          --callback-cert "$federation_dir/$country/client.pem" ) >>"$logs/efgs-gateway.log" 2>&1 \
+          --callback-cert "$federation_dir/$country/client.pem" \
+          --trust-anchor-cert "$federation_dir/efgs-trust-anchor.pem" \
+          --trust-anchor-key "$federation_dir/efgs-trust-anchor.key" ) >>"$logs/efgs-gateway.log" 2>&1 \
         || fail_with_log "$logs/efgs-gateway.log" "could not register $country"
     done
     start_gateway

@@ -7,6 +7,8 @@
 #   efgs.pem, efgs.key                 the gateway front's server certificate (127.0.0.1, localhost, efgs)
 #   efgs-callback.pem, .key            the client certificate the gateway calls national callbacks with
 #                                      (CN=efgs-callback: federation-service's EFGS_CALLBACK_CERT_CN)
+#   efgs-trust-anchor.pem, .key        the gateway operator's trust anchor, self-signed: it signs the certificate rows
+#                                      (`efgs-gateway country add --trust-anchor-cert/-key`, EFGS_TRUST_ANCHOR_FILE)
 #   CC/client.pem, CC/client.key       country CC's client certificate (C=CC), registered as AUTHENTICATION
 #   CC/signing.pem, CC/signing.key     country CC's self-signed batch-signing certificate (C=CC), registered as SIGNING
 #   trust-anchors.pem                  every country's signing certificate: FEDERATION_TRUST_ANCHORS
@@ -52,6 +54,13 @@ fi
 [ -s efgs.pem ] || new_leaf efgs "/O=Exposure Notification Dev/CN=efgs" \
   "basicConstraints=critical,CA:FALSE\nkeyUsage=critical,digitalSignature\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1,DNS:localhost,DNS:efgs\n"
 [ -s efgs-callback.pem ] || new_leaf efgs-callback "/O=Exposure Notification Dev/CN=efgs-callback" "$client"
+if [ ! -s efgs-trust-anchor.pem ]; then
+  new_key efgs-trust-anchor.key
+  openssl req -x509 -new -key efgs-trust-anchor.key -sha256 -days 825 \
+    -subj "/O=Exposure Notification Dev/CN=EFGS Trust Anchor" -out efgs-trust-anchor.pem \
+    -addext "basicConstraints=critical,CA:FALSE" -addext "keyUsage=critical,digitalSignature" 2>/dev/null
+  chmod 644 efgs-trust-anchor.pem
+fi
 for country in "$@"; do
   [[ $country =~ ^[A-Z]{2}$ ]] || fail "$country is not a country code"
   mkdir -p "$country"
