@@ -18,7 +18,7 @@ extension Federation {
     }
 
     /// `serve`: the callback (when `EFGS_CALLBACK_CERT_CN` is set), health and metrics; the runs as periodic tasks
-    /// unless `FEDERATION_SERVE_RUNS` is false.
+    /// unless `FEDERATION_CALLBACK_ONLY` is set.
     static func buildApplication(
         configuration: FederationConfiguration,
         dependencies: FederationDependencies,
@@ -86,7 +86,7 @@ extension Federation {
             router: router,
             server: server,
             configuration: .init(listening: configuration.http),
-            services: dependencies.services + (configuration.serveRuns ? [uploads, downloads] : []),
+            services: dependencies.services + (configuration.callbackOnly ? [] : [uploads, downloads]),
             logger: environment.logger.listener("app")
         )
     }
@@ -97,8 +97,16 @@ extension Federation {
         dependencies: FederationDependencies,
         environment: ServiceEnvironment
     ) async throws {
+        try self.refuseCallbackOnly(configuration)
         _ = try await self.uploadRun(configuration: configuration, dependencies: dependencies, environment: environment)
             .run()
+    }
+
+    /// `upload` and `download` need the gateway's credentials, which a callback-only configuration does not load.
+    static func refuseCallbackOnly(_ configuration: FederationConfiguration) throws {
+        if configuration.callbackOnly {
+            throw GatewayProtocolError("FEDERATION_CALLBACK_ONLY is set: this configuration only takes callbacks")
+        }
     }
 
     @Sendable
@@ -107,6 +115,7 @@ extension Federation {
         dependencies: FederationDependencies,
         environment: ServiceEnvironment
     ) async throws {
+        try self.refuseCallbackOnly(configuration)
         try await CallbackRegistrationTask(
             url: configuration.callback.url,
             gateway: dependencies.gateway,

@@ -33,9 +33,9 @@ struct FederationConfiguration: ServiceConfiguration {
     var acceptance: KeyAcceptance
     var uploadInterval: Duration
     var downloadInterval: Duration
-    /// Whether `serve` runs uploads and downloads itself; false where CronJobs run them and `serve` only takes
-    /// callbacks.
-    var serveRuns: Bool
+    /// `serve` only takes callbacks: no runs, and none of the gateway's credentials loaded (`upload` and `download`
+    /// refuse to run). For deployments whose CronJobs run the uploads and downloads.
+    var callbackOnly: Bool
     var callback: CallbackSettings
 
     /// Who may call the callback, and where it is registered.
@@ -74,7 +74,20 @@ struct FederationConfiguration: ServiceConfiguration {
             default: "https://127.0.0.1:8091",
             help: "Base URL of the federation gateway's API (https, mutual TLS)."
         )
-        self.gatewayIdentity = Self.clientIdentity(settings: settings)
+        self.callbackOnly = settings.bool(
+            "FEDERATION_CALLBACK_ONLY",
+            default: false,
+            help:
+                "true: serve only records the batches callbacks announce, for `federation-service download` runs (CronJobs); it runs nothing, reads none of the gateway's credentials (EFGS_CLIENT_*, EFGS_CA_FILE, FEDERATION_SIGNING_*, FEDERATION_TRUST_ANCHORS), and upload and download refuse to run."
+        )
+        self.gatewayIdentity =
+            self.callbackOnly
+            ? GatewayClientIdentity(
+                tls: TLSConfiguration.makeClientConfiguration(),
+                thumbprint: "",
+                distinguishedName: ""
+            )
+            : Self.clientIdentity(settings: settings)
         var gatewayDefaults = UpstreamPolicy()
         gatewayDefaults.connectTimeout = .seconds(5)
         gatewayDefaults.readTimeout = .seconds(60)
@@ -86,44 +99,53 @@ struct FederationConfiguration: ServiceConfiguration {
             defaults: gatewayDefaults
         )
 
-        let signingCertificate = settings.requiredString(
-            "FEDERATION_SIGNING_CERT_FILE",
-            help: "PEM certificate of this country's batch-signing key (registered with the gateway as SIGNING)."
-        )
-        let signingKey = settings.requiredString(
-            "FEDERATION_SIGNING_KEY_FILE",
-            help: "PEM private key (ECDSA or RSA) of FEDERATION_SIGNING_CERT_FILE."
-        )
-        do {
-            self.signer = try BatchSigner(
-                certificatePEM: try String(contentsOfFile: signingCertificate, encoding: .utf8),
-                privateKeyPEM: try String(contentsOfFile: signingKey, encoding: .utf8)
-            )
-            if self.signer?.certificate.countryCode != self.ownCountry {
-                settings.report("FEDERATION_SIGNING_CERT_FILE", "its subject's C is not FEDERATION_OWN_COUNTRY")
-            }
-        } catch {
-            if !signingCertificate.isEmpty { settings.report("FEDERATION_SIGNING_CERT_FILE", "\(error)") }
+        if self.callbackOnly {
             self.signer = nil
+        } else {
+            let signingCertificate = settings.requiredString(
+                "FEDERATION_SIGNING_CERT_FILE",
+                help: "PEM certificate of this country's batch-signing key (registered with the gateway as SIGNING)."
+            )
+            let signingKey = settings.requiredString(
+                "FEDERATION_SIGNING_KEY_FILE",
+                help: "PEM private key (ECDSA or RSA) of FEDERATION_SIGNING_CERT_FILE."
+            )
+            do {
+                self.signer = try BatchSigner(
+                    certificatePEM: try String(contentsOfFile: signingCertificate, encoding: .utf8),
+                    privateKeyPEM: try String(contentsOfFile: signingKey, encoding: .utf8)
+                )
+                if self.signer?.certificate.countryCode != self.ownCountry {
+                    settings.report("FEDERATION_SIGNING_CERT_FILE", "its subject's C is not FEDERATION_OWN_COUNTRY")
+                }
+            } catch {
+                if !signingCertificate.isEmpty { settings.report("FEDERATION_SIGNING_CERT_FILE", "\(error)") }
+                self.signer = nil
+            }
         }
 
         self.download = DownloadPolicy(settings: settings)
-        let anchorsFile = settings.optionalString(
-            "FEDERATION_TRUST_ANCHORS",
-            help:
-                "PEM file of the certificates (or their CAs) other countries sign batches with; required when FEDERATION_VERIFY_SIGNATURES is true."
-        )
         self.trustAnchors = []
-        if let anchorsFile {
-            if let text = try? String(contentsOfFile: anchorsFile, encoding: .utf8),
-                let anchors = try? Certificate.bundle(pem: text), !anchors.isEmpty
-            {
-                self.trustAnchors = anchors
-            } else {
-                settings.report("FEDERATION_TRUST_ANCHORS", "\(anchorsFile) is not a readable PEM file of certificates")
+        if !self.callbackOnly {
+            let anchorsFile = settings.optionalString(
+                "FEDERATION_TRUST_ANCHORS",
+                help:
+                    "PEM file of the certificates (or their CAs) other countries sign batches with; required when FEDERATION_VERIFY_SIGNATURES is true."
+            )
+            if let anchorsFile {
+                if let text = try? String(contentsOfFile: anchorsFile, encoding: .utf8),
+                    let anchors = try? Certificate.bundle(pem: text), !anchors.isEmpty
+                {
+                    self.trustAnchors = anchors
+                } else {
+                    settings.report(
+                        "FEDERATION_TRUST_ANCHORS",
+                        "\(anchorsFile) is not a readable PEM file of certificates"
+                    )
+                }
+            } else if self.download.verifySignatures {
+                settings.report("FEDERATION_TRUST_ANCHORS", "is required while FEDERATION_VERIFY_SIGNATURES is true")
             }
-        } else if self.download.verifySignatures {
-            settings.report("FEDERATION_TRUST_ANCHORS", "is required while FEDERATION_VERIFY_SIGNATURES is true")
         }
         self.upload = UploadPolicy(settings: settings)
         self.acceptance = KeyAcceptance()
@@ -157,12 +179,6 @@ struct FederationConfiguration: ServiceConfiguration {
             default: .seconds(300),
             minimum: .seconds(1),
             help: "Time between download runs in serve mode (a callback starts one at once)."
-        )
-        self.serveRuns = settings.bool(
-            "FEDERATION_SERVE_RUNS",
-            default: true,
-            help:
-                "Whether serve mode runs uploads and downloads (at start, on their intervals, after each callback); false: it only records the batches callbacks announce, for `federation-service download` runs (CronJobs)."
         )
         self.callback = Self.callbackSettings(settings: settings)
     }

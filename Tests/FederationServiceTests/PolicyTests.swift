@@ -80,14 +80,28 @@ struct PolicyTests {
         )
     }
 
-    @Test("serve runs uploads and downloads unless FEDERATION_SERVE_RUNS is false (CronJobs run them)")
-    func serveRuns() {
+    @Test(
+        "FEDERATION_CALLBACK_ONLY: serve runs nothing and needs none of the gateway's credentials, which are required otherwise"
+    )
+    func callbackOnly() throws {
         let base = ["DATABASE_URL": "postgres://test:secret@127.0.0.1:1/test?sslmode=disable"]
-        #expect(FederationConfiguration(settings: SettingsReader(values: base)).serveRuns)
-        let off = SettingsReader(values: base.merging(["FEDERATION_SERVE_RUNS": "false"]) { $1 })
-        #expect(!FederationConfiguration(settings: off).serveRuns)
-        let bad = SettingsReader(values: base.merging(["FEDERATION_SERVE_RUNS": "sometimes"]) { $1 })
+        let full = SettingsReader(values: base)
+        let configuration = FederationConfiguration(settings: full)
+        #expect(!configuration.callbackOnly)
+        for name in ["EFGS_CLIENT_CERT_FILE", "FEDERATION_SIGNING_CERT_FILE", "FEDERATION_TRUST_ANCHORS"] {
+            #expect(full.problems.contains { $0.hasPrefix(name) }, "\(name) is required")
+        }
+        #expect(throws: Never.self) { try Federation.refuseCallbackOnly(configuration) }
+
+        let callbacks = SettingsReader(values: base.merging(["FEDERATION_CALLBACK_ONLY": "true"]) { $1 })
+        let callbackOnly = FederationConfiguration(settings: callbacks)
+        #expect(callbackOnly.callbackOnly)
+        #expect(callbacks.problems.isEmpty, "\(callbacks.problems)")
+        #expect(callbackOnly.signer == nil)
+        #expect(throws: GatewayProtocolError.self) { try Federation.refuseCallbackOnly(callbackOnly) }
+
+        let bad = SettingsReader(values: base.merging(["FEDERATION_CALLBACK_ONLY": "sometimes"]) { $1 })
         _ = FederationConfiguration(settings: bad)
-        #expect(bad.problems.contains { $0.hasPrefix("FEDERATION_SERVE_RUNS") })
+        #expect(bad.problems.contains { $0.hasPrefix("FEDERATION_CALLBACK_ONLY") })
     }
 }

@@ -272,6 +272,11 @@ COMPOSE_EDGES = {
 }
 
 
+# Networks that a deployment may give a route out (internal: false), and who may be on them: federation-service's
+# way to a real federation gateway.
+EGRESS_NETWORKS = {"federation-efgs": {"federation-service", "efgs"}}
+
+
 def compose_network_problems(services: dict, networks: dict) -> list[str]:
     problems = []
     members: dict[str, set[str]] = {}
@@ -282,7 +287,8 @@ def compose_network_problems(services: dict, networks: dict) -> list[str]:
         for net in nets:
             members.setdefault(net, set()).add(name)
     for net, names in sorted(members.items()):
-        if not (networks.get(net) or {}).get("internal") and names != {"gateway"}:
+        if not (networks.get(net) or {}).get("internal") and names != {"gateway"} \
+                and not (net in EGRESS_NETWORKS and names <= EGRESS_NETWORKS[net]):
             problems.append(f"network {net} is not internal but joined by {sorted(names - {'gateway'})}")
         for a in names:
             for b in names:
@@ -454,9 +460,13 @@ def federation_rules(docs: list[dict]) -> list[str]:
         config = settings(container)
         if container.get("args") != ["serve"]:
             problems.append("Deployment federation-callback: does not run `federation-service serve`")
-        if config.get("FEDERATION_SERVE_RUNS") != "false":
-            problems.append("Deployment federation-callback: FEDERATION_SERVE_RUNS is not false (serve would upload and "
-                            "download beside the CronJobs)")
+        if config.get("FEDERATION_CALLBACK_ONLY") != "true":
+            problems.append("Deployment federation-callback: FEDERATION_CALLBACK_ONLY is not true (serve would upload "
+                            "and download beside the CronJobs, with the gateway's credentials)")
+        mounted = {v.get("secret", {}).get("secretName") for v in deployment["spec"]["template"]["spec"].get("volumes", [])}
+        if "federation-certificates" in mounted:
+            problems.append("Deployment federation-callback: mounts federation-certificates (the client and signing "
+                            "keys), which only the CronJobs need")
         ports = [p.get("containerPort") for p in container.get("ports", [])]
         if config.get("HTTP_PORT") != str(FEDERATION_CALLBACK_PORT) or FEDERATION_CALLBACK_PORT not in ports:
             problems.append(f"Deployment federation-callback: HTTP_PORT and the containerPort are not {FEDERATION_CALLBACK_PORT}")
@@ -643,6 +653,7 @@ def federation_network_rules(policies: list[dict], matches, pod, candidates: set
                 if set(peer) != {"podSelector"} or others:
                     problems.add(f"NetworkPolicy {name}: federation-callback:{port} is open to {peer} (only the gateway's "
                                  "pods may reach it)")
+    # The runs (CronJobs) call the federation gateway; the callback server (callback-only) must not.
     for component in ("server", "job"):
         source = pod("federation-service", component)
         reaches_gateway = False
@@ -672,8 +683,11 @@ def federation_network_rules(policies: list[dict], matches, pod, candidates: set
                 problems.add(f"NetworkPolicy {name}: federation-service ({component}) may open {ports or 'every port'} "
                              f"to {peers or 'anywhere'}; only DNS, the database and the federation gateway's ipBlock on "
                              "443 are allowed")
-        if not reaches_gateway:
-            problems.add(f"federation-service ({component}) has no egress to the federation gateway's ipBlock on 443")
+        if component == "job" and not reaches_gateway:
+            problems.add("federation-service (job) has no egress to the federation gateway's ipBlock on 443")
+        if component == "server" and reaches_gateway:
+            problems.add("federation-service (server) may reach the federation gateway: the callback server takes "
+                         "callbacks only")
     gateway = pod("gateway")
     if not any("Egress" in p["spec"].get("policyTypes", []) and matches(p["spec"].get("podSelector", {}), gateway)
                and any((not rule.get("ports") or port in [x.get("port") for x in rule["ports"]])
