@@ -181,3 +181,65 @@ struct CertificateIntegrityTests {
         }
     }
 }
+
+extension CertificateIntegrityTests {
+    @Test("a signing row the anchor did not sign verifies nothing: the upload is 400 and nothing is stored")
+    func forgedSigningRow() async throws {
+        let fixture = try GatewayFixture(trustAnchor: try Self.anchor())
+        let germany = try TestCountry("DE")
+        try await fixture.register(germany)
+        var row = try fixture.row(germany.signing, .signing, country: "DE")
+        row.signature = nil
+        try await fixture.store.register(row)
+        try await fixture.withClient { client async throws in
+            let answer = try await GatewayFixture.upload(
+                client,
+                germany,
+                tag: "de-1",
+                keys: GatewayFixture.keys(2, origin: "DE")
+            )
+            #expect(answer.0 == .badRequest)
+        }
+        #expect(try await fixture.database.count("upload_batch") == 0)
+        #expect(try await fixture.database.count("diagnosis_key") == 0)
+    }
+}
+
+extension CertificateIntegrityTests {
+    @Test(
+        "country add with EFGS_TRUST_ANCHOR_FILE set: unsigned rows are refused (exit 2, nothing stored); signed ones stored"
+    )
+    func countryAddChecksRows() async throws {
+        let fixture = try GatewayFixture()
+        let anchor = try Self.anchor()
+        let germany = try TestCountry("DE")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("efgs-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        func file(_ name: String, _ text: String) throws -> String {
+            let url = folder.appendingPathComponent(name)
+            try text.write(to: url, atomically: true, encoding: .utf8)
+            return url.path
+        }
+        let auth = try file("auth.pem", germany.authentication.certificatePEM)
+        let anchorCertificate = try file("anchor.pem", anchor.certificatePEM)
+        let anchorKey = try file("anchor.key", anchor.privateKeyPEM)
+        var environment = fixture.database.processEnvironment
+        environment["EFGS_TRUST_ANCHOR_FILE"] = anchorCertificate
+        let unsigned = await CountryCommands.run(
+            ["country", "add", "DE", "--auth-cert", auth],
+            environment: environment
+        )
+        #expect(unsigned == 2)
+        #expect(try await fixture.database.count("certificate") == 0)
+        let signed = await CountryCommands.run(
+            [
+                "country", "add", "DE", "--auth-cert", auth, "--trust-anchor-cert", anchorCertificate,
+                "--trust-anchor-key", anchorKey,
+            ],
+            environment: environment
+        )
+        #expect(signed == 0)
+        #expect(try await fixture.database.count("certificate", where: "signature IS NOT NULL") == 1)
+    }
+}

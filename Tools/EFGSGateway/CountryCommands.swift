@@ -149,6 +149,14 @@ enum CountryCommands {
     private static func execute(_ plan: Plan, store: GatewayStore) async throws -> Int32 {
         switch plan {
         case .add(let certificates):
+            // A row the gateway would not believe is refused here rather than stored and ignored.
+            for certificate in certificates where !(await store.integrity.holds(for: certificate)) {
+                self.fail(
+                    "the \(certificate.kind.rawValue) row fails the integrity check: EFGS_TRUST_ANCHOR_FILE is set, so "
+                        + "--trust-anchor-cert and --trust-anchor-key of that anchor are needed"
+                )
+                return 2
+            }
             for certificate in certificates { try await store.register(certificate) }
             for certificate in certificates {
                 print("\(certificate.country) \(certificate.kind.rawValue) \(certificate.thumbprint)")
