@@ -105,6 +105,18 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            name: "ENAttestation",
+            dependencies: [
+                "ENCrypto",
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+            ],
+            path: "Shared/Attestation",
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "ENServiceKit",
             dependencies: [
                 "ENPersistence",
@@ -296,6 +308,15 @@ let package = Package(
             "ENFederation",
             extra: [
                 "ENModels", .product(name: "X509", package: "swift-certificates"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+            ]
+        ),
+        libraryTests(
+            "ENAttestation",
+            extra: [
+                "ENCrypto", .product(name: "X509", package: "swift-certificates"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
