@@ -147,17 +147,9 @@ struct CertificateIntegrityTests {
     func countryAdd() throws {
         let anchor = try Self.anchor()
         let germany = try TestCountry("DE")
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("efgs-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        func file(_ name: String, _ text: String) throws -> String {
-            let url = folder.appendingPathComponent(name)
-            try text.write(to: url, atomically: true, encoding: .utf8)
-            return url.path
-        }
-        let auth = try file("auth.pem", germany.authentication.certificatePEM)
-        let anchorCertificate = try file("anchor.pem", anchor.certificatePEM)
-        let anchorKey = try file("anchor.key", anchor.privateKeyPEM)
+        let files = try CommandFiles(germany, anchor)
+        defer { files.remove() }
+        let (auth, anchorCertificate, anchorKey) = (files.auth, files.anchorCertificate, files.anchorKey)
         guard
             case .success(.add(let rows)) = CountryCommands.plan([
                 "add", "DE", "--auth-cert", auth, "--trust-anchor-cert", anchorCertificate, "--trust-anchor-key",
@@ -213,17 +205,9 @@ extension CertificateIntegrityTests {
         let fixture = try GatewayFixture()
         let anchor = try Self.anchor()
         let germany = try TestCountry("DE")
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("efgs-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        func file(_ name: String, _ text: String) throws -> String {
-            let url = folder.appendingPathComponent(name)
-            try text.write(to: url, atomically: true, encoding: .utf8)
-            return url.path
-        }
-        let auth = try file("auth.pem", germany.authentication.certificatePEM)
-        let anchorCertificate = try file("anchor.pem", anchor.certificatePEM)
-        let anchorKey = try file("anchor.key", anchor.privateKeyPEM)
+        let files = try CommandFiles(germany, anchor)
+        defer { files.remove() }
+        let (auth, anchorCertificate, anchorKey) = (files.auth, files.anchorCertificate, files.anchorKey)
         var environment = fixture.database.processEnvironment
         environment["EFGS_TRUST_ANCHOR_FILE"] = anchorCertificate
         let unsigned = await CountryCommands.run(
@@ -242,4 +226,26 @@ extension CertificateIntegrityTests {
         #expect(signed == 0)
         #expect(try await fixture.database.count("certificate", where: "signature IS NOT NULL") == 1)
     }
+}
+
+/// The files `country add` reads: a country's authentication certificate and a trust anchor's certificate and key.
+struct CommandFiles {
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("efgs-\(UUID().uuidString)")
+    let auth: String
+    let anchorCertificate: String
+    let anchorKey: String
+
+    init(_ country: TestCountry, _ anchor: TestSigningCertificate) throws {
+        try FileManager.default.createDirectory(at: self.folder, withIntermediateDirectories: true)
+        func file(_ name: String, _ text: String, in folder: URL) throws -> String {
+            let url = folder.appendingPathComponent(name)
+            try text.write(to: url, atomically: true, encoding: .utf8)
+            return url.path
+        }
+        self.auth = try file("auth.pem", country.authentication.certificatePEM, in: self.folder)
+        self.anchorCertificate = try file("anchor.pem", anchor.certificatePEM, in: self.folder)
+        self.anchorKey = try file("anchor.key", anchor.privateKeyPEM, in: self.folder)
+    }
+
+    func remove() { try? FileManager.default.removeItem(at: self.folder) }
 }
