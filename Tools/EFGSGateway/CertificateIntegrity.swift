@@ -30,16 +30,10 @@ struct CertificateIntegrity: Sendable {
     }
 }
 
-/// Signs certificate rows with the trust anchor's certificate and key (`country add --trust-anchor-cert/-key`).
-struct CertificateRowSigner: Sendable {
-    let signer: BatchSigner
-
-    init(certificatePEM: String, privateKeyPEM: String) throws(BatchSignerError) {
-        self.signer = try BatchSigner(certificatePEM: certificatePEM, privateKeyPEM: privateKeyPEM)
-    }
-
-    /// The operator signature of `pem`: Base64 of a detached CMS signature over the certificate's DER.
+extension BatchSigner {
+    /// The trust anchor's signature of a certificate row (`country add --trust-anchor-cert/-key`), made with the
+    /// anchor's certificate and key: Base64 of a detached CMS signature over the DER of the certificate in `pem`.
     func signature(ofCertificatePEM pem: String, at time: Date = Date()) throws -> String {
-        try self.signer.sign(try Certificate(pemEncoded: pem).derEncoded(), at: time)
+        try self.sign(try Certificate(pemEncoded: pem).derEncoded(), at: time)
     }
 }

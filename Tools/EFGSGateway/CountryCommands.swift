@@ -116,7 +116,7 @@ enum CountryCommands {
             case (let certificateFile?, let keyFile?):
                 guard let certificatePEM = try? String(contentsOfFile: certificateFile, encoding: .utf8),
                     let keyPEM = try? String(contentsOfFile: keyFile, encoding: .utf8),
-                    let signer = try? CertificateRowSigner(certificatePEM: certificatePEM, privateKeyPEM: keyPEM)
+                    let signer = try? BatchSigner(certificatePEM: certificatePEM, privateKeyPEM: keyPEM)
                 else {
                     return .failure(
                         Problem(message: "the trust anchor's certificate and key are not a readable PEM pair")

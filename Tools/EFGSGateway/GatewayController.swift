@@ -131,8 +131,8 @@ struct GatewayController: Sendable {
         country: String,
         now: Date
     ) async -> String? {
-        guard let registered = try? await self.store.certificates(country: country) else { return nil }
-        let signing = registered.filter { $0.kind == .signing && !$0.revoked }
+        guard let registered = try? await self.store.certificates(country: country, kind: .signing) else { return nil }
+        let signing = registered.filter { !$0.revoked }
         let anchors = signing.compactMap { try? Certificate(pemEncoded: $0.pem) }
         let result = await BatchSignatureVerifier(anchors: anchors).verify(
             signature: signature,
@@ -208,19 +208,29 @@ struct GatewayController: Sendable {
         guard let tag = context.parameters.get("batchTag"),
             let batch = try await self.store.downloadBatch(day: day, tag: tag), batch.day == day
         else { throw GatewayError(.notFound, "no such batch on that day") }
-        let certificates = try await self.store.certificates()
-        let rows = Dictionary(certificates.map { ($0.thumbprint, $0) }, uniquingKeysWith: { first, _ in first })
+        let uploads = try await self.store.uploadBatches(of: batch.tag)
+        // The uploaders' AUTHENTICATION and SIGNING rows, and only those.
+        let certificates = try await self.store.certificates(
+            thumbprints: Array(Set(uploads.flatMap { [$0.uploaderThumbprint, $0.signingThumbprint] }))
+        )
+        // (A thumbprint names one row per kind: the table's key.)
+        let rows = { (kind: CountryCertificate.Kind) in
+            Dictionary(uniqueKeysWithValues: certificates.filter { $0.kind == kind }.map { ($0.thumbprint, $0) })
+        }
+        let (authentication, signingRows) = (rows(.authentication), rows(.signing))
+        let uploader = { (upload: UploadBatchRecord) in authentication[upload.uploaderThumbprint] }
+        let signing = { (upload: UploadBatchRecord) in signingRows[upload.signingThumbprint] }
         let formatter = ISO8601DateFormatter()
-        let entries = try await self.store.uploadBatches(of: batch.tag).map { upload in
+        let entries = uploads.map { upload in
             AuditEntryBody(
                 country: upload.country,
                 uploadedTime: formatter.string(from: upload.uploadedAt),
-                uploaderCertificate: rows[upload.uploaderThumbprint]?.pem,
+                uploaderCertificate: uploader(upload)?.pem,
                 uploaderThumbprint: upload.uploaderThumbprint,
-                uploaderOperatorSignature: rows[upload.uploaderThumbprint]?.signature,
-                signingCertificate: rows[upload.signingThumbprint]?.pem,
+                uploaderOperatorSignature: uploader(upload)?.signature,
+                signingCertificate: signing(upload)?.pem,
                 uploaderSigningThumbprint: upload.signingThumbprint,
-                signingCertificateOperatorSignature: rows[upload.signingThumbprint]?.signature,
+                signingCertificateOperatorSignature: signing(upload)?.signature,
                 amount: upload.amount,
                 batchSignature: upload.signature
             )
@@ -257,8 +267,8 @@ struct GatewayController: Sendable {
         if let problem = await CallbackURLCheck(allowPrivate: self.settings.allowPrivateCallbacks).problem(with: url) {
             throw GatewayError(.badRequest, problem)
         }
-        let registered = try await self.store.certificates(country: caller.country)
-        guard registered.contains(where: { $0.kind == .callback && !$0.revoked }) else {
+        let registered = try await self.store.certificates(country: caller.country, kind: .callback)
+        guard registered.contains(where: { !$0.revoked }) else {
             throw GatewayError(.badRequest, "the country has no CALLBACK certificate")
         }
         try await self.store.putCallback(country: caller.country, id: id, url: url)

@@ -82,9 +82,23 @@ struct GatewayStore: Sendable {
         return await self.intact(rows).first
     }
 
-    /// The registered certificates (of `country`) whose rows pass the integrity check.
-    func certificates(country: String? = nil) async throws -> [CountryCertificate] {
-        await self.intact(try await self.allCertificates(country: country))
+    /// The registered certificates (of `country`, of `kind`) whose rows pass the integrity check: only the rows asked
+    /// for are read and checked.
+    func certificates(country: String? = nil, kind: CountryCertificate.Kind? = nil) async throws -> [CountryCertificate]
+    {
+        await self.intact(
+            try await self.certificateRows(
+                """
+                WHERE (\(country == nil) OR country = \(country ?? "")) AND (\(kind == nil) OR type = \(kind?.rawValue ?? ""))
+                ORDER BY country, type, created_at
+                """
+            )
+        )
+    }
+
+    /// The registered certificates with these thumbprints (of any kind) whose rows pass the integrity check.
+    func certificates(thumbprints: [String]) async throws -> [CountryCertificate] {
+        await self.intact(try await self.certificateRows("WHERE thumbprint = ANY(\(thumbprints))"))
     }
 
     /// Every row (of `country`), checked or not: for the operator's list.
