@@ -25,15 +25,7 @@ struct CertificateIntegrityTests {
         let fixture = try GatewayFixture(trustAnchor: try Self.anchor())
         let germany = try TestCountry("DE")
         try await fixture.register(germany)
-        try await fixture.withClient { client async throws in
-            let answer = try await GatewayFixture.upload(
-                client,
-                germany,
-                tag: "de-1",
-                keys: GatewayFixture.keys(2, origin: "DE")
-            )
-            #expect(answer.0 == .created)
-        }
+        #expect(try await fixture.uploadStatus(germany, tag: "de-1", count: 2) == .created)
     }
 
     @Test(
@@ -51,7 +43,7 @@ struct CertificateIntegrityTests {
             row.signature = nil
         case "other anchor":
             let other = try Self.anchor()
-            row.signature = try CertificateRowSigner(
+            row.signature = try BatchSigner(
                 certificatePEM: other.certificatePEM,
                 privateKeyPEM: other.privateKeyPEM
             )
@@ -65,15 +57,7 @@ struct CertificateIntegrityTests {
         try await fixture.store.register(row)
         #expect(try await fixture.store.certificate(thumbprint: row.thumbprint, kind: .authentication) == nil)
         #expect(try await fixture.store.allCertificates(country: "DE").count == 2, "the row is still there, ignored")
-        try await fixture.withClient { client async throws in
-            let answer = try await GatewayFixture.upload(
-                client,
-                germany,
-                tag: "de-1",
-                keys: GatewayFixture.keys(1, origin: "DE")
-            )
-            #expect(answer.0 == .forbidden)
-        }
+        #expect(try await fixture.uploadStatus(germany, tag: "de-1", count: 1) == .forbidden)
         #expect(try await fixture.database.count("upload_batch") == 0)
     }
 
@@ -97,48 +81,25 @@ struct CertificateIntegrityTests {
         let france = try TestCountry("FR")
         try await fixture.register(germany)
         try await fixture.register(france)
-        try await fixture.withClient { client async throws in
-            let answer = try await GatewayFixture.upload(
-                client,
-                germany,
-                tag: "de-1",
-                keys: GatewayFixture.keys(2, origin: "DE")
-            )
-            #expect(answer.0 == .created)
-        }
-        try await BatchingPass(
-            store: fixture.store,
-            settings: fixture.settings,
-            clock: .system,
-            metrics: GatewayMetrics(factory: fixture.metrics),
-            logger: fixture.database.logger
-        ).run()
+        #expect(try await fixture.uploadStatus(germany, tag: "de-1", count: 2) == .created)
+        try await fixture.formBatches()
         let today = FederationProtocol.dayString(Date())
         let tag = today.replacingOccurrences(of: "-", with: "") + "-1"
         try await fixture.withClient { client async throws in
-            try await client.execute(
-                uri: "/diagnosiskeys/audit/download/\(today)/\(tag)",
-                method: .get,
-                headers: GatewayFixture.headers(france)
-            ) { response in
-                #expect(response.status == .ok)
-                let entries = try JSONDecoder().decode(
-                    [AuditEntryBody].self,
-                    from: Data(response.body.readableBytesView)
+            let (status, entries) = try await GatewayFixture.audit(client, france, day: today, tag: tag)
+            #expect(status == .ok)
+            let entry = try #require(entries.first)
+            let verifier = BatchSignatureVerifier(anchors: [anchor.certificate])
+            for (signature, certificate) in [
+                (entry.uploaderOperatorSignature, germany.authentication.certificate),
+                (entry.signingCertificateOperatorSignature, germany.signing.certificate),
+            ] {
+                let result = await verifier.verify(
+                    signature: try #require(signature),
+                    batchBytes: try certificate.derEncoded(),
+                    at: Date()
                 )
-                let entry = try #require(entries.first)
-                let verifier = BatchSignatureVerifier(anchors: [anchor.certificate])
-                for (signature, certificate) in [
-                    (entry.uploaderOperatorSignature, germany.authentication.certificate),
-                    (entry.signingCertificateOperatorSignature, germany.signing.certificate),
-                ] {
-                    let result = await verifier.verify(
-                        signature: try #require(signature),
-                        batchBytes: try certificate.derEncoded(),
-                        at: Date()
-                    )
-                    #expect(try result.get() == anchor.certificate)
-                }
+                #expect(try result.get() == anchor.certificate)
             }
         }
     }
@@ -183,15 +144,7 @@ extension CertificateIntegrityTests {
         var row = try fixture.row(germany.signing, .signing, country: "DE")
         row.signature = nil
         try await fixture.store.register(row)
-        try await fixture.withClient { client async throws in
-            let answer = try await GatewayFixture.upload(
-                client,
-                germany,
-                tag: "de-1",
-                keys: GatewayFixture.keys(2, origin: "DE")
-            )
-            #expect(answer.0 == .badRequest)
-        }
+        #expect(try await fixture.uploadStatus(germany, tag: "de-1", count: 2) == .badRequest)
         #expect(try await fixture.database.count("upload_batch") == 0)
         #expect(try await fixture.database.count("diagnosis_key") == 0)
     }

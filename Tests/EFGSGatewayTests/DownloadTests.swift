@@ -60,14 +60,7 @@ struct DownloadTests {
             ]
             #expect(statuses == [.created, .created, .created])
         }
-        let pass = BatchingPass(
-            store: fixture.store,
-            settings: fixture.settings,
-            clock: .system,
-            metrics: GatewayMetrics(factory: fixture.metrics),
-            logger: fixture.database.logger
-        )
-        try await pass.run()
+        try await fixture.formBatches()
         let compact = Self.today.replacingOccurrences(of: "-", with: "")
         try await fixture.withClient { client async throws in
             // France walks the chain: de-1 + fr-1 (3 keys) form the first batch, de-2 the second.
@@ -84,27 +77,18 @@ struct DownloadTests {
             #expect(forGermany.1?.keys.map(\.keyData) == french.map(\.keyData))
 
             // The audit of the first batch: de-1 then fr-1, each signature over its own keys.
-            try await client.execute(
-                uri: "/diagnosiskeys/audit/download/\(Self.today)/\(compact)-1",
-                method: .get,
-                headers: GatewayFixture.headers(france)
-            ) { response in
-                #expect(response.status == .ok)
-                let entries = try JSONDecoder().decode(
-                    [AuditEntryBody].self,
-                    from: Data(response.body.readableBytesView)
-                )
-                #expect(entries.map(\.country) == ["DE", "FR"])
-                #expect(entries.map(\.amount) == [2, 1])
-                let verifier = BatchSignatureVerifier(anchors: [germany.signing.certificate])
-                let result = await verifier.verify(
-                    signature: entries[0].batchSignature,
-                    batchBytes: BatchSignatureBytes.batch(of: german[0]),
-                    at: Date()
-                )
-                #expect(try result.get() == germany.signing.certificate)
-                #expect(entries[0].signingCertificate == germany.signing.certificatePEM)
-            }
+            let (status, entries) = try await GatewayFixture.audit(client, france, day: Self.today, tag: "\(compact)-1")
+            #expect(status == .ok)
+            #expect(entries.map(\.country) == ["DE", "FR"])
+            #expect(entries.map(\.amount) == [2, 1])
+            let verifier = BatchSignatureVerifier(anchors: [germany.signing.certificate])
+            let result = await verifier.verify(
+                signature: try #require(entries.first).batchSignature,
+                batchBytes: BatchSignatureBytes.batch(of: german[0]),
+                at: Date()
+            )
+            #expect(try result.get() == germany.signing.certificate)
+            #expect(entries.first?.signingCertificate == germany.signing.certificatePEM)
         }
     }
 
@@ -183,13 +167,7 @@ struct DownloadTests {
                     .0 == .created
             )
         }
-        try await BatchingPass(
-            store: rehearsal.store,
-            settings: rehearsal.settings,
-            clock: .system,
-            metrics: GatewayMetrics(factory: rehearsal.metrics),
-            logger: rehearsal.database.logger
-        ).run()
+        try await rehearsal.formBatches()
         let tasks = try await rehearsal.store.dueCallbackTasks(now: Date())
         #expect(tasks.map(\.country) == ["DE"])
         #expect(tasks.first?.day == Self.today)

@@ -53,7 +53,7 @@ struct GatewayFixture: Sendable {
     let settings: GatewaySettings
     let metrics = TestMetrics()
     /// Signs the rows `register` writes, when the gateway checks them against a trust anchor.
-    let rowSigner: CertificateRowSigner?
+    let rowSigner: BatchSigner?
 
     /// A gateway; with `trustAnchor`, it believes only rows that anchor signed, and `register` signs with it.
     init(trustAnchor: TestSigningCertificate? = nil, _ change: (inout GatewaySettings) -> Void = { _ in }) throws {
@@ -64,7 +64,7 @@ struct GatewayFixture: Sendable {
             integrity: CertificateIntegrity(trustAnchor: trustAnchor?.certificate)
         )
         self.rowSigner = try trustAnchor.map {
-            try CertificateRowSigner(certificatePEM: $0.certificatePEM, privateKeyPEM: $0.privateKeyPEM)
+            try BatchSigner(certificatePEM: $0.certificatePEM, privateKeyPEM: $0.privateKeyPEM)
         }
         var settings = GatewaySettings()
         change(&settings)
@@ -96,6 +96,49 @@ struct GatewayFixture: Sendable {
         if callback {
             try await self.store.register(try self.row(country.signing, .callback, country: country.code))
         }
+    }
+
+    /// The audit of download batch `tag` of `day`, asked as `country`: the status, and the entries of a 200.
+    static func audit(
+        _ client: any TestClientProtocol,
+        _ country: TestCountry,
+        day: String,
+        tag: String
+    )
+        async throws -> (HTTPResponse.Status, [AuditEntryBody])
+    {
+        try await client.execute(
+            uri: "/diagnosiskeys/audit/download/\(day)/\(tag)",
+            method: .get,
+            headers: Self.headers(country)
+        ) { response in
+            guard response.status == .ok else { return (response.status, []) }
+            return (
+                response.status,
+                try JSONDecoder().decode([AuditEntryBody].self, from: Data(response.body.readableBytesView))
+            )
+        }
+    }
+
+    /// The status of one upload of `count` fresh keys of `country` with tag `tag`, through a client of its own.
+    func uploadStatus(_ country: TestCountry, tag: String, count: Int) async throws -> HTTPResponse.Status {
+        let status = Mutexed(HTTPResponse.Status.internalServerError)
+        try await self.withClient { client async throws in
+            let answer = try await Self.upload(client, country, tag: tag, keys: Self.keys(count, origin: country.code))
+            status.withLock { $0 = answer.0 }
+        }
+        return status.withLock { $0 }
+    }
+
+    /// One pass of the gateway's batching: the uploads so far become download batches (and callback tasks).
+    func formBatches() async throws {
+        try await BatchingPass(
+            store: self.store,
+            settings: self.settings,
+            clock: .system,
+            metrics: GatewayMetrics(factory: self.metrics),
+            logger: self.database.logger
+        ).run()
     }
 
     func withClient(_ body: @escaping @Sendable (any TestClientProtocol) async throws -> Void) async throws {

@@ -3,6 +3,7 @@
 
 import Crypto
 import ENAttestation
+import ENCrypto
 import Foundation
 import Testing
 
@@ -60,7 +61,7 @@ struct PlayIntegrityTests {
         verdict["requestDetails"] = request
         #expect(Self.verify(keys, fixture, try keys.token(verdict)) == .failure(.nonceMismatch))
         request["requestHash"] = nil
-        request["nonce"] = Base64URLText.encode(AttestationNonce.expected(salt: fixture.salt, payload: fixture.payload))
+        request["nonce"] = Base64URL.encode(AttestationNonce.expected(salt: fixture.salt, payload: fixture.payload))
         verdict["requestDetails"] = request
         #expect((try? Self.verify(keys, fixture, try keys.token(verdict)).get()) != nil)
         request["nonce"] = nil
@@ -88,7 +89,7 @@ struct PlayIntegrityTests {
 
         verdict = PlayIntegrityKeys.verdict(fixture)
         var app = verdict["appIntegrity"] as! [String: Any]
-        let digest = Base64URLText.encode(AttestationFixture.digest)
+        let digest = Base64URL.encode(AttestationFixture.digest)
         app["certificateSha256Digest"] = [digest, digest]
         verdict["appIntegrity"] = app
         #expect(Self.verify(keys, fixture, try keys.token(verdict)) == .failure(.apkCertificateMismatch))

@@ -2,6 +2,7 @@
 // with its code and status.
 
 import ENAttestation
+import ENCrypto
 import Foundation
 import Testing
 import X509
@@ -51,7 +52,7 @@ struct SafetyNetTests {
         var claims = fixture.safetyNetClaims()
         claims["ctsProfileMatch"] = false
         let altered = [
-            String(parts[0]), Base64URLText.encode(try JSONSerialization.data(withJSONObject: claims)),
+            String(parts[0]), Base64URL.encode(try JSONSerialization.data(withJSONObject: claims)),
             String(parts[2]),
         ].joined(separator: ".")
         #expect(await Self.verify(fixture, altered) == .failure(.jwsSignatureVerificationFailed))
@@ -136,13 +137,5 @@ struct SafetyNetTests {
         for lenient in [AttestationScenario.analytics, .survey] {
             #expect((try? await Self.verify(fixture, jws, scenario: lenient).get()) != nil)
         }
-    }
-}
-
-/// Base64url for the tests' hand-made parts.
-enum Base64URLText {
-    static func encode(_ data: Data) -> String {
-        data.base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
     }
 }
