@@ -10,6 +10,8 @@ import Logging
 /// - `APIError` renders itself; a domain error that is `APIErrorConvertible` renders its `apiError`.
 /// - Hummingbird's own `HTTPError`s (unknown route, body too large, malformed JSON, …) become `APIError`s with
 ///   the same status, so every client error has the same shape.
+/// - A `HTTPResponseError` of status 503 renders itself too: a dependency that is down, reported in the error's own
+///   body.
 /// - `DatabaseBusy` (every pooled connection stayed taken for the lease timeout) is load, not a bug: logged at
 ///   `warning` and answered 503 with `Retry-After`, so clients back off instead of queueing.
 /// - Anything else is a bug or an outage: logged at `error` with its type (PostgreSQL errors with their SQLSTATE),
@@ -33,6 +35,11 @@ package struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             )
         } catch let error as any HTTPResponseError where error.status.code < 500 {
             context.logger.debug("Client error", metadata: ["http.response.status_code": "\(error.status.code)"])
+            return try error.response(from: request, context: context)
+        } catch let error as any HTTPResponseError where error.status == .serviceUnavailable {
+            // A dependency is down and the error says so in its own body (with `Retry-After`); the cause was logged
+            // where it was found.
+            context.logger.warning("Request refused: dependency unavailable")
             return try error.response(from: request, context: context)
         } catch let error as DatabaseBusy {
             context.logger.warning("Request refused: database busy", metadata: ["error.message": "\(error)"])
