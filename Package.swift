@@ -20,6 +20,7 @@ let package = Package(
         .executable(name: "distribution-service", targets: ["DistributionService"]),
         .executable(name: "portal-service", targets: ["PortalService"]),
         .executable(name: "federation-service", targets: ["FederationService"]),
+        .executable(name: "data-donation-service", targets: ["DataDonationService"]),
         .executable(name: "cwa", targets: ["CWATool"]),
         .executable(name: "efgs-gateway", targets: ["EFGSGateway"]),
     ],
@@ -211,6 +212,20 @@ let package = Package(
         ),
 
         service(
+            "DataDonation",
+            binary: "data-donation-service",
+            extra: [
+                "ENAttestation",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            resources: [.copy("openapi.yaml"), .copy("openapi-internal.yaml")]
+        ),
+
+        service(
             "Portal",
             binary: "portal-service",
             extra: [
@@ -279,6 +294,7 @@ let package = Package(
         .target(
             name: "ENTestSupport",
             dependencies: [
+                "ENAttestation",
                 "ENCrypto",
                 "ENModels",
                 "ENPersistence",
@@ -346,6 +362,22 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+            ]
+        ),
+        serviceTests(
+            "DataDonation",
+            extra: [
+                "ENAttestation",
+                "ENCrypto",
+                "ENModels",
+                "ENPersistence",
+                "ENServiceKit",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "_CryptoExtras", package: "swift-crypto"),
+                .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
         serviceTests(

@@ -147,7 +147,7 @@ package enum AttestationNonce {
 }
 
 /// Standard or URL-safe Base64, padded or not.
-func decodeBase64(_ text: String) -> Data? {
+package func decodeBase64(_ text: String) -> Data? {
     var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
     while base64.utf8.count % 4 != 0 { base64 += "=" }
     return Data(base64Encoded: base64)

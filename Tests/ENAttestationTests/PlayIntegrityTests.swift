@@ -4,6 +4,7 @@
 import Crypto
 import ENAttestation
 import ENCrypto
+import ENTestSupport
 import Foundation
 import Testing
 

@@ -3,6 +3,7 @@
 
 import ENAttestation
 import ENCrypto
+import ENTestSupport
 import Foundation
 import Testing
 import X509

@@ -1,24 +1,24 @@
 // Attestations made here, with keys and certificate chains of the tests' own: a root, an intermediate and a leaf for
 // attest.android.com (SafetyNet), and an app's decryption and verification keys (Play Integrity).
 
-import Crypto
-import ENAttestation
+package import Crypto
+package import ENAttestation
 import ENCrypto
-import Foundation
+package import Foundation
 import SwiftASN1
-import X509
-import _CryptoExtras
+package import X509
+package import _CryptoExtras
 
 /// A certificate authority of the test, or a leaf it issued, with its key.
-struct TestAuthority: Sendable {
-    let certificate: Certificate
-    let key: Certificate.PrivateKey
+package struct TestAuthority: Sendable {
+    package let certificate: Certificate
+    package let key: Certificate.PrivateKey
     /// The key itself, for signing statements: RSA or P-256.
-    var rsa: _RSA.Signing.PrivateKey? = nil
-    var ec: P256.Signing.PrivateKey? = nil
+    package var rsa: _RSA.Signing.PrivateKey? = nil
+    package var ec: P256.Signing.PrivateKey? = nil
 
     /// A self-signed root CA.
-    static func root(_ name: String) throws -> TestAuthority {
+    package static func root(_ name: String) throws -> TestAuthority {
         let ec = P256.Signing.PrivateKey()
         let key = Certificate.PrivateKey(ec)
         let subject = try DistinguishedName { CommonName(name) }
@@ -41,7 +41,7 @@ struct TestAuthority: Sendable {
     }
 
     /// An intermediate CA this authority issues.
-    func intermediate(_ name: String) throws -> TestAuthority {
+    package func intermediate(_ name: String) throws -> TestAuthority {
         let ec = P256.Signing.PrivateKey()
         let key = Certificate.PrivateKey(ec)
         let certificate = try Certificate(
@@ -63,7 +63,11 @@ struct TestAuthority: Sendable {
     }
 
     /// A leaf for `hostname` (in its subject alternative names and common name) with an RSA or P-256 key.
-    func leaf(hostname: String, rsa: Bool = true, validFor lifetime: TimeInterval = 86_400) throws -> TestAuthority {
+    package func leaf(
+        hostname: String,
+        rsa: Bool = true,
+        validFor lifetime: TimeInterval = 86_400
+    ) throws -> TestAuthority {
         let rsaKey = rsa ? try _RSA.Signing.PrivateKey(keySize: .bits2048) : nil
         let ecKey = rsa ? nil : P256.Signing.PrivateKey()
         let key = rsaKey.map { Certificate.PrivateKey($0) } ?? Certificate.PrivateKey(ecKey!)
@@ -86,7 +90,7 @@ struct TestAuthority: Sendable {
         return TestAuthority(certificate: certificate, key: key, rsa: rsaKey, ec: ecKey)
     }
 
-    var der: Data {
+    package var der: Data {
         var serializer = DER.Serializer()
         try! serializer.serialize(self.certificate)
         return Data(serializer.serializedBytes)
@@ -94,32 +98,34 @@ struct TestAuthority: Sendable {
 }
 
 /// A donation's payload and salt, and attestations of it.
-struct AttestationFixture: Sendable {
-    static let package = "de.rki.coronawarnapp"
-    static let digest = Data(SHA256.hash(data: Data("the app's signing certificate".utf8)))
+package struct AttestationFixture: Sendable {
+    package static let package = "de.rki.coronawarnapp"
+    package static let digest = Data(SHA256.hash(data: Data("the app's signing certificate".utf8)))
 
-    let root: TestAuthority
-    let intermediate: TestAuthority
-    let leaf: TestAuthority
-    let salt = Data((0..<16).map { _ in UInt8.random(in: 0...255) })
-    let payload = Data("a donation's protobuf bytes".utf8)
+    package let root: TestAuthority
+    package let intermediate: TestAuthority
+    package let leaf: TestAuthority
+    package var salt = Data((0..<16).map { _ in UInt8.random(in: 0...255) })
+    package var payload = Data("a donation's protobuf bytes".utf8)
 
-    init(hostname: String = "attest.android.com", rsa: Bool = true) throws {
+    package init(hostname: String = "attest.android.com", rsa: Bool = true) throws {
         self.root = try TestAuthority.root("EN Test Attestation Root")
         self.intermediate = try self.root.intermediate("EN Test Attestation CA")
         self.leaf = try self.intermediate.leaf(hostname: hostname, rsa: rsa)
     }
 
-    var policy: AndroidAttestationPolicy {
+    package var policy: AndroidAttestationPolicy {
         var policy = AndroidAttestationPolicy()
         policy.certificateDigests = [Self.digest]
         return policy
     }
 
-    var nonce: String { AttestationNonce.expected(salt: self.salt, payload: self.payload).base64EncodedString() }
+    package var nonce: String {
+        AttestationNonce.expected(salt: self.salt, payload: self.payload).base64EncodedString()
+    }
 
     /// SafetyNet claims of a genuine, strong device that attests this fixture's payload now.
-    func safetyNetClaims() -> [String: Any] {
+    package func safetyNetClaims() -> [String: Any] {
         [
             "nonce": self.nonce,
             "timestampMs": Int64(Date().timeIntervalSince1970 * 1000),
@@ -132,7 +138,7 @@ struct AttestationFixture: Sendable {
     }
 
     /// A SafetyNet JWS of `claims`, signed by `signer` (the leaf by default) and carrying `chain` in `x5c`.
-    func safetyNetJWS(
+    package func safetyNetJWS(
         _ claims: [String: Any],
         signer: TestAuthority? = nil,
         chain: [TestAuthority]? = nil
@@ -158,16 +164,18 @@ struct AttestationFixture: Sendable {
 }
 
 /// An app's Play Integrity keys, and tokens made with them.
-struct PlayIntegrityKeys: Sendable {
-    let decryption = SymmetricKey(size: .bits256)
-    let signing = P256.Signing.PrivateKey()
+package struct PlayIntegrityKeys: Sendable {
+    package let decryption = SymmetricKey(size: .bits256)
+    package let signing = P256.Signing.PrivateKey()
 
-    func verifier(_ policy: AndroidAttestationPolicy) -> PlayIntegrityVerifier {
+    package init() {}
+
+    package func verifier(_ policy: AndroidAttestationPolicy) -> PlayIntegrityVerifier {
         PlayIntegrityVerifier(decryptionKey: self.decryption, verificationKey: self.signing.publicKey, policy: policy)
     }
 
     /// A verdict of a recognised app on a device meeting `verdicts`, for `fixture`'s payload now.
-    static func verdict(
+    package static func verdict(
         _ fixture: AttestationFixture,
         verdicts: [String] = ["MEETS_DEVICE_INTEGRITY", "MEETS_STRONG_INTEGRITY"]
     )
@@ -191,7 +199,7 @@ struct PlayIntegrityKeys: Sendable {
     }
 
     /// `verdict` signed (ES256) with `signing` and encrypted (A256KW, A256GCM) with `decryption`.
-    func token(
+    package func token(
         _ verdict: [String: Any],
         signing: P256.Signing.PrivateKey? = nil,
         decryption: SymmetricKey? = nil

@@ -80,6 +80,12 @@ ALTER DATABASE efgs OWNER TO efgs;
 -- Each service reaches only its own database; keys is shared (Shared/README.md, "Databases").
 REVOKE CONNECT, TEMPORARY ON DATABASE keys, verification, testresult, portal, datadonation, efgs FROM PUBLIC;
 GRANT CONNECT ON DATABASE keys TO distribution, federation;
+-- Analysts read data donation's analytics tables (cwa-satellites §4.5): a group role without login that the
+-- datadonation migration grants SELECT on those tables; an operator adds members with their own logins.
+SELECT 'CREATE ROLE datadonation_analyst NOLOGIN'
+ WHERE NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'datadonation_analyst')
+\gexec
+GRANT CONNECT ON DATABASE datadonation TO datadonation_analyst;
 SQL
   if [ -n "${passwords[en_test]:-}" ]; then
     # The test suite drops each test's database WITH (FORCE). An autovacuum worker on it has no role, and PostgreSQL

@@ -1,0 +1,232 @@
+// Every setting of data-donation-service, read and validated once.
+
+import Crypto
+import ENAttestation
+import ENCrypto
+import ENPersistence
+import ENServiceKit
+import Foundation
+import SwiftASN1
+import X509
+
+/// Which Android verdicts are accepted (`ANDROID_ATTESTATION`).
+enum AndroidAttestationMode: String, Sendable, CaseIterable {
+    case safetynet
+    case playIntegrity = "play-integrity"
+    case both
+
+    var acceptsSafetyNet: Bool { self != .playIntegrity }
+    var acceptsPlayIntegrity: Bool { self != .safetynet }
+}
+
+/// The configuration of data-donation-service.
+struct DataDonationConfiguration: ServiceConfiguration {
+    /// App-facing port (behind the gateway).
+    var http: ListenAddress
+    /// OTP redemption; never routed by the gateway.
+    var internalHTTP: ListenAddress
+    /// `/metrics` alone (`METRICS_HOST`, `METRICS_PORT`, default 9007).
+    var metrics: ListenAddress
+    var database: DatabaseConfiguration
+    var logging: LoggingConfiguration
+    var maxBodyBytes: Int
+    /// Checks the service tokens of callers of the internal port (`SERVICE_CALLER_KEYS`).
+    var callers: ServiceTokenVerifier
+    var android: AndroidAttestor
+    var androidMode: AndroidAttestationMode
+    var androidIDPepper: KeyRing
+    var deviceCheckURL: String
+    var deviceCheckCredentials: DeviceCheckCredentials
+    var deviceCheckTimeout: Duration
+    var quotas: QuotaPolicy
+    var lifetimes: OTPLifetimes
+    var retention: DonationRetention
+    var fakeDelay: FakeDelay.Settings
+
+    /// Reads:
+    /// - `HTTP_HOST` (127.0.0.1), `HTTP_PORT` (8007), `INTERNAL_HTTP_HOST` (127.0.0.1), `INTERNAL_HTTP_PORT` (8017)
+    /// - `DATABASE_URL` (required, secret) and the other `DATABASE_*`, `LOG_LEVEL`, `LOG_FORMAT`
+    /// - `HTTP_MAX_BODY_SIZE` (1048576 bytes)
+    /// - `SERVICE_CALLER_KEYS` (required): `caller=<PEM public key file>` of the services that redeem OTPs
+    /// - `ANDROID_ATTESTATION` (play-integrity), `ATTESTATION_TRUST_ROOTS`, `PLAY_INTEGRITY_DECRYPTION_KEY`,
+    ///   `PLAY_INTEGRITY_VERIFICATION_KEY`, `ANDROID_PACKAGE_NAMES`, `ANDROID_CERTIFICATE_DIGESTS`, `ATTESTATION_VALIDITY`
+    /// - `ANDROID_ID_PEPPER_FILE` (required)
+    /// - `DEVICE_CHECK_URL`, `DEVICE_CHECK_TEAM_ID`, `DEVICE_CHECK_KEY_ID`, `DEVICE_CHECK_KEY_FILE` (required)
+    /// - the quotas, OTP lifetimes and retention below; `FAKE_DELAY_INITIAL`, `FAKE_DELAY_SAMPLES` (10)
+    init(settings: SettingsReader) {
+        self.http = ListenAddress(settings: settings, prefix: "HTTP", defaultPort: 8007, purpose: "app API")
+        self.internalHTTP = ListenAddress(
+            settings: settings,
+            prefix: "INTERNAL_HTTP",
+            defaultPort: 8017,
+            purpose: "internal API"
+        )
+        self.database = DatabaseConfiguration(settings: settings)
+        self.logging = LoggingConfiguration(settings: settings)
+        self.maxBodyBytes = settings.int(
+            "HTTP_MAX_BODY_SIZE",
+            default: 1_048_576,
+            range: 4096...8_388_608,
+            help: "Largest request body in bytes; larger ones get 413 before they are read."
+        )
+        self.callers = settings.serviceTokenVerifier(
+            audience: "data-donation-service",
+            routes: InternalController.routes
+        )
+
+        // Android.
+        var policy = AndroidAttestationPolicy()
+        let packages = settings.list(
+            "ANDROID_PACKAGE_NAMES",
+            help: "Accepted app package names, comma-separated (default: de.rki.coronawarnapp)."
+        )
+        if !packages.isEmpty { policy.packageNames = Set(packages) }
+        let digests = settings.list(
+            "ANDROID_CERTIFICATE_DIGESTS",
+            help:
+                "Accepted SHA-256 digests of the app's signing certificate, Base64, comma-separated (default: the CWA app's)."
+        )
+        if !digests.isEmpty {
+            policy.certificateDigests = Set(digests.compactMap { decodeBase64($0) })
+            if policy.certificateDigests.count != digests.count {
+                settings.report("ANDROID_CERTIFICATE_DIGESTS", "every entry must be Base64")
+            }
+        }
+        policy.validity =
+            settings.duration(
+                "ATTESTATION_VALIDITY",
+                default: .seconds(7200),
+                minimum: .seconds(60),
+                help: "Largest distance of an attestation's time from now, and how long a salt may be reused."
+            ).timeInterval
+        self.androidMode = settings.choice(
+            "ANDROID_ATTESTATION",
+            default: AndroidAttestationMode.playIntegrity,
+            help: "Android verdicts accepted: safetynet, play-integrity or both."
+        )
+        self.android = AndroidAttestor()
+        if self.androidMode.acceptsSafetyNet {
+            let roots = settings.requiredFile(
+                "ATTESTATION_TRUST_ROOTS",
+                expected: "PEM file of CA certificates",
+                help: "PEM file of the roots SafetyNet statements must chain to (Google's in production)."
+            ) { text in
+                (try? PEMDocument.parseMultiple(pemString: text).map { try Certificate(pemDocument: $0) })
+                    .flatMap { $0.isEmpty ? nil : $0 }
+            }
+            self.android.safetyNet = SafetyNetVerifier(trustRoots: roots ?? [], policy: policy)
+        }
+        if self.androidMode.acceptsPlayIntegrity {
+            let decryption = settings.requiredString(
+                "PLAY_INTEGRITY_DECRYPTION_KEY",
+                secret: true,
+                help: "The app's Play Integrity decryption key (Base64 AES-256, from the Play Console)."
+            )
+            let verification = settings.requiredString(
+                "PLAY_INTEGRITY_VERIFICATION_KEY",
+                help:
+                    "The app's Play Integrity verification key (Base64 DER EC P-256 public key, from the Play Console)."
+            )
+            let key = decodeBase64(decryption).flatMap { $0.count == 32 ? SymmetricKey(data: $0) : nil }
+            let publicKey = decodeBase64(verification).flatMap { try? P256.Signing.PublicKey(derRepresentation: $0) }
+            if key == nil, !decryption.isEmpty {
+                settings.report("PLAY_INTEGRITY_DECRYPTION_KEY", "must be 32 bytes in Base64")
+            }
+            if publicKey == nil, !verification.isEmpty {
+                settings.report("PLAY_INTEGRITY_VERIFICATION_KEY", "must be a Base64 DER EC P-256 public key")
+            }
+            if let key, let publicKey {
+                self.android.playIntegrity = PlayIntegrityVerifier(
+                    decryptionKey: key,
+                    verificationKey: publicKey,
+                    policy: policy
+                )
+            }
+        }
+        self.androidIDPepper =
+            settings.keyRing(
+                "ANDROID_ID_PEPPER_FILE",
+                keyBytes: 32...128,
+                help:
+                    "File of the key Android IDs are stored under (HMAC-SHA-256): id=base64:<key> per line, the first is used."
+            ) ?? .random()
+
+        // iOS.
+        self.deviceCheckURL = settings.httpURL(
+            "DEVICE_CHECK_URL",
+            default: "https://api.devicecheck.apple.com/v1",
+            help: "Base URL of Apple's DeviceCheck API."
+        )
+        let teamID = settings.requiredString("DEVICE_CHECK_TEAM_ID", help: "Apple developer team id (the JWT's iss).")
+        let keyID = settings.requiredString("DEVICE_CHECK_KEY_ID", help: "DeviceCheck key id (the JWT's kid).")
+        let deviceKey = settings.requiredFile(
+            "DEVICE_CHECK_KEY_FILE",
+            expected: "PEM (PKCS#8) EC P-256 private key",
+            help: "The DeviceCheck private key (.p8, PEM) the JWT is signed with."
+        ) { try? P256.Signing.PrivateKey(pemRepresentation: $0) }
+        self.deviceCheckCredentials = DeviceCheckCredentials(
+            teamID: teamID,
+            keyID: keyID,
+            key: deviceKey ?? P256.Signing.PrivateKey()
+        )
+        self.deviceCheckTimeout = settings.duration(
+            "DEVICE_CHECK_TIMEOUT",
+            default: .seconds(5),
+            minimum: .milliseconds(100),
+            help: "Longest wait for one DeviceCheck call."
+        )
+
+        var quotas = QuotaPolicy()
+        quotas.saltValidity = policy.validity
+        quotas.analyticsInterval =
+            settings.duration(
+                "ANALYTICS_INTERVAL",
+                default: .seconds(86_100),
+                minimum: .seconds(0),
+                help: "Shortest time between two analytics donations of one iOS API token."
+            ).timeInterval
+        quotas.selfReportInterval =
+            TimeInterval(
+                settings.int(
+                    "SRS_DAYS_BETWEEN_SUBMISSIONS",
+                    default: 90,
+                    range: 0...365,
+                    help: "Days before an Android ID or iOS API token may create another self-report OTP."
+                )
+            ) * 86_400
+        self.quotas = quotas
+        var lifetimes = OTPLifetimes()
+        lifetimes.survey =
+            settings.duration(
+                "OTP_VALIDITY",
+                default: .seconds(3600),
+                minimum: .seconds(60),
+                help: "Lifetime of a survey OTP."
+            ).timeInterval
+        lifetimes.errorLog =
+            settings.duration(
+                "ELS_OTP_VALIDITY",
+                default: .seconds(3600),
+                minimum: .seconds(60),
+                help: "Lifetime of an error-log OTP."
+            ).timeInterval
+        lifetimes.selfReport =
+            settings.duration(
+                "SRS_OTP_VALIDITY",
+                default: .seconds(1800),
+                minimum: .seconds(60),
+                help: "Lifetime of a self-report OTP."
+            ).timeInterval
+        self.lifetimes = lifetimes
+        self.retention = DonationRetention(settings: settings)
+        // A salt must be remembered as long as it may be reused, or an old one would pass as new.
+        self.retention.salt = max(self.retention.salt, policy.validity)
+        self.fakeDelay = FakeDelay.Settings(settings: settings, defaultSamples: 10)
+        self.internalHTTP.requireDistinctPort(from: [self.http], settings: settings)
+        self.metrics = MetricsListener.address(
+            settings: settings,
+            defaultPort: 9007,
+            otherListeners: [self.http, self.internalHTTP]
+        )
+    }
+}

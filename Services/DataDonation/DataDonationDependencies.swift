@@ -1,0 +1,59 @@
+// What data-donation-service needs from the outside world, as replaceable values.
+
+import ENAttestation
+import ENPersistence
+import ENServiceKit
+import Logging
+import PostgresNIO
+import ServiceLifecycle
+
+/// The service's dependencies. `live` connects to PostgreSQL and DeviceCheck; tests use `postgres(…)` with a test
+/// database and a DeviceCheck server of their own.
+struct DataDonationDependencies: ServiceDependencies {
+    var repository: any DonationRepository
+    var deviceCheck: any DeviceCheck
+    var clock: WallClock
+    var services: [any Service]
+    var readinessChecks: [any ReadinessCheck]
+    /// The database client, for the export command.
+    var database: PostgresClient?
+
+    static func live(configuration: DataDonationConfiguration, logger: Logger) -> DataDonationDependencies {
+        let client = configuration.database.makeClient(logger: logger)
+        let readiness = configuration.database.makeReadinessClient(logger: logger)
+        let deviceCheck = HTTPDeviceCheck(
+            baseURL: configuration.deviceCheckURL,
+            credentials: configuration.deviceCheckCredentials,
+            timeout: configuration.deviceCheckTimeout
+        )
+        var dependencies = self.postgres(
+            client: client,
+            deviceCheck: deviceCheck,
+            logger: logger,
+            readiness: readiness,
+            leaseTimeout: configuration.database.leaseTimeout
+        )
+        dependencies.services = [client, readiness, deviceCheck]
+        return dependencies
+    }
+
+    /// A repository on a client someone else runs (the test support does). `/health/ready` asks `readiness`, else
+    /// `client`.
+    static func postgres(
+        client: PostgresClient,
+        deviceCheck: any DeviceCheck,
+        logger: Logger,
+        clock: WallClock = .system,
+        readiness: PostgresClient? = nil,
+        leaseTimeout: Duration = DatabasePool.unhurriedLeaseTimeout
+    ) -> DataDonationDependencies {
+        DataDonationDependencies(
+            repository: PostgresDonationRepository(client: client, logger: logger, leaseTimeout: leaseTimeout),
+            deviceCheck: deviceCheck,
+            clock: clock,
+            services: [],
+            readinessChecks: [PostgresReadinessCheck(client: readiness ?? client)],
+            database: client
+        )
+    }
+}

@@ -1,0 +1,38 @@
+// Each port's OpenAPI document and its router agree.
+
+import ENModels
+import ENServiceKit
+import ENTestSupport
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+@testable import DataDonationService
+
+@Suite("OpenAPI documents")
+struct OpenAPITests {
+    static func operations(in resource: String) throws -> [String] {
+        let url = try #require(Bundle.module.url(forResource: resource, withExtension: "yaml") ?? Self.source(resource))
+        return try OpenAPIDocument.operations(in: url).map { "\($0.method) \($0.path)" }
+    }
+
+    private static func source(_ resource: String) -> URL? {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
+            .appendingPathComponent("Services/DataDonation/\(resource).yaml")
+    }
+
+    @Test("every documented operation is documented on its own port, and every route of ours is documented")
+    func documentsMatchRoutes() throws {
+        let common = ["GET /health/live", "GET /health/ready", "GET /metrics", "GET /openapi.yaml"]
+        let app = ["android", "ios"].flatMap { platform in
+            ["dat", "otp", "els", "srs"].map { "POST /version/v1/\(platform)/\($0)" }
+        }
+        let redemption = ["otp", "els", "srs"].map { "POST /version/v1/\($0)" }
+        #expect(Set(try Self.operations(in: "openapi")) == Set(app + common))
+        #expect(Set(try Self.operations(in: "openapi-internal")) == Set(redemption + common))
+    }
+}

@@ -1,0 +1,197 @@
+// OTP redemption on the internal port (cwa-satellites §4.1), fake self-reports, retention and the analysts' role.
+
+import ENModels
+import ENPersistence
+import ENServiceKit
+import ENTestSupport
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import PostgresNIO
+import Testing
+
+@testable import DataDonationService
+
+@Suite("OTP redemption, fake requests, retention", .postgres(DataDonationMigrations.group))
+struct RedemptionTests {
+    @Test("valid, then redeemed; an expired OTP; an unknown one; self-report answers 200 with the state")
+    func stateTransitions() async throws {
+        let world = try DonationWorld()
+        let clock = ManualClock(Date())
+        try await world.withService(clock: clock.wallClock) { service in
+            let otp = UUID().uuidString.lowercased()
+            let created = try await service.post(
+                "android/srs",
+                try world.androidSelfReport(otp: otp),
+                headers: DonationService.real
+            )
+            #expect(created.status == .ok)
+            let first = try await service.redeem("srs", otp)
+            #expect(first.status == .ok)
+            #expect(try first.string("state") == "valid")
+            #expect(try first.json()["strongClientIntegrityCheck"] as? Bool == true)
+            let second = try await service.redeem("srs", otp)
+            #expect(second.status == .ok)
+            #expect(try second.string("state") == "redeemed")
+
+            // A survey OTP of a weak device, redeemed after its hour.
+            var message = EDUSOneTimePasswordRequestAndroid()
+            let survey = UUID().uuidString.lowercased()
+            message.payload.otp = survey
+            message.authentication = try world.android(message.payload, .safetyNet { $0["basicIntegrity"] = false })
+            #expect(try await service.post("android/otp", try message.buffer()).status == .ok)
+            clock.advance(by: 3601)
+            let late = try await service.redeem("otp", survey)
+            #expect(late.status == .badRequest)
+            #expect(try late.string("state") == "expired")
+            #expect(try late.json()["strongClientIntegrityCheck"] as? Bool == false)
+
+            // Kinds do not mix: a self-report OTP is unknown to the error-log route.
+            #expect(try await service.redeem("els", otp).status == .notFound)
+            #expect(try await service.redeem("srs", UUID().uuidString.lowercased()).status == .notFound)
+            // Not a version 3/4 UUID.
+            #expect(try await service.redeem("srs", "00000000-0000-0000-0000-000000000000").status == .badRequest)
+        }
+    }
+
+    @Test("50 parallel redemptions of one OTP: exactly one is valid")
+    func parallelRedemption() async throws {
+        let world = try DonationWorld()
+        try await world.withService { service in
+            let otp = UUID().uuidString.lowercased()
+            #expect(
+                try await service.post(
+                    "android/srs",
+                    try world.androidSelfReport(otp: otp),
+                    headers: DonationService.real
+                )
+                .status == .ok
+            )
+            var headers = TestServiceKeys.header("submission-service", for: "data-donation-service")
+            headers[.contentType] = "application/json"
+            let replies = try await service.internalApp.post(
+                "/version/v1/srs",
+                headers: headers,
+                body: ByteBuffer(string: #"{"otp":"\#(otp)"}"#),
+                times: 50
+            )
+            let states = try replies.map { try $0.string("state") }
+            #expect(states.filter { $0 == "valid" }.count == 1)
+            #expect(states.filter { $0 == "redeemed" }.count == 49)
+        }
+    }
+
+    @Test("the internal port admits only the callers its allowlist names")
+    func internalAuthentication() async throws {
+        let world = try DonationWorld()
+        try await world.withService { service in
+            let otp = UUID().uuidString.lowercased()
+            let anonymous = try await service.internalApp.post(
+                "/version/v1/srs",
+                headers: .json,
+                body: ByteBuffer(string: #"{"otp":"\#(otp)"}"#)
+            )
+            #expect(anonymous.status == .unauthorized)
+            let wrongCaller = try await service.redeem("srs", otp, caller: "survey-service")
+            #expect(wrongCaller.status == .forbidden)
+        }
+    }
+
+    @Test("a fake self-report answers like a real one and stores nothing; cwa-fake is required")
+    func fakeSelfReports() async throws {
+        let world = try DonationWorld()
+        try await world.withService { service in
+            let real = try await service.post(
+                "android/srs",
+                try world.androidSelfReport(),
+                headers: DonationService.real
+            )
+            #expect(real.status == .ok)
+            let before = try await service.stored()
+            var fakeHeaders = DonationService.protobuf
+            fakeHeaders[HTTPField.Name("cwa-fake")!] = "1"
+            let fake = try await service.post("android/srs", try world.androidSelfReport(), headers: fakeHeaders)
+            #expect(fake.status == real.status)
+            #expect(fake.body.readableBytes == real.body.readableBytes)
+            #expect(fake.headers.map(\.name) == real.headers.map(\.name))
+            #expect(fake.headers[.contentLength] == real.headers[.contentLength])
+            #expect(try await service.stored() == before)
+            let iosFake = try await service.post(
+                "ios/srs",
+                try DonationWorld.iosSelfReport(otp: "x", deviceToken: "y", apiToken: "z"),
+                headers: fakeHeaders
+            )
+            #expect(iosFake.status == .ok)
+            let missing = try await service.post("android/srs", try world.androidSelfReport())
+            #expect(missing.status == .badRequest)
+            #expect(missing.errorCode == "FAKE_HEADER_MISSING")
+            #expect(try await service.stored() == before)
+        }
+    }
+
+    @Test("retention deletes what outlived its window and keeps the rest")
+    func retention() async throws {
+        let world = try DonationWorld()
+        try await world.withService { service in
+            #expect(
+                try await service.post("android/dat", try world.androidAnalytics(DonationWorld.analytics())).status
+                    == .ok
+            )
+            #expect(
+                try await service.post("android/srs", try world.androidSelfReport(), headers: DonationService.real)
+                    .status == .ok
+            )
+            let client = service.database.client
+            try await client.query("UPDATE exposure_window SET submitted_at = submitted_at - 15")
+            try await client.query("UPDATE exposure_risk_metadata SET submitted_at = submitted_at - 15")
+            try await client.query("UPDATE salt SET created_at = created_at - interval '25 hours'")
+            try await client.query("UPDATE one_time_password SET expires_at = expires_at - interval '8 days'")
+            let outcome = try #require(
+                try await service.runtime.dependencies.repository.applyRetention(
+                    service.runtime.configuration.retention,
+                    now: Date()
+                )
+            )
+            #expect(outcome.deleted["exposure_window"] == 3, "two new windows and one at test registration")
+            #expect(outcome.deleted["exposure_risk_metadata"] == 0)
+            #expect(outcome.deleted["salt"] == 2)
+            #expect(outcome.deleted["one_time_password"] == 1)
+            #expect(try await service.count("exposure_window") == 0)
+            #expect(try await service.count("exposure_risk_metadata") == 1)
+            #expect(try await service.count("test_result_metadata") == 1)
+            #expect(try await service.count("android_id") == 1)
+        }
+    }
+
+    @Test("the analysts' role may connect and read the analytics tables, nothing else, and write nothing")
+    func analystRole() async throws {
+        let database = try PostgresTestDatabase.require()
+        let readable = [
+            "exposure_risk_metadata", "test_result_metadata", "key_submission_metadata", "exposure_window",
+            "client_metadata",
+        ]
+        let secret = ["one_time_password", "salt", "android_id", "api_token", "device_token"]
+        func privilege(_ table: String, _ privilege: String) async throws -> Bool {
+            let rows = try await database.client.query(
+                "SELECT has_table_privilege('datadonation_analyst', \(table), \(privilege))"
+            )
+            for try await value in rows.decode(Bool.self) { return value }
+            return false
+        }
+        for table in readable {
+            #expect(try await privilege(table, "SELECT"), "\(table)")
+            #expect(try await !privilege(table, "INSERT"), "\(table)")
+            #expect(try await !privilege(table, "DELETE"), "\(table)")
+        }
+        for table in secret {
+            #expect(try await !privilege(table, "SELECT"), "\(table)")
+        }
+        let rows = try await database.client.query(
+            "SELECT has_database_privilege('datadonation_analyst', current_database(), 'CONNECT')"
+        )
+        var connect = false
+        for try await value in rows.decode(Bool.self) { connect = value }
+        #expect(connect)
+    }
+}
