@@ -11,8 +11,8 @@ extension Submission {
         .live(configuration: configuration, logger: logger)
     }
 
-    /// The application; the database pool and the verification client run as its services, so shutdown stops
-    /// the server first and the clients last.
+    /// The application; the database pool and the clients of verification-service and data-donation-service run as
+    /// its services, so shutdown stops the server first and the clients last.
     static func buildApplication(
         configuration: SubmissionConfiguration,
         dependencies: SubmissionDependencies,
@@ -71,6 +71,7 @@ struct SubmissionRuntime: Sendable {
         self.engine = SubmissionEngine(
             policy: configuration.policy,
             verifier: dependencies.verifier,
+            selfReports: dependencies.selfReports,
             keys: dependencies.keys,
             clock: dependencies.clock,
             metrics: self.metrics,

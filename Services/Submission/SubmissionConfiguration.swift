@@ -18,7 +18,10 @@ struct SubmissionConfiguration: ServiceConfiguration {
     /// Base URL of verification-service's internal API.
     var verificationURL: String
     var upstream: UpstreamPolicy
-    /// Signs the service tokens of calls to verification-service (`SERVICE_TOKEN_KEY_FILE`).
+    /// Base URL of data-donation-service's internal API, which redeems self-report OTPs.
+    var dataDonationURL: String
+    var dataDonationUpstream: UpstreamPolicy
+    /// Signs the service tokens of calls to verification-service and data-donation-service (`SERVICE_TOKEN_KEY_FILE`).
     var serviceToken: ServiceTokenSigner
     var policy: SubmissionPolicy
     /// The fake-delay estimate before real requests were measured, and the weight of the past in it.
@@ -30,8 +33,10 @@ struct SubmissionConfiguration: ServiceConfiguration {
     ///   `DATABASE_STATEMENT_TIMEOUT` (30s), `DATABASE_LEASE_TIMEOUT` (2s), `LOG_LEVEL`, `LOG_FORMAT`
     /// - `MAX_REQUEST_BYTES` (102400, the reference's `100KB`; it allows 280 B…200 KB, in units of 1024)
     /// - `VERIFICATION_INTERNAL_URL` (http://127.0.0.1:8012) and the `VERIFICATION_*` timeouts and retries
-    /// - `SERVICE_TOKEN_KEY_FILE` (required): PEM P-256 private key of this service's calls to verification-service
-    /// - the limits of `SubmissionPolicy` and `CheckInPolicy`
+    /// - `DATA_DONATION_INTERNAL_URL` (http://127.0.0.1:8017) and the `DATA_DONATION_*` timeouts and retries
+    /// - `SERVICE_TOKEN_KEY_FILE` (required): PEM P-256 private key of this service's calls to its peers
+    /// - the limits of `SubmissionPolicy` (including `MAX_KEYS_PER_DAY`, `MAX_NUMBER_OF_DAYS_FOR_SRS`) and
+    ///   `CheckInPolicy`
     /// - `FAKE_DELAY_INITIAL` (10ms), `FAKE_DELAY_SAMPLES` (10)
     init(settings: SettingsReader) {
         self.http = ListenAddress(settings: settings, prefix: "HTTP", defaultPort: 8001, purpose: "app API")
@@ -50,6 +55,16 @@ struct SubmissionConfiguration: ServiceConfiguration {
             help: "Base URL of verification-service's internal API (TAN verification)."
         )
         self.upstream = UpstreamPolicy(settings: settings, prefix: "VERIFICATION", peer: "verification-service")
+        self.dataDonationURL = settings.httpURL(
+            "DATA_DONATION_INTERNAL_URL",
+            default: "http://127.0.0.1:8017",
+            help: "Base URL of data-donation-service's internal API (self-report OTP redemption)."
+        )
+        self.dataDonationUpstream = UpstreamPolicy(
+            settings: settings,
+            prefix: "DATA_DONATION",
+            peer: "data-donation-service"
+        )
         self.serviceToken = settings.serviceTokenSigner(issuer: "submission-service")
         self.policy = SubmissionPolicy(settings: settings)
         self.fakeDelay = FakeDelay.Settings(settings: settings, defaultSamples: 10)

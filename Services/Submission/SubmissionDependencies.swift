@@ -7,11 +7,16 @@ import Logging
 import PostgresNIO
 import ServiceLifecycle
 
-/// The service's dependencies. `live` connects to PostgreSQL and verification-service; tests use `postgres(…)` with
-/// a test database (and call `shutdown()` at the end) or `inMemory()` for route tests.
+/// The service's dependencies. `live` connects to PostgreSQL, verification-service and data-donation-service; tests
+/// use `postgres(…)` with a test database (and call `shutdown()` at the end) or `inMemory()` for route tests.
+///
+/// Neither peer is a readiness check: a replica that cannot reach one still stores what the other authorises, and
+/// answers 503 for the rest.
 struct SubmissionDependencies: ServiceDependencies {
     var keys: any DiagnosisKeyRepository
     var verifier: any VerificationClient
+    /// Redeems self-report OTPs (data-donation-service).
+    var selfReports: any SelfReportClient
     var clock: WallClock
     /// Long-lived clients to run before the server (the database pool, the HTTP client).
     var services: [any Service]
@@ -28,23 +33,32 @@ struct SubmissionDependencies: ServiceDependencies {
             serviceToken: configuration.serviceToken,
             logger: logger
         )
+        let selfReports = HTTPSelfReportClient(
+            baseURL: configuration.dataDonationURL,
+            policy: configuration.dataDonationUpstream,
+            serviceToken: configuration.serviceToken,
+            logger: logger
+        )
         var dependencies = self.postgres(
             client: client,
             verification: verification,
+            selfReports: selfReports,
             logger: logger,
             readiness: readiness,
             leaseTimeout: configuration.database.leaseTimeout
         )
-        dependencies.services = [client, readiness, verification]
+        dependencies.services = [client, readiness, verification, selfReports]
         return dependencies
     }
 
-    /// The key store on a client someone else runs (the test support does), verifying TANs with `verification`.
-    /// `/health/ready` asks `readiness` (a client of its own in `live`), else `client`; requests wait at most
+    /// The key store on a client someone else runs (the test support does), verifying TANs with `verification` and
+    /// redeeming OTPs with `selfReports` (without one, an in-memory stand-in that knows no OTP: every self-report gets
+    /// 403). `/health/ready` asks `readiness` (a client of its own in `live`), else `client`; requests wait at most
     /// `leaseTimeout` for a pooled connection (`live` passes `DATABASE_LEASE_TIMEOUT`).
     static func postgres(
         client: PostgresClient,
         verification: HTTPVerificationClient,
+        selfReports: HTTPSelfReportClient? = nil,
         logger: Logger,
         clock: WallClock = .system,
         readiness: PostgresClient? = nil,
@@ -53,22 +67,29 @@ struct SubmissionDependencies: ServiceDependencies {
         SubmissionDependencies(
             keys: PostgresDiagnosisKeyRepository(client: client, logger: logger, leaseTimeout: leaseTimeout),
             verifier: verification,
+            selfReports: selfReports ?? InMemorySelfReportClient(),
             clock: clock,
             services: [],
             readinessChecks: [PostgresReadinessCheck(client: readiness ?? client)],
-            shutdown: { try await verification.shutdown() }
+            shutdown: {
+                try await verification.shutdown()
+                try await selfReports?.shutdown()
+            }
         )
     }
 
-    /// Everything in memory: the key store, and verification-service as the TANs the test issues.
+    /// Everything in memory: the key store, verification-service as the TANs the test issues and
+    /// data-donation-service as the OTPs it issues.
     static func inMemory(
         verifier: any VerificationClient = InMemoryVerificationClient(),
+        selfReports: any SelfReportClient = InMemorySelfReportClient(),
         keys: any DiagnosisKeyRepository = InMemoryDiagnosisKeyRepository(),
         clock: WallClock = .system
     ) -> SubmissionDependencies {
         SubmissionDependencies(
             keys: keys,
             verifier: verifier,
+            selfReports: selfReports,
             clock: clock,
             services: [],
             readinessChecks: [],

@@ -9,6 +9,11 @@ package protocol DiagnosisKeyRepository: Sendable {
     /// check-in problem never fails a key submission (cwa-server §1.10); a submission of check-ins only fails
     /// with them. A key is skipped when the same key data exists as a PCR key (a PCR key is never overwritten
     /// by a rapid-test one) or with the same type.
+    ///
+    /// A self-report (`submission.selfReport` set) is refused before `authorize` runs when its UTC day already holds
+    /// `maxKeysPerDay` keys, or when any of its key data is stored under any type; otherwise a
+    /// `self_report_submissions` row is written with its keys. Self-reports are never federated: the federation
+    /// mirror takes PCR keys only.
     func store<Refusal: Error>(
         _ submission: KeySubmission,
         authorize: () async throws(Refusal) -> Void

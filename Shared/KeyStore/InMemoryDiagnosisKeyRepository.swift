@@ -13,6 +13,7 @@ package struct InMemoryDiagnosisKeyRepository: DiagnosisKeyRepository {
         _ submission: KeySubmission,
         authorize: () async throws(Refusal) -> Void
     ) async throws(KeySubmissionFailure<Refusal>) -> KeySubmissionOutcome {
+        if let refusal = await self.state.selfReportRefusal(submission) { throw .selfReportRefused(refusal) }
         do {
             try await authorize()
         } catch {
@@ -43,6 +44,23 @@ package struct InMemoryDiagnosisKeyRepository: DiagnosisKeyRepository {
     /// Every stored key, for tests.
     package var storedKeys: [StoredKey] {
         get async { await self.state.keys }
+    }
+
+    /// The rows of `self_report_submissions`: type and UTC day (days since the epoch), for tests.
+    package var storedSelfReports: [StoredSelfReport] {
+        get async { await self.state.selfReports }
+    }
+}
+
+/// A row of `self_report_submissions`.
+package struct StoredSelfReport: Sendable, Equatable {
+    package var submissionType: String
+    /// Days since the epoch (UTC).
+    package var day: Int64
+
+    package init(submissionType: String, day: Int64) {
+        self.submissionType = submissionType
+        self.day = day
     }
 }
 
@@ -86,13 +104,29 @@ struct KeyStoreConstraintViolation: Error, CustomStringConvertible {
 /// The rows, behind an actor so that every insert and deletion is atomic.
 actor InMemoryKeyState {
     private(set) var keys: [StoredKey] = []
+    private(set) var selfReports: [StoredSelfReport] = []
     private var reports: [StoredReport] = []
     private var warnings: [StoredWarning] = []
     private var lastID = 0
     private var running = false
 
+    /// A self-report's limits, checked before its authorisation as the PostgreSQL repository does.
+    func selfReportRefusal(_ submission: KeySubmission) -> SelfReportRefusal? {
+        guard let limits = submission.selfReport else { return nil }
+        if self.keys.count(where: { $0.submissionHour >= submission.dayStartHour }) >= limits.maxKeysPerDay {
+            return .dailyLimitReached
+        }
+        let submitted = Set(submission.keys.map(\.keyData))
+        return self.keys.contains { submitted.contains($0.row.keyData) } ? .keysExist : nil
+    }
+
     func insert(_ submission: KeySubmission) throws -> KeySubmissionOutcome {
         try Self.check(submission)
+        if submission.selfReport != nil {
+            self.selfReports.append(
+                StoredSelfReport(submissionType: submission.submissionType, day: submission.submissionHour / 24)
+            )
+        }
         var outcome = KeySubmissionOutcome()
         for row in submission.keys {
             let taken = self.keys.contains {
@@ -141,6 +175,12 @@ actor InMemoryKeyState {
         try require(submission.submissionType.wholeMatch(of: /^SUBMISSION_TYPE_[A-Z_]+$/) != nil, "submission_type")
         try require(submission.submissionHour >= 0, "submission_timestamp")
         try require(submission.originCountry.wholeMatch(of: countryCode) != nil, "origin_country")
+        if submission.selfReport != nil {
+            try require(
+                submission.submissionType.wholeMatch(of: /^SUBMISSION_TYPE_SRS_[A-Z_]+$/) != nil,
+                "self_report_submissions.submission_type"
+            )
+        }
         for key in submission.keys {
             try require(key.keyData.count == 16, "key_data")
             try require(key.rollingStartIntervalNumber > 0, "rolling_start_interval_number")

@@ -13,6 +13,9 @@ package struct KeySubmission: Sendable, Equatable {
     package var keys: [DiagnosisKeyRow]
     package var protectedReports: [ProtectedReportRow]
     package var traceWarnings: [TraceWarningRow]
+    /// Set for a self-report submission (`cwa-otp`): the limits checked before its authorisation, and a row in
+    /// `self_report_submissions` written with its keys.
+    package var selfReport: SelfReportLimits?
 
     package init(
         submissionType: String,
@@ -22,7 +25,8 @@ package struct KeySubmission: Sendable, Equatable {
         submissionHour: Int64,
         keys: [DiagnosisKeyRow],
         protectedReports: [ProtectedReportRow] = [],
-        traceWarnings: [TraceWarningRow] = []
+        traceWarnings: [TraceWarningRow] = [],
+        selfReport: SelfReportLimits? = nil
     ) {
         self.submissionType = submissionType
         self.originCountry = originCountry
@@ -32,6 +36,23 @@ package struct KeySubmission: Sendable, Equatable {
         self.keys = keys
         self.protectedReports = protectedReports
         self.traceWarnings = traceWarnings
+        self.selfReport = selfReport
+    }
+
+    /// The first hour (since the epoch) of the UTC day of `submissionHour`.
+    package var dayStartHour: Int64 {
+        self.submissionHour / 24 * 24
+    }
+}
+
+/// What a self-report submission must meet before its one-time password is spent (cwa-server §1.4 steps 3 and 5).
+package struct SelfReportLimits: Sendable, Equatable {
+    /// The submission is refused once this many keys of any type were submitted on its UTC day (the reference's
+    /// `max-keys-per-day`).
+    package var maxKeysPerDay: Int
+
+    package init(maxKeysPerDay: Int) {
+        self.maxKeysPerDay = maxKeysPerDay
     }
 }
 

@@ -35,13 +35,15 @@ package struct PostgresDiagnosisKeyRepository: DiagnosisKeyRepository {
         _ submission: KeySubmission,
         authorize: () async throws(Refusal) -> Void
     ) async throws(KeySubmissionFailure<Refusal>) -> KeySubmissionOutcome {
+        let refusal: SelfReportRefusal?
         do {
             // One round trip on a connection returned at once: an outage or a full pool fails here, before the TAN
             // is used, and no connection waits on the TAN check.
-            try await self.database.query("SELECT 1", logger: self.logger)
+            refusal = try await self.admit(submission)
         } catch {
             throw .database(error, afterAuthorization: false)
         }
+        if let refusal { throw .selfReportRefused(refusal) }
         do {
             try await authorize()
         } catch {
@@ -73,12 +75,39 @@ package struct PostgresDiagnosisKeyRepository: DiagnosisKeyRepository {
 
     // MARK: - Writing a submission
 
+    /// The round trip before the authorisation: `SELECT 1` for most submissions; for a self-report, its limits in
+    /// the same single statement (cwa-server §1.4 steps 3 and 5). The day's count stops at the limit, so it reads at
+    /// most `maxKeysPerDay` index entries; the key lookup uses the primary key, whose first column is `key_data`.
+    ///
+    /// Like the reference, the check and the later insert are not atomic: two self-reports racing with the same keys
+    /// can both pass, and the insert then stores each key once.
+    private func admit(_ submission: KeySubmission) async throws -> SelfReportRefusal? {
+        guard let limits = submission.selfReport else {
+            try await self.database.query("SELECT 1", logger: self.logger)
+            return nil
+        }
+        let keys = submission.keys.map { ByteBuffer(bytes: $0.keyData) }
+        let rows = try await self.database.query(
+            """
+            SELECT (SELECT count(*) FROM (SELECT 1 FROM diagnosis_key WHERE submission_timestamp >= \(submission.dayStartHour)
+                                           LIMIT \(limits.maxKeysPerDay)) AS today) >= \(limits.maxKeysPerDay),
+                   EXISTS (SELECT 1 FROM diagnosis_key WHERE key_data = ANY(\(keys)::bytea[]))
+            """,
+            logger: self.logger
+        )
+        guard let row = rows.first else { return nil }
+        let (dailyLimitReached, keysExist) = try row.decode((Bool, Bool).self)
+        if dailyLimitReached { return .dailyLimitReached }
+        return keysExist ? .keysExist : nil
+    }
+
     private func write(
         _ submission: KeySubmission,
         _ connection: PostgresConnection
     ) async throws -> KeySubmissionOutcome {
         var outcome = KeySubmissionOutcome()
         outcome.keys = try await self.insertKeys(submission, connection)
+        if submission.selfReport != nil { try await self.insertSelfReport(submission, connection) }
         guard !submission.keys.isEmpty else {
             outcome.protectedReports = try await self.insertProtectedReports(submission, connection)
             outcome.traceWarnings = try await self.insertTraceWarnings(submission, connection)
@@ -132,6 +161,18 @@ package struct PostgresDiagnosisKeyRepository: DiagnosisKeyRepository {
             SELECT count(*) FROM inserted
             """
         return try await self.count(query, connection)
+    }
+
+    /// A self-report's row: its type and the UTC day of its submission hour (`date + integer` adds days).
+    private func insertSelfReport(_ submission: KeySubmission, _ connection: PostgresConnection) async throws {
+        let day = Int32(clamping: submission.submissionHour / 24)
+        try await connection.query(
+            """
+            INSERT INTO self_report_submissions (submission_type, submission_date)
+            VALUES (\(submission.submissionType), DATE '1970-01-01' + \(day))
+            """,
+            logger: self.logger
+        )
     }
 
     /// Encrypted check-ins as sent; a report stored before (a retried upload) is not stored twice.

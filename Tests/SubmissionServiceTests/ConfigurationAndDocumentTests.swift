@@ -39,6 +39,10 @@ struct ConfigurationAndDocumentTests {
         #expect(configuration.policy.checkIns.unencryptedEnabled == false)
         #expect(configuration.policy.checkIns.maxPerDay == 20)
         #expect(configuration.fakeDelay.samples == 10 && configuration.fakeDelay.initial == .milliseconds(10))
+        #expect(configuration.dataDonationURL == "http://127.0.0.1:8017")
+        #expect(configuration.dataDonationUpstream == UpstreamPolicy())
+        #expect(configuration.policy.maxKeysPerDay == 1_000_000)
+        #expect(configuration.policy.selfReportDays == 14)
     }
 
     @Test("country codes are the 249 of ISO 3166-1, in upper case")
@@ -61,6 +65,9 @@ struct ConfigurationAndDocumentTests {
             "RANDOM_KEY_PADDING_MULTIPLIER": "26",
             "MAX_REQUEST_BYTES": "100",
             "VERIFICATION_INTERNAL_URL": "ftp://x",
+            "DATA_DONATION_INTERNAL_URL": "ftp://x",
+            "MAX_KEYS_PER_DAY": "0",
+            "MAX_NUMBER_OF_DAYS_FOR_SRS": "91",
             "MIN_ROLLING_PERIOD": "100",
             "MAX_ROLLING_PERIOD": "50",
             "SERVICE_TOKEN_KEY_FILE": "/nonexistent/key.pem",
@@ -72,6 +79,8 @@ struct ConfigurationAndDocumentTests {
                 "MAX_NUMBER_OF_KEYS", "ORIGIN_COUNTRY", "SUPPORTED_COUNTRIES", "RANDOM_KEY_PADDING_MULTIPLIER",
                 "MAX_REQUEST_BYTES",
                 "VERIFICATION_INTERNAL_URL", "MIN_ROLLING_PERIOD", "SERVICE_TOKEN_KEY_FILE",
+                "DATA_DONATION_INTERNAL_URL",
+                "MAX_KEYS_PER_DAY", "MAX_NUMBER_OF_DAYS_FOR_SRS",
             ]
         )
     }

@@ -40,7 +40,8 @@ final class RecordingVerifier: VerificationClient {
 /// down before the authorisation runs.
 final class RecordingKeyRepository: DiagnosisKeyRepository {
     let stored = Mutexed<[KeySubmission]>([])
-    private let keys = InMemoryDiagnosisKeyRepository()
+    /// The store behind the recording, for what it holds beyond the submissions (`storedSelfReports`).
+    let keys = InMemoryDiagnosisKeyRepository()
     let failing: Bool
 
     init(failing: Bool = false) {
@@ -64,10 +65,11 @@ final class RecordingKeyRepository: DiagnosisKeyRepository {
     }
 }
 
-/// The submission router over recording fakes: no database, no verification-service. Fake requests record their
-/// delay instead of waiting it.
+/// The submission router over recording fakes: no database, no verification-service, data-donation-service as the
+/// OTPs the test issues. Fake requests record their delay instead of waiting it.
 struct SubmissionRouterHarness: Sendable {
     let verifier: RecordingVerifier
+    let selfReports: InMemorySelfReportClient
     let store: RecordingKeyRepository
     let runtime: SubmissionRuntime
     let app: ServiceApplication<ServiceRequestContext>
@@ -80,9 +82,11 @@ struct SubmissionRouterHarness: Sendable {
     ) throws {
         let configuration = try SubmissionFixture.configuration(overrides)
         self.verifier = RecordingVerifier(verdict)
+        self.selfReports = InMemorySelfReportClient()
         self.store = RecordingKeyRepository(failing: databaseDown)
         let dependencies = SubmissionDependencies.inMemory(
             verifier: self.verifier,
+            selfReports: self.selfReports,
             keys: self.store,
             clock: WallClock { SubmissionPayloads.start }
         )

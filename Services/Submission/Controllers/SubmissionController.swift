@@ -17,6 +17,7 @@ struct SubmissionController: Sendable {
     static let otpHeader = HTTPField.Name("cwa-otp")!
     static let savedCheckInsHeader = HTTPField.Name("cwa-saved-checkins")!
     static let filteredCheckInsHeader = HTTPField.Name("cwa-filtered-checkins")!
+    static let keysTruncatedHeader = HTTPField.Name("cwa-keys-truncated")!
 
     let engine: SubmissionEngine
     let delays: [SubmissionEndpoint: FakeDelay]
@@ -65,24 +66,31 @@ struct SubmissionController: Sendable {
             return Self.success(SubmissionReceipt(savedCheckIns: 0, filteredCheckIns: 0))
         }
 
-        let tan = try Self.tan(request.headers)
+        let credential = try Self.credential(request.headers, endpoint: endpoint)
         self.metrics.recordRequest(endpoint, fake: false)
         // Only stored submissions feed the estimate. The reference also folds refused TANs into it (§1.4), but a flood
         // of random TANs would then fill it with fast refusals, and dummies would answer faster than real uploads.
-        let receipt = try await self.engine.submit(endpoint, body: body.readableBytesView, tan: tan)
+        let receipt = try await self.engine.submit(endpoint, body: body.readableBytesView, credential: credential)
         self.record(endpoint, since: started)
         return Self.success(receipt)
     }
 
-    /// §1.2: exactly one of `cwa-authorization` and `cwa-otp`; self-report OTPs are not supported yet.
-    private static func tan(_ headers: HTTPFields) throws(SubmissionFailure) -> String {
-        let tan = headers[Self.authorizationHeader]
-        let otp = headers[Self.otpHeader]
-        switch (tan, otp) {
+    /// §1.2: exactly one of `cwa-authorization` (a TAN) and `cwa-otp` (a self-report's one-time password); a
+    /// submission on behalf takes a TAN only. As in the reference, a header with an empty value counts as absent.
+    private static func credential(
+        _ headers: HTTPFields,
+        endpoint: SubmissionEndpoint
+    ) throws(SubmissionFailure) -> SubmissionCredential {
+        let present = { (name: HTTPField.Name) in
+            headers[name].flatMap { $0.trimmingCharacters(in: .whitespaces).isEmpty ? nil : $0 }
+        }
+        switch (present(Self.authorizationHeader), present(Self.otpHeader)) {
         case (.some, .some): throw .ambiguousAuthorization
-        case (nil, .some): throw .selfReportUnsupported
         case (nil, nil): throw .missingAuthorization
-        case (.some(let tan), nil): return tan
+        case (.some(let tan), nil): return .tan(tan)
+        case (nil, .some(let otp)):
+            guard endpoint == .diagnosisKeys else { throw .onBehalfNeedsTAN }
+            return .otp(otp)
         }
     }
 
@@ -93,15 +101,22 @@ struct SubmissionController: Sendable {
         self.metrics.recordDuration(endpoint, duration, fakeDelay: delay.average)
     }
 
-    /// 200 with an empty body and the check-in counts: the same bytes for real and fake requests.
+    /// 200 with an empty body and the check-in counts: the same bytes for real and fake requests, except that a
+    /// self-report whose older keys were dropped also gets `cwa-keys-truncated: <days>` (§1.3).
+    ///
+    /// Dummies never carry `cwa-keys-truncated`, so such an answer is some 24 bytes longer than a dummy's. We accept
+    /// that rather than send the header on every answer: the apps read its presence as "your keys were cut", so it
+    /// cannot be padded onto dummies or untruncated answers without misleading every user. It is rare by
+    /// construction: with the defaults (`MAX_NUMBER_OF_DAYS_FOR_SRS` = `RETENTION_DAYS` = 14) the retention window
+    /// has dropped every older key before the self-report filter runs, so the header appears only where an operator
+    /// sets fewer self-report days than retention days and a phone sends keys older than that.
     static func success(_ receipt: SubmissionReceipt) -> Response {
-        Response(
-            status: .ok,
-            headers: [
-                Self.savedCheckInsHeader: Self.fixedWidth(receipt.savedCheckIns),
-                Self.filteredCheckInsHeader: Self.fixedWidth(receipt.filteredCheckIns),
-            ]
-        )
+        var headers: HTTPFields = [
+            Self.savedCheckInsHeader: Self.fixedWidth(receipt.savedCheckIns),
+            Self.filteredCheckInsHeader: Self.fixedWidth(receipt.filteredCheckIns),
+        ]
+        if let days = receipt.keysTruncatedToDays { headers[Self.keysTruncatedHeader] = "\(days)" }
+        return Response(status: .ok, headers: headers)
     }
 
     /// A count as three digits (`007`): every answer's headers have the same length, whatever a real upload saved,

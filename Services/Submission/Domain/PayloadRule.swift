@@ -36,6 +36,13 @@ extension PayloadRule {
         .keyLength, .positiveRollingStart, .knownReportType,
     ]
 
+    /// A self-report submission (`cwa-otp`): the key rules, with rule 11 asking for a self-report type instead.
+    static let selfReport: [PayloadRule] = [
+        .rollingStartAtMidnight, .keyCount, .origin, .visitedCountries, .riskOrOnset, .transmissionRiskLevel,
+        .daysSinceOnset, .plainCheckIns, .checkInCount, .protectedReports, .rollingPeriod, .selfReportSubmissionType,
+        .keyLength, .positiveRollingStart, .knownReportType,
+    ]
+
     /// Submission on behalf of an event's guests (§1.5, last paragraph).
     static let onBehalf: [PayloadRule] = [
         .noKeys, .noVisitedCountries, .noConsent, .hostWarningType, .oneLocation, .protectedReportsPresent,
@@ -96,11 +103,16 @@ extension PayloadRule {
             ? nil : "rollingPeriod must be between \(policy.minRollingPeriod) and \(policy.maxRollingPeriod)"
     }
 
-    /// Rule 11 with the entity rule that excludes host warnings: a key submission is a PCR or a rapid test.
-    /// (Self-report types 3…9 arrive with `cwa-otp`, which is refused before the payload is read.)
+    /// Rule 11 with the entity rule that excludes host warnings: a key submission with a TAN is a PCR or a rapid
+    /// test. Self-report types 3…9 need `cwa-otp` (`selfReportSubmissionType`).
     static let keySubmissionType = PayloadRule(name: "submission_type") { payload, _ in
         [.pcrTest, .rapidTest].contains(payload.submissionType)
             ? nil : "submissionType must be PCR_TEST or RAPID_TEST with a TAN"
+    }
+
+    /// Rule 11 for `cwa-otp`: a self-report has one of the self-report types 3…9.
+    static let selfReportSubmissionType = PayloadRule(name: "submission_type") { payload, _ in
+        payload.submissionType.isSelfReport ? nil : "submissionType must be a self-report type (3 to 9) with cwa-otp"
     }
 
     /// Entity rule: key data is exactly 16 bytes.

@@ -18,6 +18,11 @@ struct PreparedSubmission: Sendable, Equatable {
     var keys: [DiagnosisKeyRow]
     /// Real keys dropped for being in the future or older than the retention window.
     var droppedKeys = 0
+    /// Of a self-report's keys within the retention window, those dropped for being older than
+    /// `SubmissionPolicy.selfReportDays` (the answer then carries `cwa-keys-truncated`).
+    var truncatedKeys = 0
+    /// A self-report's limits, checked before its OTP is redeemed; `nil` for other submissions.
+    var selfReport: SelfReportLimits?
     var protectedReports: [ProtectedReportRow] = []
     /// Real and fake trace warnings, shuffled.
     var traceWarnings: [TraceWarningRow] = []
@@ -36,7 +41,8 @@ struct PreparedSubmission: Sendable, Equatable {
             submissionHour: self.submissionHour,
             keys: self.keys,
             protectedReports: self.protectedReports,
-            traceWarnings: self.traceWarnings
+            traceWarnings: self.traceWarnings,
+            selfReport: self.selfReport
         )
     }
 }
@@ -59,8 +65,16 @@ extension PreparedSubmission {
             submissionHour: EpochIntervals.hour(now),
             keys: []
         )
-        let kept = Self.keysInWindow(payload.keys, policy: policy, now: now)
+        var kept = Self.keysInWindow(payload.keys, policy: policy, now: now)
         self.droppedKeys = payload.keys.count - kept.count
+        if payload.submissionType.isSelfReport {
+            // §1.4 step 4: the reference filters the keys the retention window kept a second time, with `srs-days`,
+            // and reports only that second filter.
+            let recent = Self.keysInWindow(kept, days: policy.selfReportDays, now: now)
+            self.truncatedKeys = kept.count - recent.count
+            kept = recent
+            self.selfReport = SelfReportLimits(maxKeysPerDay: policy.maxKeysPerDay)
+        }
         let real = kept.map { Self.row($0, policy: policy) }
         self.keys = Self.padded(real, multiplier: policy.keyPaddingMultiplier, using: &random)
         self.protectedReports = payload.checkInProtectedReports.map {
@@ -86,8 +100,13 @@ extension PreparedSubmission {
         policy: SubmissionPolicy,
         now: Date
     ) -> [TemporaryExposureKey] {
+        self.keysInWindow(keys, days: policy.retentionDays, now: now)
+    }
+
+    /// The keys whose interval starts neither after `now` nor before today's midnight (UTC) minus `days` days.
+    static func keysInWindow(_ keys: [TemporaryExposureKey], days: Int, now: Date) -> [TemporaryExposureKey] {
         let current = EpochIntervals.interval(now)
-        let oldest = EpochIntervals.midnightInterval(now) - policy.retentionDays * EpochIntervals.intervalsPerDay
+        let oldest = EpochIntervals.midnightInterval(now) - days * EpochIntervals.intervalsPerDay
         return keys.filter { (oldest...current).contains(Int($0.rollingStartIntervalNumber)) }
     }
 

@@ -20,6 +20,11 @@ struct SubmissionPolicy: Sendable, Equatable {
     var defaultTRL = 1
     /// Stored keys per real key: `multiplier − 1` random copies are added (§1.9).
     var keyPaddingMultiplier = 1
+    /// Self-reports are refused (429) once today's keys (UTC, any type) reach this many (§1.13).
+    var maxKeysPerDay = 1_000_000
+    /// A self-report's keys older than this many days (from today's midnight UTC) are dropped, and the answer says
+    /// so in `cwa-keys-truncated` (the reference's `srs-days`).
+    var selfReportDays = 14
     var checkIns = CheckInPolicy()
     var derivations = TEKFieldDerivations.bundled
 
@@ -85,6 +90,18 @@ struct SubmissionPolicy: Sendable, Equatable {
             default: defaults.keyPaddingMultiplier,
             range: 1...25,
             help: "Keys stored per submitted key (the extra ones have random key data)."
+        )
+        self.maxKeysPerDay = settings.int(
+            "MAX_KEYS_PER_DAY",
+            default: defaults.maxKeysPerDay,
+            range: 1...100_000_000,
+            help: "Self-report submissions get 429 once this many keys (any type) were stored today (UTC)."
+        )
+        self.selfReportDays = settings.int(
+            "MAX_NUMBER_OF_DAYS_FOR_SRS",
+            default: defaults.selfReportDays,
+            range: 1...90,
+            help: "Self-reported keys older than this many days (from today's midnight UTC) are dropped."
         )
         self.checkIns = CheckInPolicy(settings: settings)
     }

@@ -36,7 +36,24 @@ struct SubmissionMetrics: Sendable {
         self.count("en_submission_on_behalf_total", [])
     }
 
-    /// verification-service or the database could not be reached.
+    /// A self-report stored, by submission type (`SUBMISSION_TYPE_SRS_…`, seven values), and how many of its keys
+    /// were dropped for being older than `MAX_NUMBER_OF_DAYS_FOR_SRS`.
+    func recordSelfReport(type: String, truncatedKeys: Int) {
+        self.count("en_submission_self_reports_total", [("type", type)])
+        Counter(label: "en_submission_keys_truncated_total", factory: self.factory).increment(by: truncatedKeys)
+    }
+
+    /// A self-report OTP refused: `malformed` (not a UUID) or `rejected` (by data-donation-service).
+    func recordInvalidOTP(reason: String) {
+        self.count("en_submission_invalid_otp_total", [("reason", reason)])
+    }
+
+    /// A self-report refused before its OTP was redeemed: `daily_limit` (429) or `keys_exist` (400).
+    func recordSelfReportRefused(reason: String) {
+        self.count("en_submission_self_report_refused_total", [("reason", reason)])
+    }
+
+    /// verification-service, data-donation-service (`data_donation`) or the database could not be reached.
     func recordUnavailable(_ endpoint: SubmissionEndpoint, dependency: String) {
         self.count("en_submission_unavailable_total", [("endpoint", endpoint.rawValue), ("dependency", dependency)])
     }
