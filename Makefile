@@ -18,7 +18,7 @@ PROTO_OPTS := Visibility=Package,FileNaming=PathToUnderscores,UseAccessLevelOnIm
 # Our products, built one by one: a plain `swift build` also builds the executables of dependencies (swift-protobuf's
 # C++ protoc among them, minutes on 2 cores).
 PRODUCTS := test-result-service verification-service submission-service portal-service distribution-service \
-            federation-service efgs-gateway cwa
+            federation-service efgs-gateway data-donation-service cwa
 # With SKIP_BUILD=1 (what `make test` passes to its sub-makes, after its own `swift build --build-tests` built every
 # product) the builds are skipped: each no-op `swift build` still costs seconds of package loading and planning.
 build_products = $(if $(SKIP_BUILD),:,for product in $(1); do $(SWIFT) build -c $(2) --product $$product; done)

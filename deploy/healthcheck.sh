@@ -9,6 +9,7 @@ case "${EN_SERVICE:-}" in
   portal-service) default=8004 ;;
   distribution-service) default=8005 ;;
   federation-service) default=8006 ;;
+  data-donation-service) default=8007 ;;
   efgs-gateway) default=8090 ;;
   *) echo "en-healthcheck: unknown EN_SERVICE '${EN_SERVICE:-}'" >&2; exit 1 ;;
 esac

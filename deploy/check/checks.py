@@ -29,12 +29,14 @@ SERVICES = {
     "portal": "portal-service",
     "distribution": "distribution-service",
     "federation": "federation-service",
+    "data-donation": "data-donation-service",
     # the rehearsal federation gateway: compose only
     "efgs-gateway": "efgs-gateway",
 }
 # Settings a service reads only in some configurations, revealed in --help by these extra environments.
 HELP_VARIANTS = {
     "distribution-service": [{"OBJECT_STORE": "s3"}],
+    "data-donation-service": [{"ANDROID_ATTESTATION": "both"}],
 }
 BINARIES = sorted(SERVICES.values())
 # Services that read and write the key store, whose migrations migrate-submission applies.
@@ -238,6 +240,7 @@ def check_compose(ctx: Context) -> str:
     if "postgres" not in services or "10-en-roles.sh" not in " ".join(services["postgres"].get("volumes", [])):
         problems.append("postgres: deploy/postgres/init.sh is not mounted into /docker-entrypoint-initdb.d")
     problems += compose_network_problems(services, config.get("networks") or {})
+    problems += compose_internal_url_problems(services)
     text = (ctx.deploy / "compose.yaml").read_text()
     if re.search(r"PASSWORD\s*[:=]\s*[A-Za-z0-9]", text) or re.search(r"postgres://[a-z]+:[A-Za-z0-9]", text):
         problems.append("compose.yaml inlines a password: take it from deploy/.env")
@@ -246,6 +249,28 @@ def check_compose(ctx: Context) -> str:
     return (f"deploy/compose.yaml passes docker-compose 1.29 config{spec_note}; {len(services)} services, "
             "migrations before services, health-based start order; containers share networks only along the edges "
             "they call, every network but the gateway's public one internal")
+
+
+def compose_internal_url_problems(services: dict) -> list[str]:
+    """Every `<PEER>_INTERNAL_URL` a service of ours is given names a compose service, at its INTERNAL_HTTP_PORT, on a
+    network the two share."""
+    problems = []
+    for name, svc in services.items():
+        if not our_binary(str(svc.get("image", ""))) or name.startswith("migrate-"):
+            continue
+        for key, value in (svc.get("environment") or {}).items():
+            if not key.endswith("_INTERNAL_URL"):
+                continue
+            url = urllib.parse.urlsplit(str(value))
+            peer = services.get(url.hostname or "")
+            if peer is None:
+                problems.append(f"{name}: {key}={value} names no compose service")
+                continue
+            if str((peer.get("environment") or {}).get("INTERNAL_HTTP_PORT")) != str(url.port):
+                problems.append(f"{name}: {key}={value} is not {url.hostname}'s INTERNAL_HTTP_PORT")
+            if not set(svc.get("networks") or {}) & set(peer.get("networks") or {}):
+                problems.append(f"{name}: shares no network with {url.hostname}, which {key} names")
+    return problems
 
 
 # Which containers may share a network in compose: the calls the services make, the gateway's upstreams, and
@@ -257,6 +282,9 @@ COMPOSE_EDGES = {
         ("gateway", "submission-service"), ("gateway", "portal-service"),
         ("verification-service", "test-result-service"), ("submission-service", "verification-service"),
         ("portal-service", "verification-service"),
+        # data donation: the gateway to its app API, submission-service to its internal API (self-report OTPs)
+        ("gateway", "data-donation-service"), ("submission-service", "data-donation-service"),
+        ("migrate-data-donation", "data-donation-service"),
         # the keys database is shared: its owners and its migration step meet on its network
         ("submission-service", "distribution-service"), ("migrate-submission", "submission-service"),
         ("migrate-submission", "distribution-service"),
@@ -344,7 +372,9 @@ def check_k8s(ctx: Context) -> str:
     summary = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
     return (f"kustomize base, overlays/local and overlays/production-example render; kubernetes-validate --strict "
             f"against {' and '.join(ctx.k8s_versions)} (base: {summary}); database egress only from the pods that "
-            f"use it, narrowed to the database in every overlay; the federation component in "
+            f"use it, narrowed to the database in every overlay; data donation's internal port only from "
+            f"submission-service, its servers' egress only to DNS, the database and the Internet on 443; the "
+            f"federation component in "
             f"{', '.join(FEDERATION_OVERLAYS)}: its Deployment passes the same rules, both CronJobs Forbid, the callback "
             f"port only from the gateway, its pods' egress only to DNS, the database and the federation gateway's "
             f"ipBlock")
@@ -354,7 +384,8 @@ def k8s_rules(docs: list[dict], overlay: bool = False) -> list[str]:
     problems = []
     deployments = k8s_by_kind(docs, "Deployment")
     services = k8s_by_kind(docs, "Service")
-    for binary in ("test-result-service", "verification-service", "submission-service", "portal-service"):
+    for binary in ("test-result-service", "verification-service", "submission-service", "portal-service",
+                   "data-donation-service"):
         if binary not in deployments:
             problems.append(f"no Deployment {binary}")
         if binary not in services:
@@ -422,12 +453,12 @@ def k8s_rules(docs: list[dict], overlay: bool = False) -> list[str]:
     if federation_rendered(docs):
         problems += federation_rules(docs)
     jobs = k8s_by_kind(docs, "Job")
-    for short in ("test-result", "verification", "submission", "portal"):
+    for short in ("test-result", "verification", "submission", "portal", "data-donation"):
         job = jobs.get(f"migrate-{short}")
         if not job or job["spec"]["template"]["spec"]["containers"][0].get("args") != ["--migrate-only"]:
             problems.append(f"no Job migrate-{short} running --migrate-only")
     hpas = {h["spec"]["scaleTargetRef"]["name"] for h in k8s_by_kind(docs, "HorizontalPodAutoscaler").values()}
-    for binary in ("submission-service", "verification-service", "test-result-service"):
+    for binary in ("submission-service", "verification-service", "test-result-service", "data-donation-service"):
         if binary not in hpas:
             problems.append(f"no HorizontalPodAutoscaler for {binary}")
     pdb_selectors = [p["spec"]["selector"]["matchLabels"] for p in k8s_by_kind(docs, "PodDisruptionBudget").values()]
@@ -435,6 +466,23 @@ def k8s_rules(docs: list[dict], overlay: bool = False) -> list[str]:
         if deployment["spec"]["selector"]["matchLabels"] not in pdb_selectors:
             problems.append(f"Deployment {name}: no PodDisruptionBudget")
     problems += network_rules(docs, overlay)
+    problems += k8s_internal_url_problems(docs)
+    return problems
+
+
+def k8s_internal_url_problems(docs: list[dict]) -> list[str]:
+    """Every `<PEER>_INTERNAL_URL` of a service's ConfigMap names a Service's port called `internal`."""
+    problems = []
+    services = k8s_by_kind(docs, "Service")
+    for name, configmap in k8s_by_kind(docs, "ConfigMap").items():
+        for key, value in (configmap.get("data") or {}).items():
+            if not key.endswith("_INTERNAL_URL"):
+                continue
+            url = urllib.parse.urlsplit(value)
+            svc = services.get(url.hostname or "")
+            ports = {p["port"]: p.get("name") for p in (svc or {}).get("spec", {}).get("ports", [])}
+            if ports.get(url.port) != "internal":
+                problems.append(f"ConfigMap {name}: {key}={value} is not the internal port of a Service")
     return problems
 
 
@@ -559,6 +607,14 @@ def network_rules(docs: list[dict], overlay: bool = False) -> list[str]:
         ("gateway", "submission-service", 8001, True), ("verification-service", "submission-service", 8001, False),
         ("gateway", "portal-service", 8004, True), (None, "portal-service", 8004, False),
         (None, "verification-service", 8012, False), (None, "test-result-service", 8013, False),
+        ("gateway", "data-donation-service", 8007, True), ("gateway", "data-donation-service", 8017, False),
+        ("submission-service", "data-donation-service", 8017, True),
+        ("submission-service", "data-donation-service", 8007, False),
+        ("verification-service", "data-donation-service", 8017, False),
+        ("portal-service", "data-donation-service", 8017, False),
+        ("test-result-service", "data-donation-service", 8017, False),
+        ("distribution-service", "data-donation-service", 8017, False),
+        (None, "data-donation-service", 8007, False), (None, "data-donation-service", 8017, False),
     ]
     if federation:
         expectations += [
@@ -625,9 +681,72 @@ def network_rules(docs: list[dict], overlay: bool = False) -> list[str]:
             problems.append(f"the postgres pod refuses {names(database_pods - admitted)}")
         if any(allowed(pod(*c), {"app.kubernetes.io/name": "postgres"}, 5433) for c in candidates):
             problems.append("the postgres pod admits ports other than 5432")
+    problems += data_donation_network_rules(policies, matches, pod)
     if federation:
         problems += federation_network_rules(policies, matches, pod, candidates)
     return problems
+
+
+# What data-donation-service's egress to Apple's DeviceCheck API must leave out: the private, shared (CGNAT),
+# loopback and link-local blocks, where the cluster, the nodes and the cloud's metadata service are.
+NON_INTERNET_BLOCKS = ("10.0.0.0/8", "100.64.0.0/10", "127.0.0.0/8", "169.254.0.0/16", "172.16.0.0/12", "192.168.0.0/16")
+
+
+def data_donation_network_rules(policies: list[dict], matches, pod) -> list[str]:
+    """data-donation-service: its servers' egress only to DNS, the database and the Internet on 443 (DeviceCheck),
+    never to the cluster's or other private addresses; its migration pods' egress not to the Internet; the callers'
+    egress reaching it (the gateway the app port, submission-service the internal port)."""
+    import ipaddress
+
+    problems: set[str] = set()
+    private = [ipaddress.ip_network(block) for block in NON_INTERNET_BLOCKS]
+    for component in ("server", "migration"):
+        source = pod("data-donation-service", component)
+        internet = False
+        for p in policies:
+            name = p["metadata"]["name"]
+            if "Egress" not in p["spec"].get("policyTypes", []) or not matches(p["spec"].get("podSelector", {}), source):
+                continue
+            for rule in p["spec"].get("egress", []) or []:
+                ports = sorted({x.get("port") for x in rule.get("ports", [])})
+                peers = rule.get("to") or []
+                if ports == [53] and peers and all(
+                        peer.get("podSelector", {}).get("matchLabels", {}).get("k8s-app") == "kube-dns" for peer in peers):
+                    continue   # DNS
+                if ports == [5432]:
+                    continue   # the database, narrowed in every overlay (network_rules)
+                if ports == [443] and peers and all(set(peer) == {"ipBlock"} for peer in peers):
+                    for peer in peers:
+                        block = ipaddress.ip_network(peer["ipBlock"].get("cidr", "0.0.0.0/0"), strict=False)
+                        excepted = [ipaddress.ip_network(e, strict=False) for e in peer["ipBlock"].get("except", [])]
+                        for net in private:
+                            if block.version == net.version and block.overlaps(net) and not any(
+                                    net.subnet_of(e) for e in excepted if e.version == net.version):
+                                problems.add(f"NetworkPolicy {name}: data-donation-service ({component}) may open 443 "
+                                             f"in {net}, where the cluster and the nodes are: except it")
+                    internet = True
+                    continue
+                problems.add(f"NetworkPolicy {name}: data-donation-service ({component}) may open {ports or 'every port'} "
+                             f"to {peers or 'anywhere'}; only DNS, the database and the Internet on 443 are allowed")
+        if component == "server" and not internet:
+            problems.add("data-donation-service (server) has no egress on 443 to Apple's DeviceCheck API")
+        if component == "migration" and internet:
+            problems.add("data-donation-service (migration) may reach the Internet: a migration needs the database only")
+
+    def reaches(source: dict, port: int) -> bool:
+        target = pod("data-donation-service")
+        return any("Egress" in p["spec"].get("policyTypes", []) and matches(p["spec"].get("podSelector", {}), source)
+                   and any((not rule.get("ports") or port in [x.get("port") for x in rule["ports"]])
+                           and any("podSelector" in peer and "namespaceSelector" not in peer
+                                   and matches(peer["podSelector"], target) for peer in rule.get("to") or [])
+                           for rule in p["spec"].get("egress", []) or [])
+                   for p in policies)
+
+    if not reaches(pod("gateway"), 8007):
+        problems.add("the gateway's egress does not reach data-donation-service:8007")
+    if not reaches(pod("submission-service"), 8017):
+        problems.add("submission-service's egress does not reach data-donation-service:8017")
+    return sorted(problems)
 
 
 def federation_network_rules(policies: list[dict], matches, pod, candidates: set) -> list[str]:
@@ -995,7 +1114,7 @@ def check_gateway(ctx: Context) -> str:
         problems.append("compose: /etc/nginx/conf.d (the rendered configuration with its keys) is not a tmpfs")
     if compose_env.get("GATEWAY_SECRET") != str(services.get("test-result-service", {}).get("environment", {}).get("GATEWAY_SECRET")):
         problems.append("compose: the gateway and test-result-service do not get the same GATEWAY_SECRET")
-    for key in ("VERIFICATION", "SUBMISSION", "TESTRESULT", "PORTAL"):
+    for key in ("VERIFICATION", "SUBMISSION", "TESTRESULT", "PORTAL", "DATADONATION"):
         upstream = compose_env.get(f"GATEWAY_{key}_UPSTREAM", ":")
         host, _, port = upstream.rpartition(":")
         target = services.get(host)
@@ -1062,7 +1181,7 @@ def check_gateway(ctx: Context) -> str:
         if k8s_env.get("GATEWAY_SECRET") != f"<secret {tr_ref.get('name')}/{tr_ref.get('key')}>":
             problems.append("k8s: the gateway and test-result-service do not read GATEWAY_SECRET from one Secret key")
         k8s_services = k8s_by_kind(docs, "Service")
-        for key in ("VERIFICATION", "SUBMISSION", "TESTRESULT", "PORTAL"):
+        for key in ("VERIFICATION", "SUBMISSION", "TESTRESULT", "PORTAL", "DATADONATION"):
             upstream = k8s_env.get(f"GATEWAY_{key}_UPSTREAM", ":")
             host, _, port = upstream.rpartition(":")
             svc = k8s_services.get(host)
@@ -1623,8 +1742,8 @@ def check_postgres(ctx: Context) -> str:
     dev_env = dict(line.split("=", 1) for line in (ctx.dev / ".env").read_text().splitlines()
                    if "=" in line and not line.startswith("#"))
     passwords = {k: v for k, v in dev_env.items() if k.endswith("_DB_PASSWORD")}
-    # Compose runs no data-donation-service: its optional role gets no password and must not log in.
-    passwords.pop("DATADONATION_DB_PASSWORD", None)
+    # The optional roles (data donation's here) exist without a login until a run gets their password.
+    without_datadonation = {k: v for k, v in passwords.items() if k != "DATADONATION_DB_PASSWORD"}
 
     def sh(cmd: list[str], extra: dict | None = None, check: bool = True) -> subprocess.CompletedProcess:
         result = subprocess.run(as_user + ["env", *[f"{k}={v}" for k, v in {**env, **(extra or {})}.items()], *cmd],
@@ -1645,20 +1764,26 @@ def check_postgres(ctx: Context) -> str:
         init = str(cluster / "init.sh")
         shutil.copyfile(ctx.deploy / "postgres" / "init.sh", init)
         os.chmod(init, 0o755)
-        sh([init], passwords)
-        sh([init], passwords)   # idempotent: a second run (password rotation) succeeds
         psql = ["psql", "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1"]
 
         def as_role(role: str, db: str, sql: str, password: str | None = None) -> subprocess.CompletedProcess:
             secret = password if password is not None else passwords.get(f"{role.upper()}_DB_PASSWORD", "")
             return sh(psql + ["-U", role, "-d", db, "-c", sql], {"PGPASSWORD": secret}, check=False)
 
+        problems = []
+        sh([init], without_datadonation)
+        if as_role("datadonation", "datadonation", "SELECT 1").returncode == 0:
+            problems.append("datadonation may log in without a password being configured")
+        sh([init], passwords)   # a later run with the optional password gives the role its login
+        sh([init], passwords)   # idempotent: a second run (password rotation) succeeds
+
         owners = sh(psql + ["-U", "postgres", "-c",
                             "SELECT string_agg(datname || '=' || pg_get_userbyid(datdba), ',' ORDER BY datname) "
                             "FROM pg_database WHERE datname NOT LIKE 'template%' AND datname <> 'postgres'"]).stdout.strip()
         expected = ("datadonation=datadonation,efgs=efgs,keys=submission,portal=portal,testresult=testresult,"
                     "verification=verification")
-        problems = [] if owners == expected else [f"databases and owners are {owners}, expected {expected}"]
+        if owners != expected:
+            problems.append(f"databases and owners are {owners}, expected {expected}")
         if as_role("submission", "keys", "CREATE TABLE later_table (x int); INSERT INTO later_table VALUES (1)").returncode != 0:
             problems.append("submission cannot log in with SUBMISSION_DB_PASSWORD and create a table in keys")
         if as_role("submission", "keys", "SELECT 1", password="not-the-password").returncode == 0:
@@ -1683,17 +1808,42 @@ def check_postgres(ctx: Context) -> str:
             problems.append("efgs cannot log in to efgs with EFGS_DB_PASSWORD and create a table")
         if as_role("efgs", "keys", "SELECT 1").returncode == 0:
             problems.append("efgs may connect to keys")
-        if as_role("datadonation", "datadonation", "SELECT 1").returncode == 0:
-            problems.append("datadonation may log in without a password being configured")
+        if as_role("datadonation", "datadonation", "CREATE TABLE donations (x int)").returncode != 0:
+            problems.append("datadonation cannot log in to datadonation with DATADONATION_DB_PASSWORD and create a table")
+        for db in ("keys", "verification", "portal"):
+            if as_role("datadonation", db, "SELECT 1").returncode == 0:
+                problems.append(f"datadonation may connect to {db}")
+        if as_role("submission", "datadonation", "SELECT 1").returncode == 0:
+            problems.append("submission may connect to datadonation")
+        # The analysts' group role: no login of its own, CONNECT on datadonation only; a member's login (what an
+        # operator creates per analyst) opens datadonation and reads what the migration grants, nothing else.
+        analyst = sh(psql + ["-U", "postgres", "-c",
+                             "SELECT rolcanlogin, has_database_privilege('datadonation_analyst', 'datadonation', 'CONNECT'), "
+                             "has_database_privilege('datadonation_analyst', 'keys', 'CONNECT') "
+                             "FROM pg_roles WHERE rolname = 'datadonation_analyst'"]).stdout.strip()
+        if analyst != "f|t|f":
+            problems.append(f"datadonation_analyst (login, CONNECT datadonation, CONNECT keys) is {analyst or 'missing'}, "
+                            "expected a role without login that may connect to datadonation only")
+        sh(psql + ["-U", "postgres", "-c", "CREATE ROLE alice LOGIN PASSWORD 'alice-password-123' IN ROLE datadonation_analyst"])
+        sh(psql + ["-U", "datadonation", "-d", "datadonation", "-c", "GRANT SELECT ON donations TO datadonation_analyst"],
+           {"PGPASSWORD": passwords.get("DATADONATION_DB_PASSWORD", "")})
+        if as_role("alice", "datadonation", "SELECT count(*) FROM donations", password="alice-password-123").returncode != 0:
+            problems.append("a member of datadonation_analyst cannot read a table granted to the role")
+        if as_role("alice", "datadonation", "INSERT INTO donations VALUES (1)", password="alice-password-123").returncode == 0:
+            problems.append("a member of datadonation_analyst may write")
+        if as_role("alice", "keys", "SELECT 1", password="alice-password-123").returncode == 0:
+            problems.append("a member of datadonation_analyst may connect to keys")
     finally:
         subprocess.run(as_user + [str(pg_bin / "pg_ctl"), "stop", "-D", f"{cluster}/data", "-m", "immediate"],
                        capture_output=True, cwd="/")
         shutil.rmtree(cluster, ignore_errors=True)
     if problems:
         raise CheckFailed("deploy/postgres/init.sh", problems)
-    return ("deploy/postgres/init.sh creates the six databases and roles on a throw-away PostgreSQL 15 (twice); "
-            "each service role logs in with its password and no other; distribution reads and deletes later tables of keys, "
-            "federation also inserts and updates; the rehearsal gateway owns efgs; no role opens another's database")
+    return ("deploy/postgres/init.sh creates the six databases and roles on a throw-away PostgreSQL 15 (three times); "
+            "each service role logs in with its password and no other, an optional one only once it is given; "
+            "distribution reads and deletes later tables of keys, federation also inserts and updates; the rehearsal "
+            "gateway owns efgs; no role opens another's database; datadonation_analyst has no login, its members read "
+            "datadonation only")
 
 def check_alerts(ctx: Context) -> str:
     """deploy/monitoring/alerts.yaml: every rule has an expression, a severity and a runbook that is a heading of

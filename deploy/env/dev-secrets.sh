@@ -6,7 +6,8 @@
 #   deploy/env/dev-secrets.sh [OUT]        OUT defaults to deploy/
 #
 # Writes, once (a second run keeps what exists, so passwords and keys stay valid):
-#   OUT/.env                     compose's variables: passwords, GATEWAY_SECRET, LAB_CERT_SHA256_ALLOWLIST, EN_IMAGE_TAG
+#   OUT/.env                     compose's variables: passwords, GATEWAY_SECRET, LAB_CERT_SHA256_ALLOWLIST, EN_IMAGE_TAG,
+#                                data donation's PLAY_INTEGRITY_* (from the files below) and DEVICE_CHECK_TEAM_ID/KEY_ID
 #   OUT/secrets/gateway.pem, gateway.key       the gateway's TLS certificate (localhost, 127.0.0.1, gateway) and key
 #   OUT/secrets/ca.pem                         the CA that signed it (clients trust it: curl --cacert)
 #   OUT/secrets/lab-ca.pem                     the CA of lab client certificates
@@ -20,6 +21,7 @@
 #   OUT/secrets/service-token-<caller>.pem, .pub.pem
 #                                              the service-token key pairs (EC P-256) of submission, portal and
 #                                              verification: the caller signs, the callee's SERVICE_CALLER_KEYS trusts
+#                                              (data-donation-service trusts submission's)
 #   OUT/secrets/federation-*.pem, .key         federation, from deploy/local/federation-pki.sh for country DE: its
 #                                              client (federation-client) and batch-signing (federation-signing)
 #                                              certificates and keys, the federation CA as federation-gateway-ca.pem
@@ -30,6 +32,17 @@
 #                                              the trust anchor that signs its certificate rows (efgs-trust-anchor)
 #   OUT/secrets/teletan-pepper.keys            the pepper of teleTAN hashes (verification), one 32-byte key `dev-1`
 #   OUT/secrets/totp.keys                      the key of officers' TOTP secrets (portal), one 32-byte key `dev-1`
+#   OUT/secrets/android-id-pepper.keys         the pepper of Android IDs (data donation), one 32-byte key `dev-1`
+#   OUT/secrets/device-check.p8                data donation's DeviceCheck key (PEM PKCS#8, EC P-256; Apple does not
+#                                              know it: with the development team and key ids of .env, a real Apple
+#                                              would refuse its tokens)
+#   OUT/secrets/play-integrity-decryption.key  a rehearsal app's Play Integrity decryption key: Base64 of 32 random
+#                                              bytes, the value of PLAY_INTEGRITY_DECRYPTION_KEY in .env
+#   OUT/secrets/play-integrity-signing.pem, .pub.der.b64
+#                                              the rehearsal app's verdict-signing key pair (EC P-256, the private key
+#                                              PEM PKCS#8): a rehearsal client signs Play Integrity tokens with the
+#                                              PEM key and encrypts them with the decryption key; the public key as
+#                                              Base64 DER (SPKI) is PLAY_INTEGRITY_VERIFICATION_KEY in .env
 #   OUT/secrets/k8s-secrets.yaml               all of it as the Kubernetes Secrets the manifests reference
 #                                              (namespace en-backend, DATABASE_URLs for the local overlay's postgres)
 # The containers run as uid 10001 / gid 10001 (the gateway as uid 101 in group 10001): as root, the files go to
@@ -65,8 +78,8 @@ if [ ! -s "$out/.env" ]; then
     echo "GATEWAY_SECRET=$(openssl rand -hex 32)"
   } >"$work/env"
 fi
-# Values an older .env lacks are added to it (federation's).
-for name in FEDERATION_DB_PASSWORD EFGS_DB_PASSWORD EFGS_FRONT_SECRET; do
+# Values an older .env lacks are added to it (federation's, data donation's).
+for name in FEDERATION_DB_PASSWORD EFGS_DB_PASSWORD EFGS_FRONT_SECRET DATADONATION_DB_PASSWORD; do
   for file in "$work/env" "$out/.env"; do
     [ -s "$file" ] || continue
     grep -q "^$name=" "$file" || echo "$name=$(openssl rand -hex 24)" >>"$file"
@@ -123,14 +136,34 @@ for pair in portal-jwt cdn-signing service-token-submission service-token-portal
 done
 
 # ---- key files of secrets at rest: `id=base64:<key>` per line, the first current (deploy/README.md) ----
-for keys in teletan-pepper totp; do
+for keys in teletan-pepper totp android-id-pepper; do
   if [ ! -s "$secrets/$keys.keys" ]; then printf 'dev-1=base64:%s\n' "$(openssl rand -base64 32)" >"$secrets/$keys.keys"; fi
 done
+
+# ---- data donation: the DeviceCheck key (Apple's .p8 format), a rehearsal app's Play Integrity keys ----
+# PEM PKCS#8 (`BEGIN PRIVATE KEY`), the form of Apple's .p8 files, for both private keys.
+new_pkcs8_key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
+if [ ! -s "$secrets/device-check.p8" ]; then new_pkcs8_key "$secrets/device-check.p8"; fi
+if [ ! -s "$secrets/play-integrity-decryption.key" ]; then openssl rand -base64 32 >"$secrets/play-integrity-decryption.key"; fi
+if [ ! -s "$secrets/play-integrity-signing.pem" ]; then new_pkcs8_key "$secrets/play-integrity-signing.pem"; fi
+openssl ec -in "$secrets/play-integrity-signing.pem" -pubout -outform DER 2>/dev/null | base64 -w0 \
+  >"$secrets/play-integrity-signing.pub.der.b64"
+# .env carries what the service reads as values: the Play Integrity keys (always those of the files above) and the
+# development DeviceCheck ids (kept when set).
+set_env() {  # set_env NAME VALUE: replaces or adds NAME=VALUE in .env
+  grep -v "^$1=" "$out/.env" >"$work/env.new" || true
+  printf '%s=%s\n' "$1" "$2" >>"$work/env.new"
+  mv "$work/env.new" "$out/.env"
+}
+set_env PLAY_INTEGRITY_DECRYPTION_KEY "$(tr -d '\n' <"$secrets/play-integrity-decryption.key")"
+set_env PLAY_INTEGRITY_VERIFICATION_KEY "$(cat "$secrets/play-integrity-signing.pub.der.b64")"
+grep -q '^DEVICE_CHECK_TEAM_ID=' "$out/.env" || set_env DEVICE_CHECK_TEAM_ID DEVTEAM001
+grep -q '^DEVICE_CHECK_KEY_ID=' "$out/.env" || set_env DEVICE_CHECK_KEY_ID DEVKEY0001
 
 # ---- the same as Kubernetes Secrets (the local overlay's in-cluster database) ----
 value() { sed -n "s/^$1=//p" "$out/.env" | tail -n 1; }
 for name in POSTGRES_PASSWORD SUBMISSION_DB_PASSWORD DISTRIBUTION_DB_PASSWORD VERIFICATION_DB_PASSWORD \
-            TESTRESULT_DB_PASSWORD PORTAL_DB_PASSWORD GATEWAY_SECRET LAB_CERT_SHA256_ALLOWLIST; do
+            TESTRESULT_DB_PASSWORD PORTAL_DB_PASSWORD DATADONATION_DB_PASSWORD GATEWAY_SECRET LAB_CERT_SHA256_ALLOWLIST; do
   [ -n "$(value "$name")" ] || fail "$out/.env has no $name (remove the file to write a new one)"
 done
 url() { printf 'postgres://%s:%s@postgres:5432/%s?sslmode=verify-full' "$1" "$(value "$2")" "$3"; }
@@ -153,11 +186,19 @@ secret() {  # secret NAME TYPE KEY=BASE64...
   secret submission-secrets Opaque "DATABASE_URL=$(b64text "$(url submission SUBMISSION_DB_PASSWORD keys)")"
   secret portal-secrets Opaque "DATABASE_URL=$(b64text "$(url portal PORTAL_DB_PASSWORD portal)")"
   secret distribution-secrets Opaque "DATABASE_URL=$(b64text "$(url distribution DISTRIBUTION_DB_PASSWORD keys)")"
+  secret data-donation-secrets Opaque \
+    "DATABASE_URL=$(b64text "$(url datadonation DATADONATION_DB_PASSWORD datadonation)")" \
+    "PLAY_INTEGRITY_DECRYPTION_KEY=$(b64text "$(value PLAY_INTEGRITY_DECRYPTION_KEY)")" \
+    "PLAY_INTEGRITY_VERIFICATION_KEY=$(b64text "$(value PLAY_INTEGRITY_VERIFICATION_KEY)")" \
+    "DEVICE_CHECK_TEAM_ID=$(b64text "$(value DEVICE_CHECK_TEAM_ID)")" \
+    "DEVICE_CHECK_KEY_ID=$(b64text "$(value DEVICE_CHECK_KEY_ID)")"
   secret portal-jwt-key Opaque "portal-jwt.pem=$(b64 "$secrets/portal-jwt.pem")"
   secret portal-jwt-public-key Opaque "portal-jwt.pub.pem=$(b64 "$secrets/portal-jwt.pub.pem")"
   secret cdn-signing-key Opaque "cdn-signing.pem=$(b64 "$secrets/cdn-signing.pem")"
   secret teletan-pepper Opaque "teletan-pepper.keys=$(b64 "$secrets/teletan-pepper.keys")"
   secret totp-key Opaque "totp.keys=$(b64 "$secrets/totp.keys")"
+  secret android-id-pepper Opaque "android-id-pepper.keys=$(b64 "$secrets/android-id-pepper.keys")"
+  secret device-check-key Opaque "device-check.p8=$(b64 "$secrets/device-check.p8")"
   for caller in submission portal verification; do
     secret "$caller-service-token" Opaque "key.pem=$(b64 "$secrets/service-token-$caller.pem")"
   done
@@ -173,7 +214,7 @@ secret() {  # secret NAME TYPE KEY=BASE64...
   secret gateway-efgs-callback-ca Opaque "ca.crt=$(b64 "$secrets/federation-callback-ca.pem")"
   postgres_items=()
   for name in POSTGRES_PASSWORD SUBMISSION_DB_PASSWORD DISTRIBUTION_DB_PASSWORD VERIFICATION_DB_PASSWORD \
-              TESTRESULT_DB_PASSWORD PORTAL_DB_PASSWORD; do
+              TESTRESULT_DB_PASSWORD PORTAL_DB_PASSWORD DATADONATION_DB_PASSWORD; do
     postgres_items+=("$name=$(b64text "$(value "$name")")")
   done
   secret postgres-passwords Opaque "${postgres_items[@]}"

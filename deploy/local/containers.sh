@@ -45,7 +45,7 @@ gateway_hosts="$(seq 2 249)"
 gateway_names="$(for host in $gateway_hosts; do printf 'IP:%s.%s,' "$subnet" "$host"; done)"
 client_addresses=("$subnet.250" "$subnet.251" "$subnet.252")
 services=(test-result-service verification-service submission-service portal-service distribution-service federation-service
-  efgs-gateway)
+  data-donation-service efgs-gateway)
 export POSTGRES_IMAGE="${POSTGRES_IMAGE:-localhost/en-postgres:15}" NGINX_IMAGE="${NGINX_IMAGE:-localhost/en-nginx:bookworm}"
 
 compose() { (cd "$dir" && "$venv/bin/podman-compose" --in-pod false -p "$project" -f compose.yaml "$@"); }
@@ -210,6 +210,8 @@ export CWA_CDN_PUBLIC_KEY=$dir/secrets/cdn-signing.pub.pem
 export CWA_OFFICER_USER=officer
 export CWA_OFFICER_PASSWORD_FILE=$dir/officer/password
 export CWA_OFFICER_TOTP_FILE=$dir/officer/otpauth
+export CWA_PLAY_INTEGRITY_DECRYPTION_KEY_FILE=$dir/secrets/play-integrity-decryption.key
+export CWA_PLAY_INTEGRITY_SIGNING_KEY_FILE=$dir/secrets/play-integrity-signing.pem
 export EN_CLIENT_ADDRESSES="${client_addresses[*]}"
 export EN_FEDERATION_CALLBACK_URL=https://$gateway_ip:8446/version/v1/callback
 export EN_EFGS_CALLBACK_CERT=$dir/secrets/efgs-callback.pem

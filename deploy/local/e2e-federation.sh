@@ -73,7 +73,7 @@ wait_until() {
 if [ -z "${SKIP_BUILD:-}" ]; then
   say "building ($CONFIG)"
   for product in test-result-service verification-service submission-service portal-service distribution-service \
-                 federation-service efgs-gateway cwa; do
+                 federation-service efgs-gateway data-donation-service cwa; do
     swift build -c "$CONFIG" --product "$product" >"$work/build.log" 2>&1 || fail_with_log "$work/build.log" "swift build failed"
   done
 fi

@@ -104,6 +104,16 @@ reports="$(sql keys 'SELECT count(*) FROM check_in_protected_reports')"
 check "the keys database holds A's keys ($keys_after_a) and 2 check-in reports ($reports)" test "${keys_after_a:-0}" -ge 13 -a "${reports:-0}" = 2
 expect "A's TAN cannot be used again (403)" "HTTP 403" "$cwa" phone submit --state a.json --reuse-tan
 
+# ---- S self-reports a positive rapid test: data donation's attested OTP, then the keys ----
+check "phones S and W are created; W hears S for 15 minutes two days ago" bash -c "'$cwa' phone new --state s.json && '$cwa' phone new --state w.json && '$cwa' phone meet s.json --state w.json --minutes 15 --attenuation 50 --at '${meeting_day}T14:00:00Z'"
+"$cwa" phone self-report --state s.json >"$work/self-report" 2>&1; cat "$work/self-report" >>"$log"; cp "$work/self-report" "$work/out"
+if grep -q "self-report OTP: HTTP 200" "$work/self-report"; then pass "S's app proves itself (Play Integrity) and gets a self-report OTP through the gateway (200)"; else flunk "S gets a self-report OTP (200)"; fi
+if grep -q "self-report submission: HTTP 200" "$work/self-report"; then pass "S submits its keys with the OTP (200)"; else flunk "S submits its keys with the OTP (200)"; fi
+expect "S's OTP cannot be used again, not even for other keys (403)" "self-report submission: HTTP 403" "$cwa" phone self-report --state s.json --reuse-otp
+otps="$(sql datadonation "SELECT count(*) FROM one_time_password WHERE kind = 'self_report' AND redeemed_at IS NOT NULL")"
+self_reports="$(sql keys "SELECT count(*) FROM self_report_submissions WHERE submission_type = 'SUBMISSION_TYPE_SRS_SELF_TEST'")"
+check "data donation holds one redeemed self-report OTP ($otps), the keys database one self-report ($self_reports)" test "$otps" = 1 -a "$self_reports" = 1
+
 # ---- distribution publishes; B syncs and finds A ----
 check "a distribution run publishes (threshold 1, current hour included)" \
   env SHIFTING_POLICY_THRESHOLD=1 INCLUDE_INCOMPLETE_HOURS=true "$run" distribute
@@ -121,6 +131,13 @@ else
   flunk "B finds exactly the exposure with A on $meeting_day"
 fi
 expect "C, who met nobody, finds no exposure" "no new exposure" "$cwa" phone sync --state c.json
+# W, who met S, is warned by S's self-reported keys.
+"$cwa" phone sync --state w.json >"$work/sync-w" 2>&1; cat "$work/sync-w" >>"$log"; cp "$work/sync-w" "$work/out"
+if [ "$(grep -c '^EXPOSURE' "$work/sync-w")" = 1 ] && grep -q "^EXPOSURE on $meeting_day: 15 min" "$work/sync-w"; then
+  pass "W finds the exposure to S's self-reported keys: $(grep '^EXPOSURE' "$work/sync-w" | cut -c1-60)…"
+else
+  flunk "W finds exactly the exposure with S on $meeting_day"
+fi
 archive_path="$(grep -Eo 'key from [^)]+' "$work/sync-b" | head -n 1 | cut -d' ' -f3)"
 check "the archive with A's key, downloaded through the gateway, is a valid ZIP (unzip -t) and verifies with the public key" bash -c \
   "curl -sf --cacert '$CWA_CA_FILE' --interface $client_address -o archive.zip '$CWA_APP_URL/$archive_path' && unzip -tq archive.zip && '$cwa' verify-archive archive.zip"
@@ -327,7 +344,7 @@ if in_containers; then
   image_promises() {
     local service name
     for service in test-result-service verification-service submission-service portal-service distribution-service \
-                   federation-service efgs-gateway; do
+                   federation-service efgs-gateway data-donation-service; do
       name="en-e2e_${service}_1"
       [ "$(podman exec "$name" id -u)" = 10001 ] || { echo "$service does not run as 10001"; return 1; }
       [ "$(podman inspect --format '{{.HostConfig.ReadonlyRootfs}}' "$name")" = true ] || { echo "$service: root filesystem writable"; return 1; }
@@ -370,6 +387,9 @@ check "no log line (${#logs[@]} logs, $(cat "${logs[@]}" | wc -l) lines) holds a
 check "no table of any database holds a client address" absent "$addresses" "$work/dump"
 check "the journey's 2 TANs and its teleTAN are known to the check" test "$(printf '%s\n' "$tans" | grep -c .)" = 2 -a -n "$teletan"
 check "no log line and no table holds a TAN or the teleTAN" absent "$(printf '%s\n%s\n' "$tans" "$teletan")" "${logs[@]}" "$work/dump"
+otp="$(state_values lastOTP s.json)"
+check "no log line and no table holds the self-report OTP (data donation keeps its SHA-256 only)" \
+  absent "$otp" "${logs[@]}" "$work/dump"
 # Secrets at rest: the teleTAN is stored as an HMAC under the pepper, the officer's TOTP secret only sealed.
 teletan_sha256="$(printf '%s' "$teletan" | sha256sum | cut -d' ' -f1)"
 check "no table holds the teleTAN's plain SHA-256 (it is stored as HMAC-SHA-256 under TELETAN_PEPPER_FILE)" \

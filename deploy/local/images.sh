@@ -28,7 +28,7 @@ config="${CONFIG:-release}"
 tag="${EN_IMAGE_TAG:-latest}"
 mirror="${EN_DEBIAN_MIRROR:-http://deb.debian.org/debian}"
 services=(test-result-service verification-service submission-service portal-service distribution-service federation-service
-  efgs-gateway)
+  data-donation-service efgs-gateway)
 cache="$root/.data/images"
 started=$(date +%s)
 

@@ -12,7 +12,7 @@
 # Binaries come from .build/<CONFIG> (make run builds them first). State lives under EN_DATA_DIR (.data): the
 # database cluster, keys and the PKI, logs in logs/, process ids in run/. A second run reuses it. EN_PORT_OFFSET
 # (default 0) moves every port of the services and the gateway, and EN_PG_PORT the database's, so a second fleet
-# (make e2e, make test-browser, make bench) can run beside a development one. EN_SERVICES (default: all five) starts
+# (make e2e, make test-browser, make bench) can run beside a development one. EN_SERVICES (default: all six) starts
 # some of them only, e.g. "test-result verification"; EN_GATEWAY=off leaves the gateway out, and then labs and
 # officers reach the services directly (no lab certificates, the portal on its own port without Secure cookies).
 # The services inherit the environment (e.g. DATABASE_POOL_SIZE); the settings below take precedence.
@@ -45,6 +45,9 @@ port_submission_metrics=$((9001 + offset)) port_verification_metrics=$((9002 + o
 port_testresult_metrics=$((9003 + offset)) port_portal_metrics=$((9004 + offset))
 port_gateway_app=$((8443 + offset)) port_gateway_lab=$((8444 + offset)) port_gateway_portal=$((8445 + offset))
 port_federation=$((8006 + offset)) port_gateway_federation=$((8446 + offset))
+port_datadonation=$((8007 + offset)) port_datadonation_internal=$((8017 + offset)) port_datadonation_metrics=$((9007 + offset))
+# Nothing listens here: make run has no Apple DeviceCheck, so iOS donations get 503 DEVICE_CHECK_UNAVAILABLE.
+port_devicecheck_absent=$((8097 + offset))
 country="${EN_COUNTRY:-DE}"
 [[ $country =~ ^[A-Z]{2}$ ]] || { say "EN_COUNTRY must be a country code such as DE"; exit 2; }
 federation="${EN_FEDERATION:-off}"
@@ -79,11 +82,14 @@ esac
 services=(
   "test-result|test-result-service|HTTP_PORT=$port_testresult INTERNAL_HTTP_PORT=$port_testresult_internal METRICS_PORT=$port_testresult_metrics DATABASE_URL=@db:testresult SERVICE_CALLER_KEYS=verification-service=@data/keys/service-token-verification.pub.pem $lab_settings"
   "verification|verification-service|HTTP_PORT=$port_verification INTERNAL_HTTP_PORT=$port_verification_internal METRICS_PORT=$port_verification_metrics DATABASE_URL=@db:verification TEST_RESULT_INTERNAL_URL=http://127.0.0.1:$port_testresult_internal TELETAN_JWT_PUBLIC_KEYS=@data/keys/teletan-trusted.pem TELETAN_JWT_ISSUERS=portal-service,dev-identity-provider TELETAN_PEPPER_FILE=@data/keys/teletan-pepper.keys SERVICE_TOKEN_KEY_FILE=@data/keys/service-token-verification.pem SERVICE_CALLER_KEYS=submission-service=@data/keys/service-token-submission.pub.pem,portal-service=@data/keys/service-token-portal.pub.pem"
-  "submission|submission-service|HTTP_PORT=$port_submission METRICS_PORT=$port_submission_metrics DATABASE_URL=@db:submission VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal SERVICE_TOKEN_KEY_FILE=@data/keys/service-token-submission.pem ORIGIN_COUNTRY=$country"
+  "submission|submission-service|HTTP_PORT=$port_submission METRICS_PORT=$port_submission_metrics DATABASE_URL=@db:submission VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal DATA_DONATION_INTERNAL_URL=http://127.0.0.1:$port_datadonation_internal SERVICE_TOKEN_KEY_FILE=@data/keys/service-token-submission.pem ORIGIN_COUNTRY=$country"
   "portal|portal-service|HTTP_PORT=$port_portal METRICS_PORT=$port_portal_metrics DATABASE_URL=@db:portal VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal PORTAL_JWT_KEY_FILE=@data/keys/portal-jwt.pem TOTP_KEY_FILE=@data/keys/totp.keys SERVICE_TOKEN_KEY_FILE=@data/keys/service-token-portal.pem $portal_settings"
   "distribution|distribution-service serve|HTTP_PORT=$port_distribution DATABASE_URL=@db:distribution SIGNING_KEY_FILES=@data/keys/cdn-signing.pem CDN_DIRECTORY=@data/cdn SIGNATURE_APP_BUNDLE_ID=de.rki.coronawarnapp-dev ORIGIN_COUNTRY=$country"
 )
 distribution_entry="${services[4]}"
+# Android apps prove themselves with Play Integrity verdicts of the rehearsal app's keys (`cwa phone self-report` makes
+# them); DeviceCheck is not reachable, so iOS requests are answered 503.
+services+=("data-donation|data-donation-service|HTTP_PORT=$port_datadonation INTERNAL_HTTP_PORT=$port_datadonation_internal METRICS_PORT=$port_datadonation_metrics DATABASE_URL=@db:datadonation SERVICE_CALLER_KEYS=submission-service=@data/keys/service-token-submission.pub.pem ANDROID_ATTESTATION=play-integrity PLAY_INTEGRITY_DECRYPTION_KEY=@file:keys/play-integrity-decryption.b64 PLAY_INTEGRITY_VERIFICATION_KEY=@file:keys/play-integrity-verification.b64 ANDROID_ID_PEPPER_FILE=@data/keys/android-id-pepper.keys DEVICE_CHECK_URL=http://127.0.0.1:$port_devicecheck_absent/v1 DEVICE_CHECK_TEAM_ID=DEVTEAM001 DEVICE_CHECK_KEY_ID=DEVKEY0001 DEVICE_CHECK_KEY_FILE=@data/keys/devicecheck.pem")
 # The callback comes through the gateway's federation server; without the gateway there is none.
 callback_settings=""
 [ "${EN_GATEWAY:-on}" = on ] && callback_settings="EFGS_CALLBACK_CERT_CN=efgs-callback CALLBACK_CERT_HEADER=X-SSL-Client-Cert GATEWAY_SECRET=@file:secrets/gateway CALLBACK_CA_FILE=$federation_dir/ca.pem CALLBACK_URL=https://127.0.0.1:$port_gateway_federation/version/v1/callback"
@@ -91,7 +97,7 @@ federation_entry="federation|federation-service serve|HTTP_PORT=$port_federation
 [ "$federation" = on ] && services+=("$federation_entry")
 
 # The entries EN_SERVICES names, in the table's order.
-all_services="test-result verification submission portal distribution"
+all_services="test-result verification submission portal distribution data-donation"
 [ "$federation" = on ] && all_services+=" federation"
 for name in ${EN_SERVICES:-}; do
   case " $all_services " in *" $name "*) ;; *) say "EN_SERVICES: unknown service '$name' ($all_services)"; exit 2 ;; esac
@@ -130,7 +136,7 @@ ensure_portal_keys() {
 ensure_secret_key_files() {
   local file
   mkdir -p "$data/keys"
-  for file in teletan-pepper totp; do
+  for file in teletan-pepper totp android-id-pepper; do
     [ -s "$data/keys/$file.keys" ] && continue
     ( umask 077; printf 'dev-1=base64:%s\n' "$(openssl rand -base64 32)" >"$data/keys/$file.keys" ) \
       || fail "could not create $data/keys/$file.keys"
@@ -152,6 +158,29 @@ ensure_service_keys() {
     openssl ec -in "$key" -pubout -out "$data/keys/service-token-$caller.pub.pem" 2>/dev/null \
       || fail "could not write the public key of $key"
   done
+}
+
+# The rehearsal app's attestation keys, created once: the Play Integrity decryption key (Base64 AES-256) and the key
+# pair that signs verdicts (its public half, Base64 DER, is what data-donation-service verifies with), and the key
+# DeviceCheck calls would be signed with.
+ensure_attestation_keys() {
+  local keys="$data/keys"
+  mkdir -p "$keys"
+  if [ ! -s "$keys/play-integrity-decryption.b64" ]; then
+    ( umask 077; openssl rand -base64 32 >"$keys/play-integrity-decryption.b64" ) || fail "could not create the Play Integrity keys"
+  fi
+  if [ ! -s "$keys/play-integrity-signing.pem" ]; then
+    ( umask 077; openssl ecparam -name prime256v1 -genkey -noout 2>/dev/null \
+        | openssl pkcs8 -topk8 -nocrypt -out "$keys/play-integrity-signing.pem" 2>/dev/null ) \
+      || fail "could not create the Play Integrity keys"
+    say "created the rehearsal app's Play Integrity keys in $keys"
+  fi
+  openssl ec -in "$keys/play-integrity-signing.pem" -pubout -outform DER 2>/dev/null | base64 -w0 \
+    >"$keys/play-integrity-verification.b64" || fail "could not write the Play Integrity verification key"
+  if [ ! -s "$keys/devicecheck.pem" ]; then
+    ( umask 077; openssl ecparam -name prime256v1 -genkey -noout 2>/dev/null \
+        | openssl pkcs8 -topk8 -nocrypt -out "$keys/devicecheck.pem" 2>/dev/null ) || fail "could not create $keys/devicecheck.pem"
+  fi
 }
 
 # The development officer (both roles), created once; the password and the TOTP URI stay in .data.
@@ -209,6 +238,7 @@ write_gateway_config() {
   GATEWAY_ACCESS_LOG="$logs/gateway-access.log" GATEWAY_ERROR_LOG=stderr \
   GATEWAY_VERIFICATION_UPSTREAM=127.0.0.1:$port_verification GATEWAY_SUBMISSION_UPSTREAM=127.0.0.1:$port_submission \
   GATEWAY_TESTRESULT_UPSTREAM=127.0.0.1:$port_testresult GATEWAY_PORTAL_UPSTREAM=127.0.0.1:$port_portal \
+  GATEWAY_DATADONATION_UPSTREAM=127.0.0.1:$port_datadonation \
   GATEWAY_APP_RATE="${GATEWAY_APP_RATE:-5000r/s}" GATEWAY_APP_BURST="${GATEWAY_APP_BURST:-5000}" \
   GATEWAY_LAB_RATE="${GATEWAY_LAB_RATE:-500r/s}" GATEWAY_LAB_BURST="${GATEWAY_LAB_BURST:-1000}" \
   GATEWAY_PORTAL_RATE="${GATEWAY_PORTAL_RATE:-50r/s}" GATEWAY_PORTAL_BURST="${GATEWAY_PORTAL_BURST:-100}" \
@@ -282,6 +312,8 @@ export EN_SUBMISSION_URL=http://127.0.0.1:$port_submission
 export EN_PORTAL_URL=http://127.0.0.1:$port_portal
 export EN_DISTRIBUTION_URL=http://127.0.0.1:$port_distribution
 export EN_FEDERATION_URL=http://127.0.0.1:$port_federation
+export EN_DATA_DONATION_URL=http://127.0.0.1:$port_datadonation
+export EN_DATA_DONATION_INTERNAL_URL=http://127.0.0.1:$port_datadonation_internal
 export EN_FEDERATION_CALLBACK_URL=https://127.0.0.1:$port_gateway_federation/version/v1/callback
 export CWA_APP_URL=https://127.0.0.1:$port_gateway_app
 export CWA_LAB_URL=https://127.0.0.1:$port_gateway_lab
@@ -293,6 +325,8 @@ export CWA_CDN_PUBLIC_KEY=$data/keys/cdn-signing.pub.pem
 export CWA_OFFICER_USER=officer
 export CWA_OFFICER_PASSWORD_FILE=$data/secrets/portal-officer
 export CWA_OFFICER_TOTP_FILE=$data/keys/portal-officer.otpauth
+export CWA_PLAY_INTEGRITY_DECRYPTION_KEY_FILE=$data/keys/play-integrity-decryption.b64
+export CWA_PLAY_INTEGRITY_SIGNING_KEY_FILE=$data/keys/play-integrity-signing.pem
 ENV
 }
 
@@ -424,6 +458,7 @@ ensure_cdn_public_key
 ensure_portal_keys
 ensure_secret_key_files
 ensure_service_keys
+ensure_attestation_keys
 case " $(selected_names)" in *" portal "*) ensure_officer ;; esac
 [ "$federation" = on ] && "$root/deploy/local/federation-pki.sh" "$federation_dir" "$country"
 if [ "${EN_GATEWAY:-on}" = on ]; then
@@ -489,6 +524,7 @@ The suite is running on loopback ($stopping).
 Through the gateway (TLS with the development CA $pki/ca.pem):
   phones    https://127.0.0.1:$port_gateway_app     POST /version/v1/{registrationToken,testresult,tan} (verification),
                                               POST /version/v1/{diagnosis-keys,submission-on-behalf} (submission),
+                                              POST /version/v1/{android,ios}/{dat,otp,els,srs} (data donation),
                                               GET  /version/… the CDN tree ($data/cdn, written by distribution)
   labs      https://127.0.0.1:$port_gateway_lab     POST /api/v1/lab/results … (client certificate $pki/lab-1.pem + .key)
   officers  https://127.0.0.1:$port_gateway_portal     the teleTAN portal: user 'officer', password in $data/secrets/portal-officer,
@@ -500,6 +536,7 @@ The services themselves, on loopback only (the gateway never routes internal por
   submission-service    http://127.0.0.1:$port_submission
   portal-service        http://127.0.0.1:$port_portal (its cookies are Secure: use the gateway)
   distribution-service  http://127.0.0.1:$port_distribution (health, metrics; runs hourly, and now with 'make distribute')
+  data-donation-service http://127.0.0.1:$port_datadonation (app API; Android: Play Integrity of the rehearsal app's keys in $data/keys; iOS: no DeviceCheck, 503)  http://127.0.0.1:$port_datadonation_internal (internal: OTP redemption)
   PostgreSQL            127.0.0.1:${EN_PG_PORT:-54329} (URLs: deploy/local/postgres.sh url <service>)
 $federation_info
 The public key of the CDN signature (development; also in $data/keys/cdn-signing.pub.pem):
@@ -512,6 +549,7 @@ Try it with the cwa client (make run built it; eval "\$(deploy/local/run.sh env)
   \$cwa lab upload --result positive --guid guid-of-a
   \$cwa phone register --state /tmp/a.json --guid guid-of-a; \$cwa phone poll --state /tmp/a.json
   \$cwa phone submit --state /tmp/a.json --checkins 2
+  \$cwa phone self-report --state /tmp/b.json      (a self-reported positive rapid test)
   SHIFTING_POLICY_THRESHOLD=1 INCLUDE_INCOMPLETE_HOURS=true make distribute
   \$cwa phone sync --state /tmp/b.json
   \$cwa officer teletan --type TEST

@@ -9,7 +9,7 @@ struct PhoneCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "phone",
         abstract: "A simulated phone: keys, encounters, test registration, submission and CDN sync.",
-        subcommands: [New.self, Meet.self, Register.self, Poll.self, Submit.self, Sync.self]
+        subcommands: [New.self, Meet.self, Register.self, Poll.self, Submit.self, SelfReport.self, Sync.self]
     )
 }
 

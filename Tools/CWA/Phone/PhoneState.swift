@@ -15,6 +15,8 @@ struct PhoneState: Codable, Sendable {
     var lastTestResult: Int?
     /// The TAN of the last submission, so a test can try to use it again.
     var lastTAN: String?
+    /// The one-time password of the last self-report, so a test can try to use it again.
+    var lastOTP: String?
     /// CDN archives already checked (their paths), so a sync fetches only new ones.
     var syncedArchives: [String] = []
     /// Exposures found by earlier syncs.

@@ -16,14 +16,16 @@ enum SubmissionBuilder {
     static let maximumCheckIns = 30
 
     /// The real payload: the phone's keys of the last 14 days, `checkIns` encrypted check-ins, padding; consent to
-    /// federation, the backend's country as origin, and the countries visited besides.
+    /// federation, the backend's country as origin, and the countries visited besides. `submissionType` makes it a
+    /// self-report of that type.
     static func payload(
         keys: [ExposureKey],
         checkIns: Int,
         now: Date,
         rapidTest: Bool = false,
         origin: String = "DE",
-        visited: [String] = []
+        visited: [String] = [],
+        submissionType: SubmissionPayload.SubmissionType? = nil
     ) throws -> [UInt8] {
         let today = ENInterval.dayStart(of: ENInterval.number(of: now))
         var payload = SubmissionPayload()
@@ -39,8 +41,9 @@ enum SubmissionBuilder {
         }
         payload.origin = origin
         payload.visitedCountries = [origin] + visited.filter { $0 != origin }
-        payload.consentToFederation = true
-        payload.submissionType = rapidTest ? .rapidTest : .pcrTest
+        // Self-reported keys never leave the country (cwa-server §1.8), so a self-report does not consent.
+        payload.consentToFederation = submissionType == nil
+        payload.submissionType = submissionType ?? (rapidTest ? .rapidTest : .pcrTest)
         payload.checkInProtectedReports = try (0..<checkIns).map { index in
             try CheckInEncryption.report(
                 locationID: Data(SHA256.hash(data: Array("cwa simulated location \(index) \(UUID())".utf8))),
