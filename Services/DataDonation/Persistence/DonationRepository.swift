@@ -42,15 +42,6 @@ enum APITokenScenario: String, Sendable {
     /// Error-log OTPs: no quota (the reference runs no check at all; here the device is attested and the token
     /// recorded, but not limited).
     case errorLog = "error_log"
-
-    var column: String? {
-        switch self {
-        case .analytics: "last_used_analytics"
-        case .survey: "last_used_survey"
-        case .selfReport: "last_used_self_report"
-        case .errorLog: nil
-        }
-    }
 }
 
 /// A stored API token, as the local check needs it.

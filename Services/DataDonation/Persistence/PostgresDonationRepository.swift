@@ -166,29 +166,24 @@ struct PostgresDonationRepository: DonationRepository {
         guard inserted == 0 else { return }
         let spent: Int
         switch token.scenario {
-        case .analytics:
-            let before = now.addingTimeInterval(-policy.analyticsInterval)
-            spent = try await self.count(
-                connection,
-                """
-                WITH spent AS (
-                    UPDATE api_token SET last_used_analytics = \(now) WHERE token_hash = \(token.tokenHash)
-                    AND (last_used_analytics IS NULL OR last_used_analytics <= \(before)) RETURNING 1
-                ) SELECT count(*) FROM spent
-                """
+        case .analytics, .selfReport:
+            // Once per interval. The column is one of the scenario's constants; the values are bound.
+            let column = token.scenario == .analytics ? "last_used_analytics" : "last_used_self_report"
+            let interval = token.scenario == .analytics ? policy.analyticsInterval : policy.selfReportInterval
+            var query = PostgresQuery(
+                unsafeSQL: """
+                    WITH spent AS (
+                        UPDATE api_token SET \(column) = $1 WHERE token_hash = $2
+                        AND (\(column) IS NULL OR \(column) <= $3) RETURNING 1
+                    ) SELECT count(*) FROM spent
+                    """
             )
-        case .selfReport:
-            let before = now.addingTimeInterval(-policy.selfReportInterval)
-            spent = try await self.count(
-                connection,
-                """
-                WITH spent AS (
-                    UPDATE api_token SET last_used_self_report = \(now) WHERE token_hash = \(token.tokenHash)
-                    AND (last_used_self_report IS NULL OR last_used_self_report <= \(before)) RETURNING 1
-                ) SELECT count(*) FROM spent
-                """
-            )
+            query.binds.append(now)
+            query.binds.append(token.tokenHash)
+            query.binds.append(now.addingTimeInterval(-interval))
+            spent = try await self.count(connection, query)
         case .survey:
+            // Once per calendar month (UTC).
             spent = try await self.count(
                 connection,
                 """
