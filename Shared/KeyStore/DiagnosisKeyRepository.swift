@@ -31,6 +31,9 @@ package protocol KeyPublicationRun: Sendable {
     /// Deletes keys, check-in reports and warnings submitted before `hour`; federation's copies of the keys go
     /// with them.
     func deleteSubmitted(before hour: Int64) async throws -> KeyRetentionOutcome
+    /// Deletes the self-report statistics rows (`self_report_submissions`) of days before `day` (days since the epoch,
+    /// UTC); returns how many.
+    func deleteSelfReports(before day: Int64) async throws -> Int
     /// Keys with at least `minimumTRL`, submitted in `fromHour` or later, in no particular order.
     func keys(minimumTRL: Int, fromHour: Int64) async throws -> [DistributionKey]
     /// Encrypted check-in reports submitted after `afterHour` and before `beforeHour`, in the order stored.

@@ -94,6 +94,7 @@ struct DeletedRows: Sendable {
     var keys: [StoredKey] = []
     var reports: [StoredReport] = []
     var warnings: [StoredWarning] = []
+    var selfReports: [StoredSelfReport] = []
 }
 
 /// A row the PostgreSQL schema's checks would refuse.
@@ -212,6 +213,7 @@ actor InMemoryKeyState {
             self.keys += deleted.keys
             self.reports = (self.reports + deleted.reports).sorted { $0.id < $1.id }
             self.warnings = (self.warnings + deleted.warnings).sorted { $0.id < $1.id }
+            self.selfReports += deleted.selfReports
         }
         self.running = false
     }
@@ -224,6 +226,13 @@ actor InMemoryKeyState {
         self.keys.removeAll { $0.submissionHour < hour }
         self.reports.removeAll { $0.hour < hour }
         self.warnings.removeAll { $0.hour < hour }
+        return deleted
+    }
+
+    func deleteSelfReports(before day: Int64) -> DeletedRows {
+        var deleted = DeletedRows()
+        deleted.selfReports = self.selfReports.filter { $0.day < day }
+        self.selfReports.removeAll { $0.day < day }
         return deleted
     }
 
@@ -288,6 +297,12 @@ struct InMemoryKeyPublicationRun: KeyPublicationRun {
             checkInReports: deleted.reports.count,
             traceWarnings: deleted.warnings.count
         )
+    }
+
+    func deleteSelfReports(before day: Int64) async throws -> Int {
+        let deleted = await self.state.deleteSelfReports(before: day)
+        await self.log.append(deleted)
+        return deleted.selfReports.count
     }
 
     func keys(minimumTRL: Int, fromHour: Int64) async throws -> [DistributionKey] {

@@ -25,6 +25,15 @@ struct PostgresKeyPublicationRun: KeyPublicationRun {
         )
     }
 
+    func deleteSelfReports(before day: Int64) async throws -> Int {
+        try await self.count(
+            """
+            WITH d AS (DELETE FROM self_report_submissions WHERE submission_date < DATE '1970-01-01' + \(Int32(clamping: day))
+            RETURNING 1) SELECT count(*) FROM d
+            """
+        )
+    }
+
     /// Keys with at least `minimumTRL`, submitted in `fromHour` or later.
     ///
     /// PostgreSQL packs the keys of each submission hour and country list into one `bytea` of fixed 28-byte records

@@ -391,6 +391,32 @@ struct DiagnosisKeyRepositoryContractTests {
     }
 
     @Test(
+        "self-report statistics are deleted by day, apart from the keys, and kept until their own cutoff",
+        arguments: RepositoryBackend.allCases
+    )
+    func selfReportRetention(_ backend: RepositoryBackend) async throws {
+        try await self.withRepository(backend) { repository in
+            let day = Self.hour / 24
+            for (offset, byte) in [(-2, UInt8(1)), (-1, 2), (0, 3)] {
+                var submission = Self.submission(
+                    "SUBMISSION_TYPE_SRS_SELF_TEST",
+                    hour: Self.hour + Int64(offset) * 24,
+                    keys: [Self.key(byte)]
+                )
+                submission.consentToFederation = false
+                submission.selfReport = SelfReportLimits(maxKeysPerDay: 1000)
+                try await Self.store(repository, submission)
+            }
+            let deleted = try await repository.withPublicationRun { try await $0.deleteSelfReports(before: day - 1) }
+            #expect(deleted == 1)
+            let again = try await repository.withPublicationRun { try await $0.deleteSelfReports(before: day - 1) }
+            #expect(again == 0)
+            let keys = try await repository.withPublicationRun { try await $0.keys(minimumTRL: 1, fromHour: 0) }
+            #expect(keys?.count == 3, "the keys are not touched")
+        }
+    }
+
+    @Test(
         "deleting before an hour removes the keys, check-ins and warnings of earlier hours only",
         arguments: RepositoryBackend.allCases
     )

@@ -24,6 +24,10 @@ struct RunReport: Sendable, Equatable {
 /// itself, two replicas in serve mode) never interleave, the second returns `nil` at once. Database retention
 /// commits with the run: when publishing fails, the rows stay and the next run tries again.
 struct DistributionRun: Sendable {
+    /// How long the daily self-report statistics (`self_report_submissions`: a type and a date) are kept: the
+    /// reference's `srs-type-statistics-days` (cwa-server §3.9).
+    static let selfReportStatisticsDays = 400
+
     let configuration: DistributionConfiguration
     let keys: any DiagnosisKeyRepository
     let store: any ObjectStore
@@ -71,6 +75,9 @@ struct DistributionRun: Sendable {
 
         // 1. Retention first (§3.9): rows, then published objects.
         report.retention = try await database.deleteSubmitted(before: retentionStartHour)
+        report.retention.selfReports = try await database.deleteSelfReports(
+            before: currentHour / 24 - Int64(Self.selfReportStatisticsDays)
+        )
         // The prefix without a slash: the root index `version` is itself an object.
         var existing = try await self.store.list(prefix: CDNPaths.root)
         let expired = ObjectRetention(policy: policy, currentHour: currentHour).expired(existing)
@@ -80,7 +87,9 @@ struct DistributionRun: Sendable {
             "Retention applied",
             metadata: [
                 "rows.keys": "\(report.retention.keys)", "rows.checkins": "\(report.retention.checkInReports)",
-                "rows.warnings": "\(report.retention.traceWarnings)", "objects": "\(report.objectsDeleted)",
+                "rows.warnings": "\(report.retention.traceWarnings)",
+                "rows.self_reports": "\(report.retention.selfReports)",
+                "objects": "\(report.objectsDeleted)",
             ]
         )
 
