@@ -435,6 +435,7 @@ let package = Package(
                 "ENTestSupport",
                 "ENFederation",
                 "ENModels",
+                "ENPersistence",
                 "ENCrypto",
                 "ENServiceKit",
                 .product(name: "Hummingbird", package: "hummingbird"),

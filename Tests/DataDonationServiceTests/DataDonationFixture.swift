@@ -73,6 +73,7 @@ struct DonationWorld: Sendable {
     func withService(
         deviceCheckURL: String = "http://127.0.0.1:1/v1",
         clock: WallClock = .system,
+        deviceCheckTimeout: Duration = .seconds(30),
         _ overrides: [String: String] = [:],
         _ body: (DonationService) async throws -> Void
     ) async throws {
@@ -81,7 +82,7 @@ struct DonationWorld: Sendable {
         let deviceCheck = HTTPDeviceCheck(
             baseURL: configuration.deviceCheckURL,
             credentials: configuration.deviceCheckCredentials,
-            timeout: .seconds(30)
+            timeout: deviceCheckTimeout
         )
         let dependencies = DataDonationDependencies.postgres(
             client: database.client,

@@ -194,7 +194,8 @@ struct IOSDonationTests {
     @Test("DeviceCheck unreachable: 503 and nothing stored")
     func deviceCheckDown() async throws {
         let world = try DonationWorld()
-        try await world.withService(deviceCheckURL: "http://127.0.0.1:1/v1") { service in
+        try await world.withService(deviceCheckURL: "http://127.0.0.1:1/v1", deviceCheckTimeout: .seconds(2)) {
+            service in
             let reply = try await service.post(
                 "ios/dat",
                 try DonationWorld.iosAnalytics(

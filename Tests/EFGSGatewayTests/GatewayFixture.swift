@@ -4,6 +4,7 @@
 import ENCrypto
 import ENFederation
 import ENModels
+import ENPersistence
 import ENServiceKit
 import ENTestSupport
 import Foundation
@@ -61,7 +62,9 @@ struct GatewayFixture: Sendable {
         self.store = GatewayStore(
             client: self.database.client,
             logger: self.database.logger,
-            integrity: CertificateIntegrity(trustAnchor: trustAnchor?.certificate)
+            integrity: CertificateIntegrity(trustAnchor: trustAnchor?.certificate),
+            // As the other services' tests: on a loaded machine a request waits for a connection rather than fail.
+            leaseTimeout: DatabasePool.unhurriedLeaseTimeout
         )
         self.rowSigner = try trustAnchor.map {
             try BatchSigner(certificatePEM: $0.certificatePEM, privateKeyPEM: $0.privateKeyPEM)

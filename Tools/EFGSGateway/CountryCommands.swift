@@ -46,7 +46,14 @@ enum CountryCommands {
                 database: database,
                 logger: logger
             ) { client in
-                try await self.execute(plan, store: GatewayStore(client: client, logger: logger, integrity: integrity))
+                // A one-off command waits for its connection rather than give up after a request's lease timeout.
+                let store = GatewayStore(
+                    client: client,
+                    logger: logger,
+                    integrity: integrity,
+                    leaseTimeout: DatabasePool.unhurriedLeaseTimeout
+                )
+                return try await self.execute(plan, store: store)
             }
         } catch {
             self.fail("failed: \(String(describing: type(of: error)))")
