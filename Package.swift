@@ -68,6 +68,8 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto")
             ],
             path: "Shared/Crypto",
+            exclude: ["Resources/NOTICE.md"],
+            resources: [.copy("Resources/cta-banned-words.txt")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -322,7 +324,10 @@ let package = Package(
         libraryTests("ENModels", extra: ["ENCrypto"], resources: [.copy("Vectors")]),
         libraryTests("ENCrypto", extra: [.product(name: "Crypto", package: "swift-crypto")]),
         libraryTests("ENPersistence"),
-        libraryTests("ENServiceKit"),
+        libraryTests(
+            "ENServiceKit",
+            extra: ["ENCrypto", .product(name: "Crypto", package: "swift-crypto")]
+        ),
         libraryTests("ENKeyStore"),
         libraryTests(
             "ENFederation",
