@@ -181,10 +181,7 @@ struct AppController: Sendable {
 
     /// 200 `{"expirationDate":"yyyy-MM-ddTHH:mm:ssZ"}`: always the same length.
     static func expiry(_ date: Date) -> Response {
-        let formatter = ISO8601DateFormatter()
-        formatter.formatOptions = [.withInternetDateTime]
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        let body = #"{"expirationDate":"\#(formatter.string(from: date))"}"#
+        let body = #"{"expirationDate":"\#(date.formatted(Date.ISO8601FormatStyle()))"}"#
         return Response(
             status: .ok,
             headers: [.contentType: "application/json"],

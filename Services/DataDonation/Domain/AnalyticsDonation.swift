@@ -104,10 +104,15 @@ private func checked(_ value: Int, _ range: ClosedRange<Int>) throws(OutOfRange)
 struct DonationDate: Sendable, Equatable, Codable {
     let text: String
 
-    init(_ date: Date) {
+    /// The Gregorian calendar in UTC, made once: a donation dates hundreds of rows.
+    static let utc: Calendar = {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
-        let parts = calendar.dateComponents([.year, .month, .day], from: date)
+        return calendar
+    }()
+
+    init(_ date: Date) {
+        let parts = Self.utc.dateComponents([.year, .month, .day], from: date)
         self.text = String(format: "%04d-%02d-%02d", parts.year ?? 1970, parts.month ?? 1, parts.day ?? 1)
     }
 

@@ -236,20 +236,14 @@ struct DonationEngine: Sendable {
         }
     }
 
-    private static var utc: Calendar {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        return calendar
-    }
-
     /// `YYYY-MM` of `date` in UTC, as Apple's `last_update_time`.
     static func month(_ date: Date) -> String {
-        let parts = Self.utc.dateComponents([.year, .month], from: date)
+        let parts = DonationDate.utc.dateComponents([.year, .month], from: date)
         return String(format: "%04d-%02d", parts.year ?? 1970, parts.month ?? 1)
     }
 
     static func lastDayOfMonth(_ date: Date) -> DonationDate {
-        let calendar = Self.utc
+        let calendar = DonationDate.utc
         let start = calendar.date(from: calendar.dateComponents([.year, .month], from: date)) ?? date
         let next = calendar.date(byAdding: .month, value: 1, to: start) ?? date
         return DonationDate(next.addingTimeInterval(-86_400))
