@@ -15,8 +15,6 @@ struct DataDonationDependencies: ServiceDependencies {
     var clock: WallClock
     var services: [any Service]
     var readinessChecks: [any ReadinessCheck]
-    /// The database client, for the export command.
-    var database: PostgresClient?
 
     static func live(configuration: DataDonationConfiguration, logger: Logger) -> DataDonationDependencies {
         let client = configuration.database.makeClient(logger: logger)
@@ -52,8 +50,7 @@ struct DataDonationDependencies: ServiceDependencies {
             deviceCheck: deviceCheck,
             clock: clock,
             services: [],
-            readinessChecks: [PostgresReadinessCheck(client: readiness ?? client)],
-            database: client
+            readinessChecks: [PostgresReadinessCheck(client: readiness ?? client)]
         )
     }
 }

@@ -17,10 +17,6 @@ struct AnalyticsDonation: Sendable, Equatable {
     var windows: [WindowRow] = []
     var client: [ClientRow] = []
 
-    var rowCount: Int {
-        self.risk.count + self.testResults.count + self.keySubmissions.count + self.windows.count + self.client.count
-    }
-
     /// The bounds of §4.4.
     enum Bounds {
         static let riskMetadata = 0...1
@@ -87,8 +83,6 @@ struct AnalyticsDonation: Sendable, Equatable {
         }
         self.client = client.map { [$0] } ?? []
     }
-
-    init() {}
 }
 
 /// A value outside what the protocol defines.
