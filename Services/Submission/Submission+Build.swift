@@ -38,7 +38,8 @@ extension Submission {
     /// fake delays instead of waiting them).
     static func buildRouter(
         _ runtime: SubmissionRuntime,
-        controller: SubmissionController? = nil
+        controller: SubmissionController? = nil,
+        nhsController: NHSSubmissionController? = nil
     ) throws -> Router<ServiceRequestContext> {
         let router = Router<ServiceRequestContext>.service(
             maxBodyBytes: runtime.configuration.maxRequestBytes,
@@ -48,6 +49,16 @@ extension Submission {
         )
         try DocumentController.openAPI(in: Bundle.module).addRoutes(to: router)
         (controller ?? runtime.controller).addRoutes(to: router.group("version/v1"))
+        if let nhs = runtime.configuration.nhs, let signer = nhs.signer, let keys = runtime.dependencies.apiKeys {
+            let maintenance = NHSMaintenanceMiddleware<ServiceRequestContext>(enabled: nhs.maintenance)
+            (nhsController ?? runtime.nhsController).addRoutes(
+                signed: router.group("submission")
+                    .add(middleware: maintenance)
+                    .add(middleware: NHSAPIKeyMiddleware(api: .mobile, verifier: keys))
+                    .add(middleware: NHSSigningMiddleware(signer: signer, clock: runtime.dependencies.clock)),
+                open: router.group("submission").add(middleware: maintenance)
+            )
+        }
         return router
     }
 }
@@ -61,6 +72,7 @@ struct SubmissionRuntime: Sendable {
     let metrics: SubmissionMetrics
     let engine: SubmissionEngine
     let delays: [SubmissionEndpoint: FakeDelay]
+    let nhsDelay: FakeDelay
 
     init(configuration: SubmissionConfiguration, dependencies: SubmissionDependencies, environment: ServiceEnvironment)
     {
@@ -77,9 +89,15 @@ struct SubmissionRuntime: Sendable {
             metrics: self.metrics,
             logger: environment.logger
         )
+        self.nhsDelay = FakeDelay(configuration.fakeDelay)
         self.delays = Dictionary(
             uniqueKeysWithValues: SubmissionEndpoint.allCases.map { ($0, FakeDelay(configuration.fakeDelay)) }
         )
+    }
+
+    /// The NHS routes' controller; its dummies draw their delays from real NHS submissions.
+    var nhsController: NHSSubmissionController {
+        NHSSubmissionController(engine: self.engine, delay: self.nhsDelay, metrics: self.environment.metricsFactory)
     }
 
     /// The app API's controller.

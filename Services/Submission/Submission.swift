@@ -1,4 +1,5 @@
-// submission-service: diagnosis keys and check-ins from phones, submissions on behalf of event guests.
+// submission-service: diagnosis keys and check-ins from phones, submissions on behalf of event guests; with
+// `NHS_ENABLED`, also the NHS key submission and its dummies.
 
 import ENKeyStore
 import ENPersistence
@@ -9,5 +10,9 @@ import ENServiceKit
 @main
 enum Submission: ServiceEntrypoint {
     static let serviceName = "submission-service"
-    static let migrationGroups = [KeyStoreMigrations.group]
+    static let migrationGroups = [KeyStoreMigrations.group, SubmissionMigrations.group]
+    static let defaultCommand: String? = "serve"
+    static var commands: [ServiceCommand<Submission>] {
+        [.serve, NHSAPIKeyCommand.command(groups: migrationGroups)]
+    }
 }

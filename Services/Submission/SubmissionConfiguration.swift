@@ -26,6 +26,8 @@ struct SubmissionConfiguration: ServiceConfiguration {
     var policy: SubmissionPolicy
     /// The fake-delay estimate before real requests were measured, and the weight of the past in it.
     var fakeDelay: FakeDelay.Settings
+    /// The NHS key submission and its dummies, when `NHS_ENABLED`.
+    var nhs: NHSSettings?
 
     /// Reads:
     /// - `HTTP_HOST` (127.0.0.1), `HTTP_PORT` (8001)
@@ -38,6 +40,7 @@ struct SubmissionConfiguration: ServiceConfiguration {
     /// - the limits of `SubmissionPolicy` (including `MAX_KEYS_PER_DAY`, `MAX_NUMBER_OF_DAYS_FOR_SRS`) and
     ///   `CheckInPolicy`
     /// - `FAKE_DELAY_INITIAL` (10ms), `FAKE_DELAY_SAMPLES` (10)
+    /// - `NHS_ENABLED` (false), `NHS_MAINTENANCE_MODE` (false), `NHS_SIGNING_KEYS` (required with NHS_ENABLED)
     init(settings: SettingsReader) {
         self.http = ListenAddress(settings: settings, prefix: "HTTP", defaultPort: 8001, purpose: "app API")
         self.metrics = MetricsListener.address(settings: settings, defaultPort: 9001, otherListeners: [self.http])
@@ -68,5 +71,6 @@ struct SubmissionConfiguration: ServiceConfiguration {
         self.serviceToken = settings.serviceTokenSigner(issuer: "submission-service")
         self.policy = SubmissionPolicy(settings: settings)
         self.fakeDelay = FakeDelay.Settings(settings: settings, defaultSamples: 10)
+        self.nhs = NHSSettings.read(settings: settings, signs: true, storesCTATokens: false)
     }
 }

@@ -23,6 +23,8 @@ struct SubmissionDependencies: ServiceDependencies {
     var readinessChecks: [any ReadinessCheck]
     /// Shuts down what the application does not run as a service (the HTTP client in tests).
     var shutdown: @Sendable () async throws -> Void
+    /// Checks the NHS API keys of the NHS routes (`nhs_api_key` in the `keys` database; in memory in route tests).
+    var apiKeys: NHSAPIKeyVerifier? = nil
 
     static func live(configuration: SubmissionConfiguration, logger: Logger) -> SubmissionDependencies {
         let client = configuration.database.makeClient(logger: logger)
@@ -74,7 +76,10 @@ struct SubmissionDependencies: ServiceDependencies {
             shutdown: {
                 try await verification.shutdown()
                 try await selfReports?.shutdown()
-            }
+            },
+            apiKeys: NHSAPIKeyVerifier(
+                store: PostgresNHSAPIKeyStore(client: client, logger: logger, leaseTimeout: leaseTimeout)
+            )
         )
     }
 

@@ -83,6 +83,15 @@ extension TestResult {
                 )
             )
         }
+        if let lab = self.nhsLab(configuration: configuration, dependencies: dependencies, environment: environment),
+            let keys = dependencies.apiKeys
+        {
+            lab.addLabRoutes(
+                to: router.group("upload/virology-test")
+                    .add(middleware: NHSMaintenanceMiddleware(enabled: configuration.nhs?.maintenance ?? false))
+                    .add(middleware: NHSAPIKeyMiddleware(api: .testResultUpload, verifier: keys))
+            )
+        }
         LabController(
             repository: dependencies.repository,
             validator: LabUploadValidator(maxResults: configuration.maxResultsPerUpload),
@@ -104,16 +113,27 @@ extension TestResult {
             checks: dependencies.readinessChecks,
             environment: environment
         )
-        InternalController(repository: dependencies.repository, clock: dependencies.clock, metrics: metrics)
-            .addRoutes(
-                to: router.group("api/v1").add(
-                    middleware: ServiceAuthenticationMiddleware(
-                        verifier: configuration.callers,
-                        routes: InternalController.routes
-                    )
-                )
+        let api = router.group("api/v1").add(
+            middleware: ServiceAuthenticationMiddleware(
+                verifier: configuration.callers,
+                routes: InternalController.routes
             )
+        )
+        InternalController(repository: dependencies.repository, clock: dependencies.clock, metrics: metrics)
+            .addRoutes(to: api)
+        self.nhsLab(configuration: configuration, dependencies: dependencies, environment: environment)?
+            .addInternalRoutes(to: api.group("nhs"))
         return router
+    }
+
+    /// The NHS test path, when it is enabled and its results are in PostgreSQL.
+    static func nhsLab(
+        configuration: TestResultConfiguration,
+        dependencies: TestResultDependencies,
+        environment: ServiceEnvironment
+    ) -> NHSLab? {
+        guard let pepper = configuration.nhs?.ctaPepper, let store = dependencies.nhsStore else { return nil }
+        return NHSLab(store: store, pepper: pepper, clock: dependencies.clock, metrics: environment.metricsFactory)
     }
 
     /// The masking and deletion pass (cwa-satellites §2.4); skipped when another replica holds the lock.
@@ -130,10 +150,17 @@ extension TestResult {
                 deleteBefore: policy.deleteCutoff(now: now),
                 now: now
             )
-            if let outcome { metrics.recordRetention(outcome) }
-            return outcome
+            if var outcome {
+                outcome.nhsDeleted = try await dependencies.nhsStore?.deleteExpired(now: now) ?? 0
+                metrics.recordRetention(outcome)
+                return outcome
+            }
+            return nil
         } describe: { outcome in
-            ["results.masked": "\(outcome.masked)", "results.deleted": "\(outcome.deleted)"]
+            [
+                "results.masked": "\(outcome.masked)", "results.deleted": "\(outcome.deleted)",
+                "nhs_results.deleted": "\(outcome.nhsDeleted)",
+            ]
         }
     }
 }

@@ -1,4 +1,5 @@
-// test-result-service: labs post PCR, rapid-antigen and PoC-NAT results; verification-service polls them.
+// test-result-service: labs post PCR, rapid-antigen and PoC-NAT results; verification-service polls them. With
+// `NHS_ENABLED`, also the NHS test path's lab uploads and token API.
 
 import ENPersistence
 import ENServiceKit
@@ -8,4 +9,8 @@ import ENServiceKit
 enum TestResult: ServiceEntrypoint {
     static let serviceName = "test-result-service"
     static let migrationGroups = [TestResultMigrations.group]
+    static let defaultCommand: String? = "serve"
+    static var commands: [ServiceCommand<TestResult>] {
+        [.serve, NHSAPIKeyCommand.command(groups: migrationGroups), NHSTokenCommand.command]
+    }
 }

@@ -32,6 +32,8 @@ struct TestResultConfiguration: ServiceConfiguration {
     var retention: RetentionPolicy
     /// Checks the service tokens of callers of the internal port (`SERVICE_CALLER_KEYS`).
     var callers: ServiceTokenVerifier
+    /// The NHS test path (lab uploads by CTA token, the token API), when `NHS_ENABLED`.
+    var nhs: NHSSettings?
 
     /// Reads:
     /// - `HTTP_HOST` (127.0.0.1), `HTTP_PORT` (8003), `INTERNAL_HTTP_HOST` (127.0.0.1), `INTERNAL_HTTP_PORT` (8013)
@@ -44,6 +46,7 @@ struct TestResultConfiguration: ServiceConfiguration {
     /// - `LAB_CERT_HEADER`, `GATEWAY_SECRET` (secret), `LAB_CA_FILE`: the gateway's mutual TLS instead of our own
     /// - `SERVICE_CALLER_KEYS` (required): `caller=<PEM public key file>` of the services that call the internal API
     /// - `RESULT_MASK_AFTER` (21d), `RESULT_DELETE_AFTER` (60d), `RETENTION_INTERVAL` (1h)
+    /// - `NHS_ENABLED` (false), `NHS_MAINTENANCE_MODE` (false), `NHS_CTA_PEPPER_FILE` (required with NHS_ENABLED)
     ///
     /// Without TLS, here or at the gateway, the lab port must be a loopback address: then only the gateway on the same
     /// host can reach it.
@@ -101,6 +104,7 @@ struct TestResultConfiguration: ServiceConfiguration {
             help: "PEM file of the CA(s) lab certificates chain to; required with LAB_CERT_HEADER."
         )
         self.retention = RetentionPolicy(settings: settings)
+        self.nhs = NHSSettings.read(settings: settings, signs: false, storesCTATokens: true)
 
         self.gateway = nil
         if let gatewayHeader {

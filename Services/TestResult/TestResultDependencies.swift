@@ -14,6 +14,9 @@ struct TestResultDependencies: ServiceDependencies {
     /// Long-lived clients to run before the servers (the database pool).
     var services: [any Service]
     var readinessChecks: [any ReadinessCheck]
+    /// The NHS path's results and the service's NHS API keys (PostgreSQL only; `nil` in memory).
+    var nhsStore: NHSResultStore? = nil
+    var apiKeys: NHSAPIKeyVerifier? = nil
 
     /// A connection pool from the configuration; the pool runs as a service of the application.
     static func live(configuration: TestResultConfiguration, logger: Logger) -> TestResultDependencies {
@@ -43,7 +46,11 @@ struct TestResultDependencies: ServiceDependencies {
             repository: PostgresTestResultRepository(client: client, logger: logger, leaseTimeout: leaseTimeout),
             clock: clock,
             services: [],
-            readinessChecks: [PostgresReadinessCheck(client: readiness ?? client)]
+            readinessChecks: [PostgresReadinessCheck(client: readiness ?? client)],
+            nhsStore: NHSResultStore(client: client, logger: logger, leaseTimeout: leaseTimeout),
+            apiKeys: NHSAPIKeyVerifier(
+                store: PostgresNHSAPIKeyStore(client: client, logger: logger, leaseTimeout: leaseTimeout)
+            )
         )
     }
 

@@ -49,6 +49,16 @@ extension Verification {
         )
         try DocumentController.openAPI(in: Bundle.module).addRoutes(to: router)
         runtime.externalController.addRoutes(to: router.group("version/v1"))
+        if let nhs = runtime.nhsController, let keys = runtime.dependencies.apiKeys,
+            let signer = runtime.configuration.nhs?.signer
+        {
+            nhs.addRoutes(
+                to: router.group("virology-test")
+                    .add(middleware: NHSMaintenanceMiddleware(enabled: runtime.configuration.nhs?.maintenance ?? false))
+                    .add(middleware: NHSAPIKeyMiddleware(api: .mobile, verifier: keys))
+                    .add(middleware: NHSSigningMiddleware(signer: signer, clock: runtime.dependencies.clock))
+            )
+        }
         return router
     }
 
@@ -60,18 +70,18 @@ extension Verification {
             environment: runtime.environment
         )
         try DocumentController.openAPI(resource: "openapi-internal", in: Bundle.module).addRoutes(to: router)
+        let api = router.group("version/v1").add(
+            middleware: ServiceAuthenticationMiddleware(
+                verifier: runtime.configuration.callers,
+                routes: InternalController.routes
+            )
+        )
         InternalController(
             engine: runtime.engine,
             jwt: JWTVerifier(keys: runtime.configuration.jwtKeys, policy: runtime.configuration.jwtPolicy),
             metrics: runtime.metrics
-        ).addRoutes(
-            to: router.group("version/v1").add(
-                middleware: ServiceAuthenticationMiddleware(
-                    verifier: runtime.configuration.callers,
-                    routes: InternalController.routes
-                )
-            )
-        )
+        ).addRoutes(to: api)
+        runtime.nhsController?.addInternalRoutes(to: api)
         return router
     }
 
@@ -84,12 +94,14 @@ extension Verification {
                 now: now,
                 rateWindowStart: now.addingTimeInterval(-runtime.configuration.policy.teleTANRateWindow.timeInterval)
             )
-            if let outcome { runtime.metrics.recordRetention(outcome) }
+            guard var outcome else { return nil }
+            outcome.nhsOrders = try await runtime.dependencies.nhsOrders?.deleteExpired(now: now) ?? 0
+            runtime.metrics.recordRetention(outcome)
             return outcome
         } describe: { outcome in
             [
                 "sessions.deleted": "\(outcome.sessions)", "tans.deleted": "\(outcome.tans)",
-                "teletans.deleted": "\(outcome.teleTANs)",
+                "teletans.deleted": "\(outcome.teleTANs)", "nhs_orders.deleted": "\(outcome.nhsOrders)",
             ]
         }
     }
@@ -126,6 +138,26 @@ struct VerificationRuntime: Sendable {
         )
         self.delays = FakeDelayEstimator(configuration.fakeDelay)
     }
+
+    /// The NHS test path's controller, when it is enabled and the orders are in PostgreSQL.
+    var nhsController: NHSVirologyController? {
+        guard let pepper = self.configuration.nhs?.ctaPepper, let store = self.dependencies.nhsOrders else {
+            return nil
+        }
+        return NHSVirologyController(
+            store: store,
+            testResults: self.dependencies.testResults,
+            pepper: pepper,
+            clock: self.dependencies.clock,
+            orderWebsite: self.configuration.nhsOrderWebsite,
+            registerWebsite: self.configuration.nhsRegisterWebsite,
+            exchangeDuration: self.nhsExchangeDuration,
+            metrics: self.environment.metricsFactory
+        )
+    }
+
+    /// One second, as the reference; tests shorten it.
+    var nhsExchangeDuration: Duration = .seconds(1)
 
     /// The app API's controller.
     var externalController: ExternalController {

@@ -1,4 +1,5 @@
-// verification-service: registration tokens, result polling, TANs, teleTANs and TAN verification.
+// verification-service: registration tokens, result polling, TANs, teleTANs and TAN verification; with
+// `NHS_ENABLED`, also the NHS test path's orders, result polls and CTA exchanges.
 
 import ENPersistence
 import ENServiceKit
@@ -8,4 +9,8 @@ import ENServiceKit
 enum Verification: ServiceEntrypoint {
     static let serviceName = "verification-service"
     static let migrationGroups = [VerificationMigrations.group]
+    static let defaultCommand: String? = "serve"
+    static var commands: [ServiceCommand<Verification>] {
+        [.serve, NHSAPIKeyCommand.command(groups: migrationGroups)]
+    }
 }

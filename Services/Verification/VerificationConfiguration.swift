@@ -35,6 +35,11 @@ struct VerificationConfiguration: ServiceConfiguration {
     var teleTANPepper: KeyRing
     /// The fake-delay estimate before real requests were measured, and the weight of the past in it.
     var fakeDelay: FakeDelay.Settings
+    /// The NHS test path (orders, polls, CTA exchanges), when `NHS_ENABLED`.
+    var nhs: NHSSettings?
+    /// `NHS_ORDER_WEBSITE`, `NHS_REGISTER_WEBSITE`: the pages an order's CTA token is appended to.
+    var nhsOrderWebsite: String
+    var nhsRegisterWebsite: String
 
     /// Reads:
     /// - `HTTP_HOST` (127.0.0.1), `HTTP_PORT` (8002), `INTERNAL_HTTP_HOST` (127.0.0.1), `INTERNAL_HTTP_PORT` (8012)
@@ -48,6 +53,9 @@ struct VerificationConfiguration: ServiceConfiguration {
     /// - `TELETAN_PEPPER_FILE` (required: a key file, `id=base64:<key>` per line, keys of 32 to 128 bytes)
     /// - the lifetimes and quotas of `VerificationPolicy`, the clean-up of `VerificationRetention`
     /// - `FAKE_DELAY_INITIAL` (10ms), `FAKE_DELAY_SAMPLES` (5)
+    /// - `NHS_ENABLED` (false), `NHS_MAINTENANCE_MODE` (false); with NHS_ENABLED `NHS_SIGNING_KEYS` and
+    ///   `NHS_CTA_PEPPER_FILE` (the file test-result-service has) are required; `NHS_ORDER_WEBSITE`,
+    ///   `NHS_REGISTER_WEBSITE`
     init(settings: SettingsReader) {
         self.http = ListenAddress(settings: settings, prefix: "HTTP", defaultPort: 8002, purpose: "app API")
         self.internalHTTP = ListenAddress(
@@ -119,6 +127,17 @@ struct VerificationConfiguration: ServiceConfiguration {
                     + "line, 32 to 128 bytes each; the first hashes new teleTANs, all are tried on redemption."
             ) ?? .random()
         self.fakeDelay = FakeDelay.Settings(settings: settings, defaultSamples: 5)
+        self.nhs = NHSSettings.read(settings: settings, signs: true, storesCTATokens: true)
+        self.nhsOrderWebsite = settings.httpURL(
+            "NHS_ORDER_WEBSITE",
+            default: "https://self-referral.test-for-coronavirus.service.gov.uk/cta-start",
+            help: "Page where a person books the test of an NHS order; ?ctaToken=<token> is appended."
+        )
+        self.nhsRegisterWebsite = settings.httpURL(
+            "NHS_REGISTER_WEBSITE",
+            default: "https://self-referral.test-for-coronavirus.service.gov.uk/cta-start",
+            help: "Page where a person registers a home test kit (V1 home-kit/register); ?ctaToken=<token> is appended."
+        )
         self.internalHTTP.requireDistinctPort(from: [self.http], settings: settings)
         self.metrics = MetricsListener.address(
             settings: settings,

@@ -17,6 +17,9 @@ struct VerificationDependencies: ServiceDependencies {
     var readinessChecks: [any ReadinessCheck]
     /// Shuts down what the application does not run as a service (the HTTP client in tests).
     var shutdown: @Sendable () async throws -> Void
+    /// The NHS path's orders and the service's NHS API keys (PostgreSQL only; `nil` in memory).
+    var nhsOrders: NHSOrderStore? = nil
+    var apiKeys: NHSAPIKeyVerifier? = nil
 
     static func live(configuration: VerificationConfiguration, logger: Logger) -> VerificationDependencies {
         let client = configuration.database.makeClient(logger: logger)
@@ -80,7 +83,11 @@ struct VerificationDependencies: ServiceDependencies {
             clock: clock,
             services: [],
             readinessChecks: [PostgresReadinessCheck(client: readiness ?? client)],
-            shutdown: { try await testResults.shutdown() }
+            shutdown: { try await testResults.shutdown() },
+            nhsOrders: NHSOrderStore(client: client, logger: logger, leaseTimeout: leaseTimeout),
+            apiKeys: NHSAPIKeyVerifier(
+                store: PostgresNHSAPIKeyStore(client: client, logger: logger, leaseTimeout: leaseTimeout)
+            )
         )
     }
 

@@ -117,3 +117,15 @@ package enum KeyRingError: Error, Equatable, CustomStringConvertible {
         }
     }
 }
+
+extension KeyRing {
+    /// `value`'s HMAC-SHA-256 under the current key, lowercase hex: how a short secret is stored.
+    package func peppered(_ value: String) -> String {
+        Hex.encode(HMAC<SHA256>.authenticationCode(for: Array(value.utf8), using: self.current.key))
+    }
+
+    /// `value`'s HMAC-SHA-256 under every key, the current first: what a stored hash may be after a rotation.
+    package func pepperedCandidates(_ value: String) -> [String] {
+        self.entries.map { Hex.encode(HMAC<SHA256>.authenticationCode(for: Array(value.utf8), using: $0.key)) }
+    }
+}

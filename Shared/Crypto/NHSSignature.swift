@@ -113,3 +113,50 @@ package struct NHSSigner: Sendable {
         return (String(id), der)
     }
 }
+
+/// Checks the signatures of NHS answers as the apps do (nhs.md §2, "App-side verification"): the key named by
+/// `keyId`, ECDSA P-256 over SHA-256 of `<Request-Id>:<METHOD>:<path>:<date>:` and the body.
+package struct NHSVerifier: Sendable {
+    package let keys: [String: P256.Signing.PublicKey]
+
+    package init(keys: [String: P256.Signing.PublicKey]) {
+        self.keys = keys
+    }
+
+    /// Why an answer's signature was refused.
+    package enum Failure: Error, Equatable, CustomStringConvertible {
+        case missingHeaders
+        case malformedSignature
+        case unknownKey(String)
+        case invalidSignature
+
+        package var description: String {
+            switch self {
+            case .missingHeaders: "no X-Amz-Meta-Signature and X-Amz-Meta-Signature-Date"
+            case .malformedSignature: "X-Amz-Meta-Signature is not keyId=\"…\",signature=\"…\""
+            case .unknownKey(let id): "signed with the unknown key id \(id)"
+            case .invalidSignature: "the signature does not verify"
+            }
+        }
+    }
+
+    /// Returns the key id when `signature` and `date` (the two headers) sign the request's answer `body`.
+    @discardableResult
+    package func verifyAnswer(
+        signature: String?,
+        date: String?,
+        requestID: String?,
+        method: String,
+        path: String,
+        body: some Sequence<UInt8>
+    ) throws(Failure) -> String {
+        guard let signature, let date else { throw .missingHeaders }
+        guard let (id, der) = NHSSigner.parse(signature) else { throw .malformedSignature }
+        guard let key = self.keys[id] else { throw .unknownKey(id) }
+        let bytes = NHSSigner.answerBytes(requestID: requestID, method: method, path: path, date: date, body: body)
+        guard let ecdsa = try? P256.Signing.ECDSASignature(derRepresentation: der),
+            key.isValidSignature(ecdsa, for: SHA256.hash(data: bytes))
+        else { throw .invalidSignature }
+        return id
+    }
+}

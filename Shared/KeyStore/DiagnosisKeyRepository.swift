@@ -19,6 +19,13 @@ package protocol DiagnosisKeyRepository: Sendable {
         authorize: () async throws(Refusal) -> Void
     ) async throws(KeySubmissionFailure<Refusal>) -> KeySubmissionOutcome
 
+    /// As `store(_:authorize:)`, for a submission whose rows depend on what the authorisation says (an NHS
+    /// submission token names the test kit, which picks the report type): `authorize` returns the submission to write.
+    /// It must not be a self-report (`selfReport` nil): its limits could not be checked before the authorisation.
+    func store<Refusal: Error>(
+        authorizing authorize: () async throws(Refusal) -> KeySubmission
+    ) async throws(KeySubmissionFailure<Refusal>) -> KeySubmissionOutcome
+
     /// Runs `body` with the store to itself for a publication run: its reads and deletions commit together when
     /// `body` returns and are undone when it throws. Returns `nil` at once when another run holds the store.
     func withPublicationRun<Result: Sendable>(

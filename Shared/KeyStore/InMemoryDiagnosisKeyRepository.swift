@@ -26,6 +26,23 @@ package struct InMemoryDiagnosisKeyRepository: DiagnosisKeyRepository {
         }
     }
 
+    package func store<Refusal: Error>(
+        authorizing authorize: () async throws(Refusal) -> KeySubmission
+    ) async throws(KeySubmissionFailure<Refusal>) -> KeySubmissionOutcome {
+        let submission: KeySubmission
+        do {
+            submission = try await authorize()
+        } catch {
+            throw .refused(error)
+        }
+        precondition(submission.selfReport == nil, "a self-report's limits are checked before its authorisation")
+        do {
+            return try await self.state.insert(submission)
+        } catch {
+            throw .database(error, afterAuthorization: true)
+        }
+    }
+
     package func withPublicationRun<Result: Sendable>(
         _ body: @Sendable (any KeyPublicationRun) async throws -> Result
     ) async throws -> Result? {

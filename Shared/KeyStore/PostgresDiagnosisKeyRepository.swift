@@ -62,6 +62,32 @@ package struct PostgresDiagnosisKeyRepository: DiagnosisKeyRepository {
         }
     }
 
+    package func store<Refusal: Error>(
+        authorizing authorize: () async throws(Refusal) -> KeySubmission
+    ) async throws(KeySubmissionFailure<Refusal>) -> KeySubmissionOutcome {
+        do {
+            try await self.database.query("SELECT 1", logger: self.logger)
+        } catch {
+            throw .database(error, afterAuthorization: false)
+        }
+        let submission: KeySubmission
+        do {
+            submission = try await authorize()
+        } catch {
+            throw .refused(error)
+        }
+        precondition(submission.selfReport == nil, "a self-report's limits are checked before its authorisation")
+        do {
+            return try await rethrowingTransactionCause {
+                try await self.database.client.withTransaction(logger: self.logger) { connection in
+                    try await self.write(submission, connection)
+                }
+            }
+        } catch {
+            throw .database(error, afterAuthorization: true)
+        }
+    }
+
     package func withPublicationRun<Result: Sendable>(
         _ body: @Sendable (any KeyPublicationRun) async throws -> Result
     ) async throws -> Result? {

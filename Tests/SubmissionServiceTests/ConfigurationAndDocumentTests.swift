@@ -96,10 +96,12 @@ struct ConfigurationAndDocumentTests {
         #expect(
             documented == [
                 "GET /health/live", "GET /health/ready", "GET /metrics", "GET /openapi.yaml",
-                "POST /version/v1/diagnosis-keys", "POST /version/v1/submission-on-behalf",
+                "GET /submission/empty-submission-v2", "POST /submission/diagnosis-keys",
+                "POST /submission/empty-submission", "POST /version/v1/diagnosis-keys",
+                "POST /version/v1/submission-on-behalf",
             ]
         )
-        let harness = try SubmissionRouterHarness()
+        let harness = try SubmissionRouterHarness(TestNHS.settings())
         for operation in documented {
             let parts = operation.split(separator: " ")
             let status = try await harness.app.test(.router) { client in

@@ -34,6 +34,12 @@ final class RecordingVerifier: VerificationClient {
         self.calls.withLock { $0 += 1 }
         return self.verdict
     }
+
+    func verifyNHSSubmissionToken(_ token: String) async throws(UpstreamUnavailable) -> NHSTestKit? {
+        self.calls.withLock { $0 += 1 }
+        guard case .valid = self.verdict else { return nil }
+        return .labResult
+    }
 }
 
 /// The in-memory key store, remembering every submission it was given; or, `failing`, a store whose database is
@@ -55,6 +61,20 @@ final class RecordingKeyRepository: DiagnosisKeyRepository {
         if self.failing { throw .database(RouterHarnessError.databaseDown, afterAuthorization: false) }
         let outcome = try await self.keys.store(submission, authorize: authorize)
         self.stored.withLock { $0.append(submission) }
+        return outcome
+    }
+
+    func store<Refusal: Error>(
+        authorizing authorize: () async throws(Refusal) -> KeySubmission
+    ) async throws(KeySubmissionFailure<Refusal>) -> KeySubmissionOutcome {
+        if self.failing { throw .database(RouterHarnessError.databaseDown, afterAuthorization: false) }
+        var written: KeySubmission? = nil
+        let outcome = try await self.keys.store { () async throws(Refusal) -> KeySubmission in
+            let submission = try await authorize()
+            written = submission
+            return submission
+        }
+        if let written { self.stored.withLock { $0.append(written) } }
         return outcome
     }
 
@@ -84,12 +104,13 @@ struct SubmissionRouterHarness: Sendable {
         self.verifier = RecordingVerifier(verdict)
         self.selfReports = InMemorySelfReportClient()
         self.store = RecordingKeyRepository(failing: databaseDown)
-        let dependencies = SubmissionDependencies.inMemory(
+        var dependencies = SubmissionDependencies.inMemory(
             verifier: self.verifier,
             selfReports: self.selfReports,
             keys: self.store,
             clock: WallClock { SubmissionPayloads.start }
         )
+        dependencies.apiKeys = NHSAPIKeyVerifier(store: TestNHS.keyStore())
         self.runtime = SubmissionRuntime(
             configuration: configuration,
             dependencies: dependencies,

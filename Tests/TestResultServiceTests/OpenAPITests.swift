@@ -11,7 +11,7 @@ import Testing
 
 @testable import TestResultService
 
-@Suite("OpenAPI document")
+@Suite("OpenAPI document", .postgres(TestResultMigrations.group))
 struct OpenAPITests {
     /// The operations of openapi.yaml with the ports they are documented on (both when the path names none).
     static func documentedOperations() throws -> [OpenAPIOperation] {
@@ -34,11 +34,17 @@ struct OpenAPITests {
     @Test("every operation in openapi.yaml is routed on exactly the ports the document names")
     func everyDocumentedRouteExists() async throws {
         let operations = try Self.documentedOperations()
+        // On PostgreSQL with the NHS path enabled, so its routes are mounted too.
+        let database = try PostgresTestDatabase.require()
+        let dependencies = TestResultDependencies.postgres(client: database.client, logger: database.logger)
         let apps: [Int: any ApplicationProtocol] = [
-            8003: try TestResultFixture.labApp(dependencies: .inMemory()),
-            8013: try TestResultFixture.internalApp(dependencies: .inMemory()),
+            8003: try TestResultFixture.labApp(
+                configuration: try TestResultFixture.configuration(TestNHS.settings()),
+                dependencies: dependencies
+            ),
+            8013: try TestResultFixture.internalApp(dependencies: dependencies),
         ]
-        #expect(operations.count == 10, "the parser found \(operations)")
+        #expect(operations.count == 18, "the parser found \(operations)")
 
         for operation in operations {
             for (port, app) in apps {

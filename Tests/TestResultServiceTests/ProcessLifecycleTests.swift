@@ -125,10 +125,15 @@ struct ProcessLifecycleTests {
         let historyAfterSecond = try await self.history(database)
 
         #expect(firstStatus == 0)
-        #expect(first.output.contains("migration.applied=2"))
+        #expect(first.output.contains("migration.applied=4"))
         #expect(secondStatus == 0)
         #expect(second.output.contains("migration.applied=0"))
-        #expect(historyAfterFirst == ["0001_create_test_result", "0002_add_result_protection"])
+        #expect(
+            historyAfterFirst == [
+                "0001_create_test_result", "0002_add_result_protection", "0003_create_nhs_virology_result",
+                "0004_create_nhs_api_key",
+            ]
+        )
         #expect(historyAfterSecond == historyAfterFirst)
     }
 

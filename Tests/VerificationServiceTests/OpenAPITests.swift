@@ -13,7 +13,7 @@ import Testing
 
 @testable import VerificationService
 
-@Suite("OpenAPI documents")
+@Suite("OpenAPI documents", .postgres(VerificationMigrations.group))
 struct OpenAPITests {
     /// `METHOD /path` of every operation the document lists.
     static func operations(in resource: String) throws -> [String] {
@@ -42,19 +42,41 @@ struct OpenAPITests {
         return status != .notFound && status != .methodNotAllowed
     }
 
+    /// The NHS family's app routes (mounted with `NHS_ENABLED`).
+    static let nhsRoutes = [
+        "POST /virology-test/v2/order", "POST /virology-test/v2/results", "POST /virology-test/v2/cta-exchange",
+        "POST /virology-test/home-kit/order", "POST /virology-test/home-kit/register", "POST /virology-test/results",
+        "POST /virology-test/cta-exchange",
+    ]
+
     @Test("every documented operation is routed on its own port only, and every route of ours is documented")
     func documentsMatchRouters() async throws {
-        let runtime = try VerificationFixture.inMemoryRuntime()
+        // On PostgreSQL with the NHS path enabled, so its routes are mounted too.
+        let database = try PostgresTestDatabase.require()
+        let runtime = VerificationFixture.runtime(
+            client: database.client,
+            configuration: try VerificationFixture.configuration(TestNHS.settings()),
+            logger: database.logger
+        )
+        try await withCleanup {
+            try await Self.checkDocuments(runtime)
+        } cleanup: {
+            try await runtime.dependencies.shutdown()
+        }
+    }
+
+    private static func checkDocuments(_ runtime: VerificationRuntime) async throws {
         let external = Application(router: try Verification.buildPublicRouter(runtime))
         let internalApp = Application(router: try Verification.buildInternalRouter(runtime))
         let documented = (
             external: try Self.operations(in: "openapi"), internal: try Self.operations(in: "openapi-internal")
         )
-        let apiRoutes = [
-            "POST /version/v1/registrationToken", "POST /version/v1/testresult", "POST /version/v1/tan",
-            "POST /version/v1/tan/verify",
-            "POST /version/v1/tan/teletan",
-        ]
+        let apiRoutes =
+            [
+                "POST /version/v1/registrationToken", "POST /version/v1/testresult", "POST /version/v1/tan",
+                "POST /version/v1/tan/verify",
+                "POST /version/v1/tan/teletan",
+            ] + Self.nhsRoutes + ["POST /version/v1/nhs/submission-token/verify"]
         let common = ["GET /health/live", "GET /health/ready", "GET /metrics", "GET /openapi.yaml"]
 
         #expect(
@@ -62,7 +84,7 @@ struct OpenAPITests {
                 == Set(
                     common + [
                         "POST /version/v1/registrationToken", "POST /version/v1/testresult", "POST /version/v1/tan",
-                    ]
+                    ] + Self.nhsRoutes
                 )
         )
         #expect(
@@ -70,6 +92,7 @@ struct OpenAPITests {
                 == Set(
                     common + [
                         "POST /version/v1/tan/verify", "POST /version/v1/tan/teletan", "POST /version/v1/testresult",
+                        "POST /version/v1/nhs/submission-token/verify",
                     ]
                 )
         )

@@ -14,8 +14,8 @@ struct CWA: AsyncParsableCommand {
             `deploy/local/run.sh env` prints for a running fleet: eval "$(deploy/local/run.sh env)".
             """,
         subcommands: [
-            LabCommand.self, PhoneCommand.self, OfficerCommand.self, VerifyArchiveCommand.self, LoadCommand.self,
-            PrivacyCheck.self,
+            LabCommand.self, PhoneCommand.self, OfficerCommand.self, NHSCommand.self, VerifyArchiveCommand.self,
+            LoadCommand.self, PrivacyCheck.self,
         ]
     )
 }

@@ -114,6 +114,45 @@ otps="$(sql datadonation "SELECT count(*) FROM one_time_password WHERE kind = 's
 self_reports="$(sql keys "SELECT count(*) FROM self_report_submissions WHERE submission_type = 'SUBMISSION_TYPE_SRS_SELF_TEST'")"
 check "data donation holds one redeemed self-report OTP ($otps), the keys database one self-report ($self_reports)" test "$otps" = 1 -a "$self_reports" = 1
 
+# ---- the NHS test path (nhs.md §3, §4): N orders a test, a lab reports it by CTA token, N polls and submits; a
+# result of the token API reaches T by CTA exchange. Every signed answer is verified by the client. ----
+if in_containers; then nhs=off; else nhs=on; fi
+if [ "$nhs" = on ]; then
+  check "phones N, M and T are created; M hears N for 25 minutes two days ago" bash -c "'$cwa' phone new --state n.json && '$cwa' phone new --state m.json && '$cwa' phone new --state t.json && '$cwa' phone meet n.json --state m.json --minutes 25 --attenuation 50 --at '${meeting_day}T16:00:00Z'"
+  "$cwa" nhs order --state n.json >"$work/nhs-order" 2>>"$log"; cta="$(head -n 1 "$work/nhs-order")"
+  check "N orders a test through the gateway with the app's API key; the signed answer holds a CTA token ($cta)" \
+    grep -Eq '^[0-9a-hjkmnp-tv-z]{8}$' "$work/nhs-order"
+  expect "N polls before the lab reported: pending (204, signature verified)" "signature verified.*pending" \
+    "$cwa" nhs poll --state n.json
+  expect "an app without an API key is refused (403, unsigned)" "HTTP 403, but|HTTP 403" \
+    "$cwa" nhs poll --state n.json --api-key bm8ta2V5OnNlY3JldA==
+  expect "a test lab reports N's positive result by CTA token with its API key (202)" "HTTP 202 successfully processed" \
+    "$cwa" nhs lab-result --cta "$cta"
+  expect "a second report for the same token is refused (409)" "HTTP 409" "$cwa" nhs lab-result --cta "$cta"
+  expect "a lab with a wrong API key is refused (403)" "HTTP 403" \
+    "$cwa" nhs lab-result --cta "$cta" --lab-key bGFiLWRldjp3cm9uZy1zZWNyZXQ=
+  expect "N polls: POSITIVE, key submission supported (signature verified)" \
+    'signature verified.*"diagnosisKeySubmissionSupported":true.*"testResult":"POSITIVE"' "$cwa" nhs poll --state n.json
+  nhs_before="$(sql keys 'SELECT count(*) FROM diagnosis_key')"
+  expect "N submits its keys in the NHS JSON with its submission token (200, signature verified)" \
+    "signature verified.*submitted" "$cwa" nhs submit --state n.json
+  nhs_after="$(sql keys 'SELECT count(*) FROM diagnosis_key')"
+  check "the keys database holds N's keys ($(( ${nhs_after:-0} - ${nhs_before:-0} )) new rows)" test "$(( ${nhs_after:-0} - ${nhs_before:-0} ))" -ge 13
+  "$cwa" nhs submit --state n.json >>"$log" 2>&1
+  nhs_again="$(sql keys 'SELECT count(*) FROM diagnosis_key')"
+  check "the submission token works once: a second submission is answered alike and stores nothing" test "$nhs_again" = "$nhs_after"
+  "$cwa" nhs tokengen >"$work/nhs-tokengen" 2>>"$log"; token_cta="$(head -n 1 "$work/nhs-tokengen")"
+  check "the token API stores a positive result of a test taken outside the app and returns a new CTA token" \
+    grep -Eq '^[0-9a-hjkmnp-tv-z]{8}$' "$work/nhs-tokengen"
+  expect "T exchanges the typed CTA token for a submission token (signature verified)" \
+    'signature verified.*"diagnosisKeySubmissionToken"' "$cwa" nhs exchange --state t.json --cta "$token_cta"
+  expect "T submits its keys with it (200)" "submitted" "$cwa" nhs submit --state t.json
+  expect "a CTA token that fails its check character is refused (400)" "HTTP 400" \
+    "$cwa" nhs exchange --state t.json --cta 1234abcd
+  nhs_rows="$(sql verification 'SELECT count(*) FROM nhs_virology_order') $(sql testresult 'SELECT count(*) FROM nhs_virology_result')"
+  check "verification holds 2 NHS orders and test-result 2 NHS results ($nhs_rows)" test "$nhs_rows" = "2 2"
+fi
+
 # ---- distribution publishes; B syncs and finds A ----
 check "a distribution run publishes (threshold 1, current hour included)" \
   env SHIFTING_POLICY_THRESHOLD=1 INCLUDE_INCOMPLETE_HOURS=true "$run" distribute
@@ -137,6 +176,14 @@ if [ "$(grep -c '^EXPOSURE' "$work/sync-w")" = 1 ] && grep -q "^EXPOSURE on $mee
   pass "W finds the exposure to S's self-reported keys: $(grep '^EXPOSURE' "$work/sync-w" | cut -c1-60)…"
 else
   flunk "W finds exactly the exposure with S on $meeting_day"
+fi
+if [ "$nhs" = on ]; then
+  "$cwa" phone sync --state m.json >"$work/sync-m" 2>&1; cat "$work/sync-m" >>"$log"; cp "$work/sync-m" "$work/out"
+  if [ "$(grep -c '^EXPOSURE' "$work/sync-m")" = 1 ] && grep -q "^EXPOSURE on $meeting_day: 25 min" "$work/sync-m"; then
+    pass "M finds the exposure to N's keys, submitted on the NHS path: $(grep '^EXPOSURE' "$work/sync-m" | cut -c1-60)…"
+  else
+    flunk "M finds exactly the exposure with N on $meeting_day"
+  fi
 fi
 archive_path="$(grep -Eo 'key from [^)]+' "$work/sync-b" | head -n 1 | cut -d' ' -f3)"
 check "the archive with A's key, downloaded through the gateway, is a valid ZIP (unzip -t) and verifies with the public key" bash -c \
@@ -387,6 +434,13 @@ check "no log line (${#logs[@]} logs, $(cat "${logs[@]}" | wc -l) lines) holds a
 check "no table of any database holds a client address" absent "$addresses" "$work/dump"
 check "the journey's 2 TANs and its teleTAN are known to the check" test "$(printf '%s\n' "$tans" | grep -c .)" = 2 -a -n "$teletan"
 check "no log line and no table holds a TAN or the teleTAN" absent "$(printf '%s\n%s\n' "$tans" "$teletan")" "${logs[@]}" "$work/dump"
+if [ "$nhs" = on ]; then
+  nhs_secrets="$(printf '%s\n%s\n' "$cta" "$token_cta"; state_values nhsPollingToken n.json; state_values nhsSubmissionToken n.json t.json)"
+  check "the NHS journey's 2 CTA tokens, polling token and 2 submission tokens are known to the check" \
+    test "$(printf '%s\n' "$nhs_secrets" | grep -c .)" = 5
+  check "no log line and no table holds an NHS CTA, polling or submission token (hashes only)" \
+    absent "$nhs_secrets" "${logs[@]}" "$work/dump"
+fi
 otp="$(state_values lastOTP s.json)"
 check "no log line and no table holds the self-report OTP (data donation keeps its SHA-256 only)" \
   absent "$otp" "${logs[@]}" "$work/dump"

@@ -77,12 +77,17 @@ case "${EN_GATEWAY:-on}" in
   *) say "EN_GATEWAY must be on or off"; exit 2 ;;
 esac
 
+# The NHS API family (nhs.md) on test-result, verification and submission: the CTA tokens' pepper (shared by
+# test-result and verification) and the key that signs answers (ensure_nhs_keys makes both; API keys: ensure_nhs_api_keys).
+nhs_cta="NHS_ENABLED=true NHS_CTA_PEPPER_FILE=@data/keys/nhs-cta-pepper.keys"
+nhs_signing="NHS_ENABLED=true NHS_SIGNING_KEYS=nhs-dev-1=@data/keys/nhs-signing.pem"
+
 # name | binary [arguments] | environment (space-separated KEY=VALUE; @db:<role> is replaced by that role's database
 # URL, @data by the data folder (anywhere in the value), @file:<path> by the content of that file under the data folder)
 services=(
-  "test-result|test-result-service|HTTP_PORT=$port_testresult INTERNAL_HTTP_PORT=$port_testresult_internal METRICS_PORT=$port_testresult_metrics DATABASE_URL=@db:testresult SERVICE_CALLER_KEYS=verification-service=@data/keys/service-token-verification.pub.pem $lab_settings"
-  "verification|verification-service|HTTP_PORT=$port_verification INTERNAL_HTTP_PORT=$port_verification_internal METRICS_PORT=$port_verification_metrics DATABASE_URL=@db:verification TEST_RESULT_INTERNAL_URL=http://127.0.0.1:$port_testresult_internal TELETAN_JWT_PUBLIC_KEYS=@data/keys/teletan-trusted.pem TELETAN_JWT_ISSUERS=portal-service,dev-identity-provider TELETAN_PEPPER_FILE=@data/keys/teletan-pepper.keys SERVICE_TOKEN_KEY_FILE=@data/keys/service-token-verification.pem SERVICE_CALLER_KEYS=submission-service=@data/keys/service-token-submission.pub.pem,portal-service=@data/keys/service-token-portal.pub.pem"
-  "submission|submission-service|HTTP_PORT=$port_submission METRICS_PORT=$port_submission_metrics DATABASE_URL=@db:submission VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal DATA_DONATION_INTERNAL_URL=http://127.0.0.1:$port_datadonation_internal SERVICE_TOKEN_KEY_FILE=@data/keys/service-token-submission.pem ORIGIN_COUNTRY=$country"
+  "test-result|test-result-service|HTTP_PORT=$port_testresult INTERNAL_HTTP_PORT=$port_testresult_internal METRICS_PORT=$port_testresult_metrics DATABASE_URL=@db:testresult SERVICE_CALLER_KEYS=verification-service=@data/keys/service-token-verification.pub.pem $lab_settings $nhs_cta"
+  "verification|verification-service|HTTP_PORT=$port_verification INTERNAL_HTTP_PORT=$port_verification_internal METRICS_PORT=$port_verification_metrics DATABASE_URL=@db:verification TEST_RESULT_INTERNAL_URL=http://127.0.0.1:$port_testresult_internal TELETAN_JWT_PUBLIC_KEYS=@data/keys/teletan-trusted.pem TELETAN_JWT_ISSUERS=portal-service,dev-identity-provider TELETAN_PEPPER_FILE=@data/keys/teletan-pepper.keys SERVICE_TOKEN_KEY_FILE=@data/keys/service-token-verification.pem SERVICE_CALLER_KEYS=submission-service=@data/keys/service-token-submission.pub.pem,portal-service=@data/keys/service-token-portal.pub.pem $nhs_cta $nhs_signing"
+  "submission|submission-service|HTTP_PORT=$port_submission METRICS_PORT=$port_submission_metrics DATABASE_URL=@db:submission VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal DATA_DONATION_INTERNAL_URL=http://127.0.0.1:$port_datadonation_internal SERVICE_TOKEN_KEY_FILE=@data/keys/service-token-submission.pem ORIGIN_COUNTRY=$country $nhs_signing"
   "portal|portal-service|HTTP_PORT=$port_portal METRICS_PORT=$port_portal_metrics DATABASE_URL=@db:portal VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal PORTAL_JWT_KEY_FILE=@data/keys/portal-jwt.pem TOTP_KEY_FILE=@data/keys/totp.keys SERVICE_TOKEN_KEY_FILE=@data/keys/service-token-portal.pem $portal_settings"
   "distribution|distribution-service serve|HTTP_PORT=$port_distribution DATABASE_URL=@db:distribution SIGNING_KEY_FILES=@data/keys/cdn-signing.pem CDN_DIRECTORY=@data/cdn SIGNATURE_APP_BUNDLE_ID=de.rki.coronawarnapp-dev ORIGIN_COUNTRY=$country"
 )
@@ -136,7 +141,7 @@ ensure_portal_keys() {
 ensure_secret_key_files() {
   local file
   mkdir -p "$data/keys"
-  for file in teletan-pepper totp android-id-pepper; do
+  for file in teletan-pepper totp android-id-pepper nhs-cta-pepper; do
     [ -s "$data/keys/$file.keys" ] && continue
     ( umask 077; printf 'dev-1=base64:%s\n' "$(openssl rand -base64 32)" >"$data/keys/$file.keys" ) \
       || fail "could not create $data/keys/$file.keys"
@@ -158,6 +163,38 @@ ensure_service_keys() {
     openssl ec -in "$key" -pubout -out "$data/keys/service-token-$caller.pub.pem" 2>/dev/null \
       || fail "could not write the public key of $key"
   done
+}
+
+# The key that signs the answers of the NHS API family (P-256, id nhs-dev-1), created once, and its public half for
+# `cwa nhs`.
+ensure_nhs_keys() {
+  local key="$data/keys/nhs-signing.pem"
+  mkdir -p "$data/keys"
+  if [ ! -s "$key" ]; then
+    ( umask 077; openssl ecparam -name prime256v1 -genkey -noout -out "$key" 2>/dev/null ) || fail "could not create $key"
+    say "created the development NHS signing key $key"
+  fi
+  openssl ec -in "$key" -pubout -out "$data/keys/nhs-signing.pub.pem" 2>/dev/null || fail "could not write the public key of $key"
+}
+
+# The NHS API keys (nhs.md §1), made once and installed at every start (the command is idempotent): `app-dev` of
+# API `mobile` in verification and submission, `lab-dev` of `testResultUpload` in test-result. The values after
+# `Bearer ` are in .data/secrets/nhs-{mobile,lab}.key.
+ensure_nhs_api_keys() {
+  local name
+  mkdir -p "$data/secrets"
+  for name in mobile lab; do
+    [ -s "$data/secrets/nhs-$name.secret" ] || ( umask 077; openssl rand -hex 24 >"$data/secrets/nhs-$name.secret" )
+  done
+  install_nhs_key() {
+    local service="$1" binary="$2" api="$3" key_name="$4" file="$5"
+    case " $(selected_names)" in *" $service "*) ;; *) return 0 ;; esac
+    ( DATABASE_URL="$("$pg" url "$6")" && export DATABASE_URL         && "$bin/$binary" api-key add "$api" "$key_name" --secret-stdin <"$data/secrets/nhs-$file.secret" )       >"$data/secrets/nhs-$file.key.new" || fail "could not install the NHS API key $key_name in $binary"
+    mv -f "$data/secrets/nhs-$file.key.new" "$data/secrets/nhs-$file.key"
+  }
+  install_nhs_key verification verification-service mobile app-dev mobile verification
+  install_nhs_key submission submission-service mobile app-dev mobile submission
+  install_nhs_key test-result test-result-service testResultUpload lab-dev lab testresult
 }
 
 # The rehearsal app's attestation keys, created once: the Play Integrity decryption key (Base64 AES-256) and the key
@@ -327,6 +364,9 @@ export CWA_OFFICER_PASSWORD_FILE=$data/secrets/portal-officer
 export CWA_OFFICER_TOTP_FILE=$data/keys/portal-officer.otpauth
 export CWA_PLAY_INTEGRITY_DECRYPTION_KEY_FILE=$data/keys/play-integrity-decryption.b64
 export CWA_PLAY_INTEGRITY_SIGNING_KEY_FILE=$data/keys/play-integrity-signing.pem
+export CWA_NHS_PUBLIC_KEYS=nhs-dev-1=$data/keys/nhs-signing.pub.pem
+export CWA_NHS_MOBILE_KEY=$(cat "$data/secrets/nhs-mobile.key" 2>/dev/null)
+export CWA_NHS_LAB_KEY=$(cat "$data/secrets/nhs-lab.key" 2>/dev/null)
 ENV
 }
 
@@ -459,6 +499,8 @@ ensure_portal_keys
 ensure_secret_key_files
 ensure_service_keys
 ensure_attestation_keys
+ensure_nhs_keys
+ensure_nhs_api_keys
 case " $(selected_names)" in *" portal "*) ensure_officer ;; esac
 [ "$federation" = on ] && "$root/deploy/local/federation-pki.sh" "$federation_dir" "$country"
 if [ "${EN_GATEWAY:-on}" = on ]; then
@@ -525,8 +567,11 @@ Through the gateway (TLS with the development CA $pki/ca.pem):
   phones    https://127.0.0.1:$port_gateway_app     POST /version/v1/{registrationToken,testresult,tan} (verification),
                                               POST /version/v1/{diagnosis-keys,submission-on-behalf} (submission),
                                               POST /version/v1/{android,ios}/{dat,otp,els,srs} (data donation),
+                                              POST /virology-test/v2/{order,results,cta-exchange} (NHS, verification),
+                                              POST /submission/diagnosis-keys (NHS, submission; API key and signed answers),
                                               GET  /version/… the CDN tree ($data/cdn, written by distribution)
   labs      https://127.0.0.1:$port_gateway_lab     POST /api/v1/lab/results … (client certificate $pki/lab-1.pem + .key)
+                                              POST /upload/virology-test/v2/{npex-result,eng-result-tokengen} … (NHS, API key)
   officers  https://127.0.0.1:$port_gateway_portal     the teleTAN portal: user 'officer', password in $data/secrets/portal-officer,
             second factor: $(cat "$data/keys/portal-officer.otpauth" 2>/dev/null)
 
@@ -553,6 +598,11 @@ Try it with the cwa client (make run built it; eval "\$(deploy/local/run.sh env)
   SHIFTING_POLICY_THRESHOLD=1 INCLUDE_INCOMPLETE_HOURS=true make distribute
   \$cwa phone sync --state /tmp/b.json
   \$cwa officer teletan --type TEST
+  The NHS test path (API keys and the answer-signing key in $data/secrets and $data/keys):
+  \$cwa phone new --state /tmp/n.json; \$cwa phone meet /tmp/n.json --state /tmp/b.json
+  cta=\$(\$cwa nhs order --state /tmp/n.json); \$cwa nhs lab-result --cta "\$cta" --result POSITIVE
+  \$cwa nhs poll --state /tmp/n.json; \$cwa nhs submit --state /tmp/n.json
+  \$cwa phone new --state /tmp/t.json; \$cwa nhs exchange --state /tmp/t.json --cta "\$(\$cwa nhs tokengen)"
   (README.md and the services' READMEs walk through these journeys)
 
 Logs: $logs

@@ -4,6 +4,7 @@ import ENCrypto
 import ENServiceKit
 import Foundation
 import Logging
+import NIOCore
 import ServiceLifecycle
 
 /// The live verifier: an `UpstreamClient` with bounded, jittered retries, run as a service of the application.
@@ -20,6 +21,24 @@ struct HTTPVerificationClient: VerificationClient, Service {
             logger: logger
         )
         self.url = baseURL.trimmingSuffix("/") + "/version/v1/tan/verify"
+        self.nhsURL = baseURL.trimmingSuffix("/") + "/version/v1/nhs/submission-token/verify"
+    }
+
+    private let nhsURL: String
+
+    /// Like a TAN, the token is used up by the call: only attempts that never reached verification-service repeat.
+    func verifyNHSSubmissionToken(_ token: String) async throws(UpstreamUnavailable) -> NHSTestKit? {
+        let body = #"{"diagnosisKeySubmissionToken":"\#(token)"}"#
+        let response = try await self.upstream.postJSON(self.nhsURL, body, retries: .unsentOnly)
+        switch response.status {
+        case 200:
+            struct Answer: Decodable { var testKit: NHSTestKit }
+            guard let answer = try? JSONDecoder().decode(Answer.self, from: Data(response.body.readableBytesView))
+            else { throw UpstreamUnavailable("verification-service sent an unreadable answer") }
+            return answer.testKit
+        case 400, 404: return nil
+        default: throw UpstreamUnavailable("verification-service answered \(response.status)")
+        }
     }
 
     func run() async throws {

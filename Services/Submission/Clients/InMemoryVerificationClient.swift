@@ -19,6 +19,18 @@ actor InMemoryVerificationClient: VerificationClient {
         self.unavailable = unavailable
     }
 
+    private var nhsTokens: [String: NHSTestKit] = [:]
+
+    /// An NHS submission token for a positive result of `kit`; it verifies once.
+    func issueNHS(_ token: String, kit: NHSTestKit) {
+        self.nhsTokens[token.lowercased()] = kit
+    }
+
+    func verifyNHSSubmissionToken(_ token: String) throws(UpstreamUnavailable) -> NHSTestKit? {
+        guard !self.unavailable else { throw UpstreamUnavailable("verification-service is unavailable") }
+        return self.nhsTokens.removeValue(forKey: token.lowercased())
+    }
+
     func verify(_ tan: String, event: Bool) throws(UpstreamUnavailable) -> TANVerdict {
         guard !self.unavailable else { throw UpstreamUnavailable("verification-service is unavailable") }
         guard let type = self.issued[tan] else { return .rejected }

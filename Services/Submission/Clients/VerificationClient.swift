@@ -24,4 +24,8 @@ protocol VerificationClient: Sendable {
     /// Verifies and so uses up `tan` when it is of the kind asked for (`event`: an EVENT teleTAN's, or not); throws
     /// when verification-service cannot answer.
     func verify(_ tan: String, event: Bool) async throws(UpstreamUnavailable) -> TANVerdict
+
+    /// Verifies and so uses up an NHS diagnosis key submission token (its order's keys are then submitted); the
+    /// test kit of its positive result, or `nil` when the token is unknown, expired, used or not for a positive result.
+    func verifyNHSSubmissionToken(_ token: String) async throws(UpstreamUnavailable) -> NHSTestKit?
 }

@@ -9,7 +9,9 @@ import Hummingbird
 /// Routes of the internal port; never routed by the gateway.
 struct InternalController: Sendable {
     /// Who may call what on the internal port (`SERVICE_CALLER_KEYS` names the callers' keys).
-    static let routes = ServiceRoutes(["verification-service": ["POST /api/v1/app/result"]])
+    static let routes = ServiceRoutes([
+        "verification-service": Set(["POST /api/v1/app/result"] + NHSLab.internalRoutes)
+    ])
 
     let repository: any TestResultRepository
     let clock: WallClock

@@ -36,6 +36,8 @@ struct TestResultMetrics: Sendable {
     func recordRetention(_ outcome: TestResultRetentionOutcome) {
         Counter(label: "en_testresult_retention_masked_total", factory: self.factory).increment(by: outcome.masked)
         Counter(label: "en_testresult_retention_deleted_total", factory: self.factory).increment(by: outcome.deleted)
+        Counter(label: "en_testresult_nhs_retention_deleted_total", factory: self.factory)
+            .increment(by: outcome.nhsDeleted)
     }
 
     private static func label(_ kind: TestKind) -> String {

@@ -32,4 +32,6 @@ struct StoreOutcome: Sendable, Equatable {
 struct TestResultRetentionOutcome: Sendable, Equatable {
     var masked = 0
     var deleted = 0
+    /// Expired results of the NHS path.
+    var nhsDeleted = 0
 }

@@ -22,6 +22,35 @@ struct HTTPTestResultClient: TestResultClient, Service {
             logger: logger
         )
         self.url = baseURL.trimmingSuffix("/") + "/api/v1/app/result"
+        self.nhsURL = baseURL.trimmingSuffix("/") + "/api/v1/nhs/"
+    }
+
+    private let nhsURL: String
+
+    func nhsCreateOrder(ctaHash: String) async throws(UpstreamUnavailable) -> Bool {
+        let response = try await self.upstream.postJSON(self.nhsURL + "order", #"{"ctaHash":"\#(ctaHash)"}"#)
+        switch response.status {
+        case 201: return true
+        case 409: return false
+        default: throw UpstreamUnavailable("test-result-service answered \(response.status)")
+        }
+    }
+
+    func nhsResult(ctaHashes: [String]) async throws(UpstreamUnavailable) -> NHSReportedResult? {
+        let list = ctaHashes.map { "\"\($0)\"" }.joined(separator: ",")
+        let response = try await self.upstream.postJSON(self.nhsURL + "result", #"{"ctaHashes":[\#(list)]}"#)
+        switch response.status {
+        case 404: return nil
+        case 200:
+            guard
+                let result = try? JSONDecoder().decode(
+                    NHSReportedResult.self,
+                    from: Data(response.body.readableBytesView)
+                ), ["pending", "available"].contains(result.status)
+            else { throw UpstreamUnavailable("test-result-service sent an unreadable NHS result") }
+            return result
+        default: throw UpstreamUnavailable("test-result-service answered \(response.status)")
+        }
     }
 
     func run() async throws {

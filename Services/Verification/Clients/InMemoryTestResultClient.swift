@@ -18,6 +18,25 @@ actor InMemoryTestResultClient: TestResultClient {
         self.unavailable = unavailable
     }
 
+    private var nhsResults: [String: NHSReportedResult] = [:]
+
+    /// Sets the NHS result stored under `ctaHash`.
+    func setNHS(_ result: NHSReportedResult) {
+        self.nhsResults[result.ctaHash] = result
+    }
+
+    func nhsCreateOrder(ctaHash: String) throws(UpstreamUnavailable) -> Bool {
+        guard !self.unavailable else { throw UpstreamUnavailable("test-result-service is unavailable") }
+        guard self.nhsResults[ctaHash] == nil else { return false }
+        self.nhsResults[ctaHash] = NHSReportedResult(ctaHash: ctaHash, status: "pending")
+        return true
+    }
+
+    func nhsResult(ctaHashes: [String]) throws(UpstreamUnavailable) -> NHSReportedResult? {
+        guard !self.unavailable else { throw UpstreamUnavailable("test-result-service is unavailable") }
+        return ctaHashes.lazy.compactMap { self.nhsResults[$0] }.first
+    }
+
     func result(for id: String) throws(UpstreamUnavailable) -> ReportedTestResult {
         guard !self.unavailable else { throw UpstreamUnavailable("test-result-service is unavailable") }
         return self.results[id] ?? ReportedTestResult(testResult: 0, sc: nil, labId: nil)

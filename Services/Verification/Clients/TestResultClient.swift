@@ -16,4 +16,28 @@ protocol TestResultClient: Sendable {
     /// The result for `id` (already validated: 64 hex characters, or a DOB hash). Throws when test-result-service
     /// cannot answer; an unknown id is a pending result, not an error.
     func result(for id: String) async throws(UpstreamUnavailable) -> ReportedTestResult
+
+    /// Creates the pending result of an NHS order for a CTA token's hash; `false` when the hash exists (a collision).
+    func nhsCreateOrder(ctaHash: String) async throws(UpstreamUnavailable) -> Bool
+
+    /// The NHS result stored under one of `ctaHashes`, or `nil` when there is none (unknown or expired).
+    func nhsResult(ctaHashes: [String]) async throws(UpstreamUnavailable) -> NHSReportedResult?
+}
+
+/// An NHS result as test-result-service reports it (`POST /api/v1/nhs/result`).
+struct NHSReportedResult: Codable, Equatable, Sendable {
+    var ctaHash: String
+    /// `pending` or `available`.
+    var status: String
+    var testEndDate: NHSTestEndDate?
+    var testResult: NHSTestResult?
+    var testKit: NHSTestKit?
+
+    /// The result when it is available.
+    var available: (date: NHSTestEndDate, result: NHSTestResult, kit: NHSTestKit)? {
+        guard self.status == "available", let date = self.testEndDate, let result = self.testResult,
+            let kit = self.testKit
+        else { return nil }
+        return (date, result, kit)
+    }
 }

@@ -14,7 +14,7 @@ struct InternalController: Sendable {
     /// service (cwa-satellites, verification internal API); no service of this fleet calls it, so it is open only to
     /// a caller an operator configures as `dcc-server`.
     static let routes = ServiceRoutes([
-        "submission-service": ["POST /version/v1/tan/verify"],
+        "submission-service": ["POST /version/v1/tan/verify", NHSVirologyController.internalRoute],
         "portal-service": ["POST /version/v1/tan/teletan"],
         "dcc-server": ["POST /version/v1/testresult"],
     ])

@@ -61,6 +61,8 @@ struct VerificationRetentionOutcome: Sendable, Equatable {
     var sessions = 0
     var tans = 0
     var teleTANs = 0
+    /// NHS orders past their lifetimes.
+    var nhsOrders = 0
 }
 
 /// Which TANs a verification may consume: the caller says which kind it can use, so a TAN of the other kind is left

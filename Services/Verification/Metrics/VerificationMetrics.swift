@@ -46,7 +46,10 @@ struct VerificationMetrics: Sendable {
     }
 
     func recordRetention(_ outcome: VerificationRetentionOutcome) {
-        for (entity, count) in [("session", outcome.sessions), ("tan", outcome.tans), ("teletan", outcome.teleTANs)] {
+        for (entity, count) in [
+            ("session", outcome.sessions), ("tan", outcome.tans), ("teletan", outcome.teleTANs),
+            ("nhs_order", outcome.nhsOrders),
+        ] {
             Counter(
                 label: "en_verification_retention_deleted_total",
                 dimensions: [("entity", entity)],

@@ -17,6 +17,11 @@ struct PhoneState: Codable, Sendable {
     var lastTAN: String?
     /// The one-time password of the last self-report, so a test can try to use it again.
     var lastOTP: String?
+    /// The NHS test path (`cwa nhs`): the CTA token of the test ordered or typed, the polling token of the order, and
+    /// the diagnosis key submission token (from the order or the CTA exchange).
+    var nhsCTAToken: String?
+    var nhsPollingToken: String?
+    var nhsSubmissionToken: String?
     /// CDN archives already checked (their paths), so a sync fetches only new ones.
     var syncedArchives: [String] = []
     /// Exposures found by earlier syncs.

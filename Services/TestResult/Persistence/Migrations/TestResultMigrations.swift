@@ -1,8 +1,15 @@
 // The ordered schema history of test-result-service.
 
 import ENPersistence
+import ENServiceKit
 
 /// Group `testresult`. Append new migrations; never edit or reorder applied ones.
 enum TestResultMigrations {
-    static let group = MigrationGroup(name: "testresult", migrations: [CreateTestResult(), AddResultProtection()])
+    static let group = MigrationGroup(
+        name: "testresult",
+        migrations: [
+            CreateTestResult(), AddResultProtection(), CreateNHSVirologyResult(),
+            NHSAPIKeysMigration(name: "0004_create_nhs_api_key"),
+        ]
+    )
 }

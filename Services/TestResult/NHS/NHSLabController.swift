@@ -1,0 +1,220 @@
+// The NHS test path at test-result-service: lab uploads by CTA token, the token API, and verification-service's
+// internal calls (nhs.md §3.2, §3.5, §3.6).
+
+import ENCrypto
+import ENServiceKit
+import Foundation
+import Hummingbird
+import Logging
+import Metrics
+
+/// How long a CTA token's row lives: four weeks from the order or the token API's upload (nhs.md §3.2).
+enum NHSLifetime {
+    static let token: TimeInterval = 28 * 86_400
+}
+
+/// What the lab routes and the internal routes share.
+struct NHSLab: Sendable {
+    let store: NHSResultStore
+    let pepper: KeyRing
+    let clock: WallClock
+    let metrics: any MetricsFactory
+
+    /// The lab API under `/upload/virology-test` (API key `testResultUpload`, not signed): V2 with `testKit`, V1
+    /// strict without it (kit `LAB_RESULT`). The source segment (`npex`, `fiorano`, `eng`, `wls`) only names the
+    /// sender; it is counted, nothing else.
+    func addLabRoutes(to group: RouterGroup<some RequestContext>) {
+        for version in [NHSUploadVersion.v1, .v2] {
+            let prefix = version == .v2 ? "v2/" : ""
+            for source in ["npex", "fiorano"] {
+                group.post("\(prefix)\(source)-result") { request, context in
+                    try await self.upload(request, context: context, version: version, source: source)
+                }
+            }
+            for source in ["eng", "wls"] {
+                group.post("\(prefix)\(source)-result-tokengen") { request, context in
+                    try await self.tokenGen(request, context: context, version: version, source: source)
+                }
+            }
+        }
+    }
+
+    /// verification-service's calls under `/api/v1/nhs`.
+    func addInternalRoutes(to group: RouterGroup<some RequestContext>) {
+        group.post("order") { request, context in try await self.createOrder(request, context: context) }
+        group.post("result") { request, context in try await self.result(request, context: context) }
+    }
+
+    /// Routes of the internal port verification-service may call.
+    static let internalRoutes = ["POST /api/v1/nhs/order", "POST /api/v1/nhs/result"]
+
+    // MARK: - Lab API
+
+    /// POST …/{npex|fiorano}-result → 202 `successfully processed`; 400 when no order has the token, 409 when it has a
+    /// result already, 422 for an invalid body.
+    func upload(
+        _ request: Request,
+        context: some RequestContext,
+        version: NHSUploadVersion,
+        source: String
+    ) async throws -> Response {
+        let body = try await NHSJSONObject.read(
+            request,
+            context: context,
+            error: .validation("unable to deserialize payload")
+        )
+        let (cta, result) = try NHSLabUpload.validate(body, version: version, withToken: true)
+        let outcome = try await self.store.upload(
+            candidates: self.pepper.pepperedCandidates(cta!.value),
+            result: result,
+            now: self.clock.now
+        )
+        self.count("upload", source: source, outcome: "\(outcome)")
+        switch outcome {
+        case .stored:
+            return NHSResponse.text(.accepted, "successfully processed")
+        case .noOrder:
+            throw NHSError(.badRequest, "no test order for this ctaToken")
+        case .alreadyAvailable:
+            throw NHSError(.conflict, "a result was stored for this ctaToken already")
+        }
+    }
+
+    /// POST …/{eng|wls}-result-tokengen → 200 `{"ctaToken": …}`: the result stored under a new token, which the
+    /// notification service sends to the citizen.
+    func tokenGen(
+        _ request: Request,
+        context: some RequestContext,
+        version: NHSUploadVersion,
+        source: String
+    ) async throws -> Response {
+        let body = try await NHSJSONObject.read(
+            request,
+            context: context,
+            error: .validation("unable to deserialize payload")
+        )
+        let (_, result) = try NHSLabUpload.validate(body, version: version, withToken: false)
+        let now = self.clock.now
+        for _ in 0..<3 {
+            let token = CTAToken.random()
+            if try await self.store.createAvailable(
+                ctaHash: self.pepper.peppered(token.value),
+                result: result,
+                now: now,
+                expiresAt: now.addingTimeInterval(NHSLifetime.token)
+            ) {
+                self.count("tokengen", source: source, outcome: "stored")
+                return try NHSResponse.json(.ok, ["ctaToken": token.value])
+            }
+        }
+        throw NHSCollision()
+    }
+
+    // MARK: - Internal API
+
+    /// POST /api/v1/nhs/order `{"ctaHash"}` → 201 with a pending result, 409 when the hash exists (draw another
+    /// token). verification-service hashes the token under the same `NHS_CTA_PEPPER_FILE`, so no CTA token crosses
+    /// the internal API in clear.
+    func createOrder(_ request: Request, context: some RequestContext) async throws -> Response {
+        let body = try await NHSJSONObject.read(request, context: context, error: NHSError(.badRequest, "not JSON"))
+        guard let hash = body.string("ctaHash"), Self.isHash(hash) else {
+            throw NHSError(.badRequest, "ctaHash: 64 lowercase hex digits expected")
+        }
+        let now = self.clock.now
+        let created = try await self.store.createOrder(
+            ctaHash: hash,
+            now: now,
+            expiresAt: now.addingTimeInterval(NHSLifetime.token)
+        )
+        return Response(status: created ? .created : .conflict)
+    }
+
+    /// POST /api/v1/nhs/result `{"ctaHashes": [...]}` (the token's hash under each pepper key, or the one an order
+    /// stored) → 200 `{"ctaHash", "status", "testEndDate"?, "testResult"?, "testKit"?}`, 404 for an unknown or expired
+    /// token.
+    func result(_ request: Request, context: some RequestContext) async throws -> Response {
+        let body = try await NHSJSONObject.read(request, context: context, error: NHSError(.badRequest, "not JSON"))
+        guard let hashes = body.fields["ctaHashes"] as? [String], (1...8).contains(hashes.count),
+            hashes.allSatisfy(Self.isHash)
+        else { throw NHSError(.badRequest, "ctaHashes: 1 to 8 hashes of 64 lowercase hex digits expected") }
+        guard let stored = try await self.store.find(candidates: hashes, now: self.clock.now) else {
+            return Response(status: .notFound)
+        }
+        return try NHSResponse.json(
+            .ok,
+            NHSInternalResult(
+                ctaHash: stored.ctaHash,
+                status: stored.status.rawValue,
+                testEndDate: stored.testEndDate,
+                testResult: stored.testResult,
+                testKit: stored.testKit
+            )
+        )
+    }
+
+    private static func isHash(_ text: String) -> Bool {
+        text.utf8.count == 64 && text.utf8.allSatisfy { (0x30...0x39).contains($0) || (0x61...0x66).contains($0) }
+    }
+
+    private func count(_ route: String, source: String, outcome: String) {
+        Counter(
+            label: "en_testresult_nhs_results_total",
+            dimensions: [("route", route), ("source", source), ("outcome", outcome)],
+            factory: self.metrics
+        ).increment()
+    }
+}
+
+/// The internal answer about a CTA token's result.
+struct NHSInternalResult: Codable, Sendable, Equatable {
+    var ctaHash: String
+    var status: String
+    var testEndDate: NHSTestEndDate?
+    var testResult: NHSTestResult?
+    var testKit: NHSTestKit?
+}
+
+enum NHSUploadVersion: Sendable { case v1, v2 }
+
+/// The body rules of nhs.md §3.5 and §3.6.
+enum NHSLabUpload {
+    /// The CTA token (when `withToken`) and the result of a lab's body, or the 422 that names the first problem.
+    static func validate(
+        _ body: NHSJSONObject,
+        version: NHSUploadVersion,
+        withToken: Bool
+    ) throws(NHSError) -> (CTAToken?, NHSLabResult) {
+        var known: Set<String> = ["testEndDate", "testResult"]
+        if withToken { known.insert("ctaToken") }
+        if version == .v2 { known.insert("testKit") }
+        if version == .v1, let unknown = body.unknownNames(beyond: known).first {
+            throw .validation("unknown field \(unknown)")
+        }
+        var token: CTAToken? = nil
+        if withToken {
+            guard let text = body.string("ctaToken") else { throw .validation("ctaToken is required") }
+            guard let cta = CTAToken(text) else { throw .validation("ctaToken is not a valid CTA token") }
+            token = cta
+        }
+        guard let dateText = body.string("testEndDate") else { throw .validation("testEndDate is required") }
+        guard let date = NHSTestEndDate(wire: dateText) else {
+            throw .validation("testEndDate must be yyyy-MM-ddT00:00:00Z")
+        }
+        guard let resultText = body.string("testResult") else { throw .validation("testResult is required") }
+        guard let result = NHSTestResult(lab: resultText) else {
+            throw .validation("testResult must be POSITIVE, NEGATIVE, VOID or INDETERMINATE")
+        }
+        var kit = NHSTestKit.labResult
+        if version == .v2 {
+            guard let kitText = body.string("testKit") else { throw .validation("testKit is required") }
+            guard let parsed = NHSTestKit(rawValue: kitText) else {
+                throw .validation("testKit must be LAB_RESULT, RAPID_RESULT or RAPID_SELF_REPORTED")
+            }
+            kit = parsed
+        }
+        if kit != .labResult && result != .positive {
+            throw .validation("\(kit.rawValue) accepts only POSITIVE results")
+        }
+        return (token, NHSLabResult(testEndDate: date, testResult: result, testKit: kit))
+    }
+}

@@ -1,0 +1,151 @@
+// Results of the NHS test path in the `testresult` database (table `nhs_virology_result`, migration 0003).
+
+import ENPersistence
+import ENServiceKit
+import Foundation
+import Logging
+import PostgresNIO
+
+/// A result of the NHS path as stored.
+struct NHSStoredResult: Sendable, Equatable {
+    enum Status: String, Sendable { case pending, available }
+    /// The stored hash of the token.
+    var ctaHash: String
+    var status: Status
+    var testEndDate: NHSTestEndDate?
+    var testResult: NHSTestResult?
+    var testKit: NHSTestKit?
+}
+
+/// A lab's result for a CTA token, validated.
+struct NHSLabResult: Sendable, Equatable {
+    var testEndDate: NHSTestEndDate
+    var testResult: NHSTestResult
+    var testKit: NHSTestKit
+}
+
+/// What a lab upload by CTA token did (nhs.md §3.2, step 2).
+enum NHSUploadOutcome: Sendable, Equatable {
+    case stored
+    /// No order (or an expired one) for the token: 400.
+    case noOrder
+    /// The order has a result already: 409.
+    case alreadyAvailable
+}
+
+/// Every statement binds its values; the state changes are single conditional statements, so two uploads for one
+/// token race to one `stored` and one `alreadyAvailable`.
+struct NHSResultStore: Sendable {
+    let database: DatabasePool
+    let logger: Logger
+
+    init(client: PostgresClient, logger: Logger, leaseTimeout: Duration = DatabasePool.unhurriedLeaseTimeout) {
+        self.database = DatabasePool(client: client, leaseTimeout: leaseTimeout)
+        self.logger = logger.cappedForDatabase
+    }
+
+    /// A pending result for a new order; `false` when the hash exists already (a collision: draw another token).
+    func createOrder(ctaHash: String, now: Date, expiresAt: Date) async throws -> Bool {
+        let rows = try await self.database.query(
+            """
+            INSERT INTO nhs_virology_result (cta_hash, status, source, created_at, updated_at, expires_at)
+            VALUES (\(ctaHash), 'pending', 'order', \(now), \(now), \(expiresAt))
+            ON CONFLICT (cta_hash) DO NOTHING RETURNING 1
+            """,
+            logger: self.logger
+        )
+        return !rows.isEmpty
+    }
+
+    /// An available result under a new token of the token API; `false` on a collision.
+    func createAvailable(ctaHash: String, result: NHSLabResult, now: Date, expiresAt: Date) async throws -> Bool {
+        let rows = try await self.database.query(
+            """
+            INSERT INTO nhs_virology_result
+                (cta_hash, status, test_end_date, test_result, test_kit, source, created_at, updated_at, expires_at)
+            VALUES (\(ctaHash), 'available', \(result.testEndDate.day)::date, \(result.testResult.rawValue),
+                    \(result.testKit.rawValue), 'tokengen', \(now), \(now), \(expiresAt))
+            ON CONFLICT (cta_hash) DO NOTHING RETURNING 1
+            """,
+            logger: self.logger
+        )
+        return !rows.isEmpty
+    }
+
+    /// Available results for `count` new tokens in one transaction (the bulk command): all or none.
+    func createAvailable(
+        _ entries: [(ctaHash: String, result: NHSLabResult)],
+        now: Date,
+        expiresAt: Date
+    )
+        async throws -> Bool
+    {
+        try await rethrowingTransactionCause {
+            try await self.database.withTransaction(logger: self.logger) { connection in
+                let rows = try await connection.query(
+                    """
+                    INSERT INTO nhs_virology_result
+                        (cta_hash, status, test_end_date, test_result, test_kit, source, created_at, updated_at, expires_at)
+                    SELECT entry.cta_hash, 'available', entry.day::date, entry.result, entry.kit, 'tokengen', \(now), \(now), \(expiresAt)
+                    FROM unnest(\(entries.map(\.ctaHash))::text[], \(entries.map(\.result.testEndDate.day))::text[],
+                                \(entries.map(\.result.testResult.rawValue))::text[], \(entries.map(\.result.testKit.rawValue))::text[])
+                        AS entry(cta_hash, day, result, kit)
+                    ON CONFLICT (cta_hash) DO NOTHING RETURNING 1
+                    """,
+                    logger: self.logger
+                )
+                var inserted = 0
+                for try await _ in rows { inserted += 1 }
+                guard inserted == entries.count else { throw NHSCollision() }
+                return true
+            }
+        }
+    }
+
+    /// Sets the result of the pending, unexpired order whose token hash is one of `candidates`.
+    func upload(candidates: [String], result: NHSLabResult, now: Date) async throws -> NHSUploadOutcome {
+        let updated = try await self.database.query(
+            """
+            UPDATE nhs_virology_result
+            SET status = 'available', test_end_date = \(result.testEndDate.day)::date,
+                test_result = \(result.testResult.rawValue), test_kit = \(result.testKit.rawValue), updated_at = \(now)
+            WHERE cta_hash = ANY(\(candidates)::text[]) AND status = 'pending' AND expires_at > \(now)
+            RETURNING 1
+            """,
+            logger: self.logger
+        )
+        if !updated.isEmpty { return .stored }
+        return try await self.find(candidates: candidates, now: now) == nil ? .noOrder : .alreadyAvailable
+    }
+
+    /// The unexpired result whose token hash is one of `candidates`.
+    func find(candidates: [String], now: Date) async throws -> NHSStoredResult? {
+        let rows = try await self.database.query(
+            """
+            SELECT cta_hash, status, to_char(test_end_date, 'YYYY-MM-DD'), test_result, test_kit FROM nhs_virology_result
+            WHERE cta_hash = ANY(\(candidates)::text[]) AND expires_at > \(now)
+            """,
+            logger: self.logger
+        )
+        guard let row = rows.first else { return nil }
+        let (hash, status, day, result, kit) = try row.decode((String, String, String?, String?, String?).self)
+        return NHSStoredResult(
+            ctaHash: hash,
+            status: NHSStoredResult.Status(rawValue: status) ?? .pending,
+            testEndDate: day.flatMap(NHSTestEndDate.init(day:)),
+            testResult: result.flatMap(NHSTestResult.init(rawValue:)),
+            testKit: kit.flatMap(NHSTestKit.init(rawValue:))
+        )
+    }
+
+    /// Deletes expired rows; returns how many.
+    func deleteExpired(now: Date) async throws -> Int {
+        try await self.database.query(
+            "DELETE FROM nhs_virology_result WHERE expires_at <= \(now) RETURNING 1",
+            logger: self.logger
+        ).count
+    }
+}
+
+/// A token drawn twice (in a batch, or one stored already).
+struct NHSCollision: Error {}

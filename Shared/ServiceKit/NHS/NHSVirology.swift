@@ -1,0 +1,121 @@
+// The value sets of the NHS test path (nhs.md §3.3, §3.5), shared by test-result-service, verification-service and
+// the `cwa` client.
+
+package import Foundation
+import HTTPTypes
+package import Hummingbird
+import NIOCore
+
+/// `testResult` of the NHS family.
+package enum NHSTestResult: String, Sendable, Codable, CaseIterable {
+    case positive = "POSITIVE"
+    case negative = "NEGATIVE"
+    case void = "VOID"
+
+    /// A lab's value: the three above, and `INDETERMINATE`, which is stored as `VOID` (§3.5).
+    package init?(lab text: String) {
+        if text == "INDETERMINATE" {
+            self = .void
+        } else if let value = NHSTestResult(rawValue: text) {
+            self = value
+        } else {
+            return nil
+        }
+    }
+}
+
+/// `testKit` of the NHS family.
+package enum NHSTestKit: String, Sendable, Codable, CaseIterable {
+    case labResult = "LAB_RESULT"
+    case rapidResult = "RAPID_RESULT"
+    case rapidSelfReported = "RAPID_SELF_REPORTED"
+}
+
+/// `testEndDate`: a day, written `yyyy-MM-ddT00:00:00Z` on the wire (§3.5: any other time of day is refused).
+package struct NHSTestEndDate: Sendable, Hashable, Codable, CustomStringConvertible {
+    /// `yyyy-MM-dd`.
+    package let day: String
+
+    /// Parses the wire form, exactly; `nil` for anything else (another time, a zone offset, an impossible day).
+    package init?(wire text: String) {
+        guard text.utf8.count == 20, text.hasSuffix("T00:00:00Z") else { return nil }
+        self.init(day: String(text.prefix(10)))
+    }
+
+    /// A `yyyy-MM-dd` day as stored; `nil` when it is no real day.
+    package init?(day: String) {
+        let parts = day.split(separator: "-", omittingEmptySubsequences: false)
+        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
+            parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } }),
+            let year = Int(parts[0]), let month = Int(parts[1]), let dayOfMonth = Int(parts[2]),
+            (1...12).contains(month), dayOfMonth >= 1, year >= 2000
+        else { return nil }
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        guard let date = calendar.date(from: DateComponents(year: year, month: month, day: dayOfMonth)),
+            calendar.component(.day, from: date) == dayOfMonth
+        else { return nil }
+        self.day = day
+    }
+
+    /// The day starting at `date` (UTC).
+    package init(date: Date) {
+        self.day = String(date.formatted(.iso8601.year().month().day()).prefix(10))
+    }
+
+    /// `yyyy-MM-ddT00:00:00Z`.
+    package var wire: String { self.day + "T00:00:00Z" }
+
+    package var description: String { self.wire }
+
+    package init(from decoder: any Decoder) throws {
+        let text = try decoder.singleValueContainer().decode(String.self)
+        guard let value = NHSTestEndDate(wire: text) else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "testEndDate"))
+        }
+        self = value
+    }
+
+    package func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(self.wire)
+    }
+}
+
+/// Reading the JSON bodies of the NHS family: objects of named values, checked field by field so each answer can name
+/// what was wrong (the reference's 422 `validation error: …`).
+package struct NHSJSONObject: @unchecked Sendable {
+    /// The parsed object (JSON types only: `String`, `NSNumber`, `NSNull`, arrays, dictionaries).
+    package let fields: [String: Any]
+
+    package init(fields: [String: Any]) {
+        self.fields = fields
+    }
+
+    /// The body of `request` as a JSON object, whatever its content type (the reference checks none); a body that is
+    /// not one is `error`.
+    package static func read(
+        _ request: Request,
+        context: some RequestContext,
+        error: NHSError
+    ) async throws -> NHSJSONObject {
+        let buffer = try await request.body.collect(upTo: context.maxUploadSize)
+        guard let object = try? JSONSerialization.jsonObject(with: Data(buffer.readableBytesView)),
+            let fields = object as? [String: Any]
+        else { throw error }
+        return NHSJSONObject(fields: fields)
+    }
+
+    /// The string `name`, or `nil` when it is missing, `null`, not a string or blank.
+    package func string(_ name: String) -> String? {
+        guard let value = self.fields[name] as? String, !value.trimmingCharacters(in: .whitespaces).isEmpty else {
+            return nil
+        }
+        return value
+    }
+
+    /// Names present beyond `known` (the strict V1 bodies refuse them).
+    package func unknownNames(beyond known: Set<String>) -> [String] {
+        self.fields.keys.filter { !known.contains($0) }.sorted()
+    }
+}

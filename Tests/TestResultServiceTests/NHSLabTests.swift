@@ -1,0 +1,168 @@
+// The NHS test path at test-result-service (nhs.md §3.2, §3.5, §3.6) on PostgreSQL: verification-service's orders,
+// lab uploads by CTA token, the token API, and the internal result lookup.
+
+import ENCrypto
+import ENPersistence
+import ENServiceKit
+import ENTestSupport
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import PostgresNIO
+import Testing
+
+@testable import TestResultService
+
+/// The lab router (API keys in memory) and the internal NHS routes (without service-token middleware).
+private struct LabHarness {
+    let lab: any ApplicationProtocol
+    let internalApp: any ApplicationProtocol
+
+    init(_ overrides: [String: String] = [:]) throws {
+        let database = try PostgresTestDatabase.require()
+        var dependencies = TestResultDependencies.postgres(client: database.client, logger: database.logger)
+        dependencies.apiKeys = NHSAPIKeyVerifier(store: TestNHS.keyStore())
+        let configuration = try TestResultFixture.configuration(TestNHS.settings(overrides))
+        self.lab = try TestResultFixture.labApp(configuration: configuration, dependencies: dependencies)
+        let router = Router(context: ServiceRequestContext.self)
+        router.add(middleware: ErrorMiddleware())
+        try #require(
+            TestResult.nhsLab(configuration: configuration, dependencies: dependencies, environment: .testing())
+        ).addInternalRoutes(to: router.group("api/v1/nhs"))
+        self.internalApp = Application(router: router)
+    }
+
+    static let labHeaders: HTTPFields = [.contentType: "application/json", .authorization: TestNHS.lab.authorization]
+
+    /// An order as verification-service makes it: the pending result of a new CTA token.
+    func order() async throws -> String {
+        let cta = CTAToken.random().value
+        let reply = try await self.internalApp.post(
+            "/api/v1/nhs/order",
+            headers: .json,
+            body: ByteBuffer(string: #"{"ctaHash":"\#(TestNHS.pepper.peppered(cta))"}"#)
+        )
+        #expect(reply.status == .created)
+        return cta
+    }
+
+    func upload(
+        _ cta: String,
+        result: String = "POSITIVE",
+        kit: String = "LAB_RESULT",
+        times: Int = 1
+    )
+        async throws -> [RouterReply]
+    {
+        try await self.lab.post(
+            "/upload/virology-test/v2/npex-result",
+            headers: Self.labHeaders,
+            body: ByteBuffer(
+                string:
+                    #"{"ctaToken":"\#(cta)","testEndDate":"2026-11-20T00:00:00Z","testResult":"\#(result)","testKit":"\#(kit)"}"#
+            ),
+            times: times
+        )
+    }
+
+    func result(_ cta: String) async throws -> RouterReply {
+        try await self.internalApp.post(
+            "/api/v1/nhs/result",
+            headers: .json,
+            body: ByteBuffer(string: #"{"ctaHashes":["\#(TestNHS.pepper.peppered(cta))"]}"#)
+        )
+    }
+}
+
+@Suite("NHS test path at test-result-service (PostgreSQL)", .postgres(TestResultMigrations.group))
+struct NHSLabTests {
+    @Test("an order is pending; the lab's upload makes it available; 20 parallel uploads to one order store one")
+    func uploadByCTAToken() async throws {
+        let harness = try LabHarness()
+        let cta = try await harness.order()
+        #expect(try await harness.result(cta).string("status") == "pending")
+        let replies = try await harness.upload(cta, kit: "RAPID_RESULT", times: 20)
+        #expect(replies.filter { $0.status == .accepted }.count == 1)
+        #expect(replies.filter { $0.status == .conflict }.count == 19)
+        #expect(replies.first { $0.status == .accepted }?.text == "successfully processed")
+        let stored = try await harness.result(cta).json()
+        #expect(stored["status"] as? String == "available")
+        #expect(stored["testResult"] as? String == "POSITIVE")
+        #expect(stored["testKit"] as? String == "RAPID_RESULT")
+        #expect(stored["testEndDate"] as? String == "2026-11-20T00:00:00Z")
+        #expect(stored["ctaHash"] as? String == TestNHS.pepper.peppered(cta))
+    }
+
+    @Test("no order 400, invalid 422 with the reason, no or a wrong API key 403; nothing half-stored")
+    func refusals() async throws {
+        let harness = try LabHarness()
+        let database = try PostgresTestDatabase.require()
+        #expect(try await harness.upload(CTAToken.random().value)[0].status == .badRequest)
+        let cta = try await harness.order()
+        let invalid = try await harness.upload(cta, result: "NEGATIVE", kit: "RAPID_RESULT")[0]
+        #expect(invalid.status == .unprocessableContent)
+        #expect(invalid.text == "validation error: RAPID_RESULT accepts only POSITIVE results")
+        #expect(try await harness.upload("1234abcd")[0].status == .unprocessableContent)
+        for authorization in [nil, TestNHS.mobile.authorization, "Bearer bGFiLXRlc3Q6d3Jvbmc="] {
+            var headers: HTTPFields = [.contentType: "application/json"]
+            headers[.authorization] = authorization
+            let reply = try await harness.lab.post(
+                "/upload/virology-test/v2/npex-result",
+                headers: headers,
+                body: ByteBuffer(string: "{}")
+            )
+            #expect(reply.status == .forbidden)
+        }
+        #expect(try await database.count("nhs_virology_result", where: "status = 'available'") == 0)
+        #expect(try await harness.result(cta).string("status") == "pending")
+    }
+
+    @Test("the token API stores an available result under a new CTA token and answers it; V1 refuses a testKit")
+    func tokenGen() async throws {
+        let harness = try LabHarness()
+        let reply = try await harness.lab.post(
+            "/upload/virology-test/v2/eng-result-tokengen",
+            headers: LabHarness.labHeaders,
+            body: ByteBuffer(
+                string: #"{"testEndDate":"2026-11-21T00:00:00Z","testResult":"INDETERMINATE","testKit":"LAB_RESULT"}"#
+            )
+        )
+        #expect(reply.status == .ok)
+        let cta = try #require(try reply.string("ctaToken"))
+        #expect(CTAToken(cta) != nil)
+        #expect(try await harness.result(cta).string("testResult") == "VOID")
+        let v1 = try await harness.lab.post(
+            "/upload/virology-test/wls-result-tokengen",
+            headers: LabHarness.labHeaders,
+            body: ByteBuffer(
+                string: #"{"testEndDate":"2026-11-21T00:00:00Z","testResult":"POSITIVE","testKit":"LAB_RESULT"}"#
+            )
+        )
+        #expect(v1.status == .unprocessableContent)
+    }
+
+    @Test("expired rows are unknown to every read and deleted by retention; an existing hash is a 409 collision")
+    func expiry() async throws {
+        let harness = try LabHarness()
+        let database = try PostgresTestDatabase.require()
+        let cta = try await harness.order()
+        let again = try await harness.internalApp.post(
+            "/api/v1/nhs/order",
+            headers: .json,
+            body: ByteBuffer(string: #"{"ctaHash":"\#(TestNHS.pepper.peppered(cta))"}"#)
+        )
+        #expect(again.status == .conflict)
+        try await database.client.query("UPDATE nhs_virology_result SET expires_at = now() - interval '1 second'")
+        #expect(try await harness.result(cta).status == .notFound)
+        #expect(try await harness.upload(cta)[0].status == .badRequest)
+        let store = NHSResultStore(client: database.client, logger: database.logger)
+        #expect(try await store.deleteExpired(now: Date()) == 1)
+    }
+
+    @Test("maintenance mode: 503 on the lab routes")
+    func maintenance() async throws {
+        let harness = try LabHarness(["NHS_MAINTENANCE_MODE": "true"])
+        #expect(try await harness.upload(CTAToken.random().value)[0].status == .serviceUnavailable)
+    }
+}

@@ -1,0 +1,280 @@
+// The NHS test path at verification-service (nhs.md §3.2–§3.4) on PostgreSQL: orders, polls, CTA exchanges and the
+// submission-token check, with test-result-service in memory; every answer's signature checked as an app would.
+
+import ENCrypto
+import ENPersistence
+import ENServiceKit
+import ENTestSupport
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+import PostgresNIO
+import Testing
+
+@testable import VerificationService
+
+/// The app router and the internal NHS route (without service-token middleware) over the test database.
+private struct NHSHarness {
+    let testResults: InMemoryTestResultClient
+    let app: Application<RouterResponder<ServiceRequestContext>>
+    let internalApp: Application<RouterResponder<ServiceRequestContext>>
+
+    init(_ overrides: [String: String] = [:]) throws {
+        let database = try PostgresTestDatabase.require()
+        let configuration = try VerificationFixture.configuration(TestNHS.settings(overrides))
+        self.testResults = InMemoryTestResultClient()
+        var dependencies = VerificationDependencies.inMemory(testResults: self.testResults)
+        dependencies.nhsOrders = NHSOrderStore(client: database.client, logger: database.logger)
+        dependencies.apiKeys = NHSAPIKeyVerifier(store: TestNHS.keyStore())
+        var runtime = VerificationRuntime(
+            configuration: configuration,
+            dependencies: dependencies,
+            environment: .testing()
+        )
+        runtime.nhsExchangeDuration = .milliseconds(1)
+        self.app = Application(router: try Verification.buildPublicRouter(runtime))
+        let internalRouter = Router(context: ServiceRequestContext.self)
+        internalRouter.add(middleware: ErrorMiddleware())
+        try #require(runtime.nhsController).addInternalRoutes(to: internalRouter.group("version/v1"))
+        self.internalApp = Application(router: internalRouter)
+    }
+
+    static func headers(
+        requestID: String = "req-1",
+        userAgent: String? = nil,
+        key: NHSAPIKeyCredential? = TestNHS.mobile
+    )
+        -> HTTPFields
+    {
+        var headers: HTTPFields = [.contentType: "application/json", .nhsRequestID: requestID]
+        if let key { headers[.authorization] = key.authorization }
+        if let userAgent { headers[.userAgent] = userAgent }
+        return headers
+    }
+
+    /// A signed call; the signature must verify for `requestID`, the method and `path`.
+    func call(
+        _ path: String,
+        _ json: String,
+        requestID: String = "req-1",
+        userAgent: String? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> RouterReply {
+        let reply = try await self.app.post(
+            path,
+            headers: Self.headers(requestID: requestID, userAgent: userAgent),
+            body: ByteBuffer(string: json)
+        )
+        #expect(
+            throws: Never.self,
+            "the answer (\(reply.status.code)) is signed for its request",
+            sourceLocation: sourceLocation
+        ) {
+            try TestNHS.verifier.verifyAnswer(
+                signature: reply.headers[.amzMetaSignature],
+                date: reply.headers[.amzMetaSignatureDate],
+                requestID: requestID,
+                method: "POST",
+                path: path,
+                body: reply.body.readableBytesView
+            )
+        }
+        return reply
+    }
+
+    /// The lab's result for the CTA token `cta`, as test-result-service would report it.
+    func setResult(_ cta: String, _ result: NHSTestResult, kit: NHSTestKit = .labResult) async {
+        await self.testResults.setNHS(
+            NHSReportedResult(
+                ctaHash: TestNHS.pepper.peppered(cta),
+                status: "available",
+                testEndDate: NHSTestEndDate(day: "2026-11-20"),
+                testResult: result,
+                testKit: kit
+            )
+        )
+    }
+
+    /// `count` parallel verifications of a submission token; their statuses.
+    func verify(_ token: String, times count: Int = 1) async throws -> [HTTPResponse.Status] {
+        try await self.internalApp.post(
+            "/version/v1/nhs/submission-token/verify",
+            headers: .json,
+            body: ByteBuffer(string: #"{"diagnosisKeySubmissionToken":"\#(token)"}"#),
+            times: count
+        ).map(\.status)
+    }
+}
+
+@Suite("NHS test path at verification-service (PostgreSQL)", .postgres(VerificationMigrations.group))
+struct NHSVirologyTests {
+    @Test(
+        "order → pending → the lab's positive result → V2 and V1 polls → the submission token verifies once, in parallel"
+    )
+    func orderJourney() async throws {
+        let harness = try NHSHarness()
+        let order = try await harness.call("/virology-test/v2/order", "{}")
+        #expect(order.status == .ok)
+        let cta = try #require(try order.string("tokenParameterValue"))
+        #expect(CTAToken(cta) != nil)
+        #expect(try order.string("websiteUrlWithQuery")?.hasSuffix("?ctaToken=\(cta)") == true)
+        let polling = try #require(try order.string("testResultPollingToken"))
+        let submission = try #require(try order.string("diagnosisKeySubmissionToken"))
+        #expect(UUID(uuidString: polling) != nil && UUID(uuidString: submission) != nil)
+        let poll = #"{"testResultPollingToken":"\#(polling)","country":"England"}"#
+
+        #expect(try await harness.call("/virology-test/v2/results", poll).status == .noContent)
+        #expect(try await harness.verify(submission) == [.notFound], "no result yet: the token is not usable")
+
+        await harness.setResult(cta, .positive)
+        let result = try await harness.call("/virology-test/v2/results", poll, requestID: "poll-2")
+        #expect(result.status == .ok)
+        let fields = try result.json()
+        #expect(fields["testResult"] as? String == "POSITIVE")
+        #expect(fields["testKit"] as? String == "LAB_RESULT")
+        #expect(fields["testEndDate"] as? String == "2026-11-20T00:00:00Z")
+        #expect(fields["diagnosisKeySubmissionSupported"] as? Bool == true)
+        #expect(fields["requiresConfirmatoryTest"] as? Bool == false)
+        let v1 = try await harness.call("/virology-test/results", #"{"testResultPollingToken":"\#(polling)"}"#)
+        #expect(v1.status == .ok)
+        #expect(try v1.json()["diagnosisKeySubmissionSupported"] == nil)
+        #expect(try v1.string("testKit") == "LAB_RESULT")
+
+        let statuses = try await harness.verify(submission.uppercased(), times: 20)
+        #expect(statuses.filter { $0 == .ok }.count == 1)
+        #expect(statuses.filter { $0 == .notFound }.count == 19)
+        #expect(try await harness.verify(submission) == [.notFound])
+    }
+
+    @Test(
+        "refusals: unknown token 404 (signed, text), no country 422, a bad body 422, no or a wrong API key 403 unsigned"
+    )
+    func refusals() async throws {
+        let harness = try NHSHarness()
+        let unknown = try await harness.call(
+            "/virology-test/v2/results",
+            #"{"testResultPollingToken":"\#(UUID().uuidString)","country":"England"}"#
+        )
+        #expect(unknown.status == .notFound)
+        #expect(unknown.text == "Test result lookup submitted for unknown testResultPollingToken")
+        let noCountry = try await harness.call("/virology-test/v2/results", #"{"testResultPollingToken":"x"}"#)
+        #expect(noCountry.status == .unprocessableContent)
+        #expect(noCountry.text.hasPrefix("validation error:"))
+        #expect(try await harness.call("/virology-test/v2/results", "not json").status == .unprocessableContent)
+        for key in [nil, NHSAPIKeyCredential(keyName: "app-test", secret: "wrong-secret-entirely"), TestNHS.lab] {
+            let refused = try await harness.app.post(
+                "/virology-test/v2/order",
+                headers: NHSHarness.headers(key: key),
+                body: ByteBuffer(string: "{}")
+            )
+            #expect(refused.status == .forbidden)
+            #expect(refused.headers[.amzMetaSignature] == nil)
+        }
+    }
+
+    @Test(
+        "CTA exchange of a token-API result: hidden from apps up to 4.3 when a confirmatory test is required, twice at most, each time a new token"
+    )
+    func exchange() async throws {
+        let harness = try NHSHarness()
+        let cta = CTAToken.random().value
+        let body = #"{"ctaToken":"\#(cta)","country":"England"}"#
+        #expect(try await harness.call("/virology-test/v2/cta-exchange", body).status == .notFound, "no result")
+        await harness.testResults.setNHS(NHSReportedResult(ctaHash: TestNHS.pepper.peppered(cta), status: "pending"))
+        #expect(try await harness.call("/virology-test/v2/cta-exchange", body).status == .noContent)
+        await harness.setResult(cta, .positive, kit: .rapidSelfReported)
+        let old = "p=iOS,o=14.2,v=4.3,b=1"
+        #expect(try await harness.call("/virology-test/v2/cta-exchange", body, userAgent: old).status == .notFound)
+        #expect(
+            try await harness.call("/virology-test/cta-exchange", #"{"ctaToken":"\#(cta)"}"#).status == .notFound,
+            "V1 knows no self-reported rapid tests"
+        )
+
+        let first = try await harness.call("/virology-test/v2/cta-exchange", body, userAgent: "p=iOS,o=14.2,v=4.4,b=1")
+        #expect(first.status == .ok)
+        #expect(try first.json()["diagnosisKeySubmissionSupported"] as? Bool == false)
+        #expect(try first.json()["requiresConfirmatoryTest"] as? Bool == true)
+        let second = try await harness.call("/virology-test/v2/cta-exchange", body)
+        #expect(second.status == .ok)
+        let tokens = [
+            try first.string("diagnosisKeySubmissionToken"), try second.string("diagnosisKeySubmissionToken"),
+        ]
+        #expect(Set(tokens.compactMap { $0 }).count == 2)
+        #expect(try await harness.call("/virology-test/v2/cta-exchange", body).status == .notFound, "a third time")
+
+        // One submission per result, whichever token is used.
+        #expect(try await harness.verify(try #require(tokens[1])) == [.ok])
+        #expect(try await harness.verify(try #require(tokens[0])) == [.notFound])
+    }
+
+    @Test("a CTA token failing its check character is 400; a negative result's token never verifies")
+    func badTokensAndNegatives() async throws {
+        let harness = try NHSHarness()
+        for token in ["1234abcd", "invalid-cta-token", "CC8F0B6Z"] {
+            let reply = try await harness.call(
+                "/virology-test/v2/cta-exchange",
+                #"{"ctaToken":"\#(token)","country":"England"}"#
+            )
+            #expect(reply.status == .badRequest, "\(token)")
+        }
+        let cta = CTAToken.random().value
+        await harness.setResult(cta, .negative)
+        let exchanged = try await harness.call(
+            "/virology-test/v2/cta-exchange",
+            #"{"ctaToken":"\#(cta)","country":"Wales"}"#
+        )
+        #expect(exchanged.status == .ok)
+        #expect(try exchanged.json()["diagnosisKeySubmissionSupported"] as? Bool == false)
+        #expect(
+            try await harness.verify(try #require(try exchanged.string("diagnosisKeySubmissionToken"))) == [.notFound]
+        )
+    }
+
+    @Test("expiry is checked on every read: an expired order's poll is 404 and its token does not verify")
+    func expiry() async throws {
+        let harness = try NHSHarness()
+        let database = try PostgresTestDatabase.require()
+        let order = try await harness.call("/virology-test/v2/order", "{}")
+        let cta = try #require(try order.string("tokenParameterValue"))
+        let polling = try #require(try order.string("testResultPollingToken"))
+        await harness.setResult(cta, .positive)
+        try await database.client.query(
+            "UPDATE nhs_virology_order SET expires_at = now() - interval '1 second', submission_expires_at = now() - interval '1 second'"
+        )
+        let poll = #"{"testResultPollingToken":"\#(polling)","country":"England"}"#
+        #expect(try await harness.call("/virology-test/v2/results", poll).status == .notFound)
+        #expect(try await harness.verify(try #require(try order.string("diagnosisKeySubmissionToken"))) == [.notFound])
+        #expect(try await database.count("nhs_virology_order") == 1)
+        #expect(
+            try await NHSOrderStore(client: database.client, logger: database.logger).deleteExpired(now: Date()) == 1
+        )
+        #expect(try await database.count("nhs_submission_token") == 0)
+    }
+
+    @Test("tokens are stored as hashes only; maintenance mode answers 503 to everything")
+    func storageAndMaintenance() async throws {
+        let harness = try NHSHarness()
+        let database = try PostgresTestDatabase.require()
+        let order = try await harness.call("/virology-test/v2/order", "{}")
+        let cta = try #require(try order.string("tokenParameterValue"))
+        let polling = try #require(try order.string("testResultPollingToken"))
+        #expect(
+            try await database.count("nhs_virology_order", where: "cta_hash = '\(TestNHS.pepper.peppered(cta))'") == 1
+        )
+        #expect(
+            try await database.count(
+                "nhs_virology_order",
+                where: "polling_token_hash = '\(SecretHash.sha256Hex(polling))'"
+            ) == 1
+        )
+
+        let maintenance = try NHSHarness(["NHS_MAINTENANCE_MODE": "true"])
+        let reply = try await maintenance.app.post(
+            "/virology-test/v2/order",
+            headers: NHSHarness.headers(),
+            body: ByteBuffer(string: "{}")
+        )
+        #expect(reply.status == .serviceUnavailable)
+    }
+}
