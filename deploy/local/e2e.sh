@@ -7,10 +7,13 @@
 #   encrypted check-ins; a distribution run publishes; B syncs, every signature verifies, and B finds exactly the
 #   exposure with A on the right day; the TAN cannot be used again; a teleTAN from the portal lets phone C submit;
 #   a dummy submission is accepted and stores nothing; a lab without a client certificate (or with one that is not
-#   allowlisted) is refused; internal routes, health and metrics are not routed; the internal ports refuse calls
+#   allowlisted) is refused; the NHS test path (loopback fleet only: compose does not enable it): phone N orders a
+#   test, a lab reports it by CTA token with an API key, N polls and submits with its submission token (every answer's
+#   signature checked), phone M finds the exposure to N; a token-API result reaches phone T by CTA exchange; internal
+#   routes, health and metrics are not routed; the internal ports refuse calls
 #   without a valid service token or off the caller's allowlist; a client over its own rate budget
 #   (from 127.0.0.8) gets 429 while another client (127.0.0.9) still gets through, on the portal and on registrations;
-#   afterwards no log line and no table of any database holds any of the clients' addresses or a TAN.
+#   afterwards no log line and no table of any database holds any of the clients' addresses, a TAN or an NHS token.
 #
 # Prints one line per check and `N passed, M failed`; exits 1 when a check failed. The fleet is stopped at the end;
 # its logs stay in .data/e2e/logs until the next run. CONFIG (debug) chooses the binaries.
@@ -319,7 +322,7 @@ else
 fi
 # The services get only allowlisted headers: the rendered configuration turns nginx's passing of request headers
 # off once, for every server, and sets nothing but the API's own headers.
-allowed_headers="Host Connection Content-Type X-Request-ID cwa-fake cwa-authorization cwa-otp X-SSL-Client-Cert X-Gateway-Secret Cookie Accept-Language"
+allowed_headers="Host Connection Content-Type X-Request-ID cwa-fake cwa-authorization cwa-otp X-SSL-Client-Cert X-Gateway-Secret Cookie Accept-Language Authorization Request-Id User-Agent"
 check "the gateway passes only allowlisted headers to the services (proxy_pass_request_headers off; proxy_set_header names)" bash -c "
   conf='$gateway_conf'
   [ \"\$(grep -cE '^proxy_pass_request_headers off;' \"\$conf\")\" = 1 ] || exit 1

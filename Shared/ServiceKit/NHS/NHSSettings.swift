@@ -30,7 +30,14 @@ package struct NHSSettings: Sendable {
             default: false,
             help: "Answer 503 on every NHS route (the reference's MAINTENANCE_MODE)."
         )
-        guard enabled else { return nil }
+        guard enabled else {
+            // Named in --help (and read, then ignored) while the family is off, so a configuration can carry them.
+            if signs { _ = settings.list("NHS_SIGNING_KEYS", help: "id=<PEM P-256 private key file> per NHS signing key.") }
+            if storesCTATokens {
+                _ = settings.optionalString("NHS_CTA_PEPPER_FILE", help: "File of the keys CTA tokens are hashed under.")
+            }
+            return nil
+        }
         var nhs = NHSSettings(maintenance: maintenance)
         if signs { nhs.signer = settings.nhsSigner(required: true) }
         if storesCTATokens {
