@@ -245,10 +245,14 @@ struct NHSVirologyTests {
         let poll = #"{"testResultPollingToken":"\#(polling)","country":"England"}"#
         #expect(try await harness.call("/virology-test/v2/results", poll).status == .notFound)
         #expect(try await harness.verify(try #require(try order.string("diagnosisKeySubmissionToken"))) == [.notFound])
-        #expect(try await database.count("nhs_virology_order") == 1)
+        let store = NHSOrderStore(client: database.client, logger: database.logger)
+        #expect(try await store.deleteExpired(now: Date()) == 0, "kept while test-result may still hold the result")
+        let exchange = #"{"ctaToken":"\#(cta)","country":"England"}"#
         #expect(
-            try await NHSOrderStore(client: database.client, logger: database.logger).deleteExpired(now: Date()) == 1
+            try await harness.call("/virology-test/v2/cta-exchange", exchange).status == .notFound,
+            "the expired order refuses a new exchange"
         )
+        #expect(try await store.deleteExpired(now: Date().addingTimeInterval(29 * 86_400)) == 1)
         #expect(try await database.count("nhs_submission_token") == 0)
     }
 

@@ -130,10 +130,20 @@ struct NHSOrderStore: Sendable {
         return !rows.isEmpty
     }
 
-    /// Deletes orders (and their tokens) past both lifetimes; returns how many orders.
+    /// Deletes orders (and their tokens) past both lifetimes and older than four weeks; returns how many orders.
+    ///
+    /// An expired order is kept until test-result-service has deleted the result it links to (four weeks after the
+    /// order or the token API's upload, `orderLifetime`): while the row exists, its exchange count and `submitted_at`
+    /// refuse another exchange of the same CTA token, which would otherwise create a fresh order with a new
+    /// submission token for a result whose keys were submitted already.
     func deleteExpired(now: Date) async throws -> Int {
-        try await self.database.query(
-            "DELETE FROM nhs_virology_order WHERE GREATEST(expires_at, submission_expires_at) <= \(now) RETURNING 1",
+        let resultsGoneBefore = now.addingTimeInterval(-NHSVirologyController.orderLifetime)
+        return try await self.database.query(
+            """
+            DELETE FROM nhs_virology_order
+            WHERE GREATEST(expires_at, submission_expires_at) <= \(now) AND created_at <= \(resultsGoneBefore)
+            RETURNING 1
+            """,
             logger: self.logger
         ).count
     }

@@ -245,7 +245,11 @@ struct NHSVirologyController: Sendable {
 
     // MARK: - Helpers
 
-    private static let unavailable = NHSError(.serviceUnavailable, "test results are unavailable; try again later")
+    private static let unavailable = NHSError(
+        .serviceUnavailable,
+        "test results are unavailable; try again later",
+        headers: [.retryAfter: "30"]
+    )
 
     private func lookup(
         _ hashes: [String],

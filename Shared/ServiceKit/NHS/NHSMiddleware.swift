@@ -45,10 +45,12 @@ package struct NHSAPIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
 package struct NHSError: HTTPResponseError, Equatable, CustomStringConvertible {
     package let status: HTTPResponse.Status
     package let message: String
+    package let headers: HTTPFields
 
-    package init(_ status: HTTPResponse.Status, _ message: String = "") {
+    package init(_ status: HTTPResponse.Status, _ message: String = "", headers: HTTPFields = [:]) {
         self.status = status
         self.message = message
+        self.headers = headers
     }
 
     /// 422 `validation error: <reason>`.
@@ -57,7 +59,9 @@ package struct NHSError: HTTPResponseError, Equatable, CustomStringConvertible {
     }
 
     package func response(from request: Request, context: some RequestContext) throws -> Response {
-        NHSResponse.text(self.status, self.message)
+        var response = NHSResponse.text(self.status, self.message)
+        for field in self.headers { response.headers[field.name] = field.value }
+        return response
     }
 
     package var description: String { "\(self.status.code) \(self.message)" }

@@ -32,9 +32,14 @@ package struct NHSSettings: Sendable {
         )
         guard enabled else {
             // Named in --help (and read, then ignored) while the family is off, so a configuration can carry them.
-            if signs { _ = settings.list("NHS_SIGNING_KEYS", help: "id=<PEM P-256 private key file> per NHS signing key.") }
+            if signs {
+                _ = settings.list("NHS_SIGNING_KEYS", help: "id=<PEM P-256 private key file> per NHS signing key.")
+            }
             if storesCTATokens {
-                _ = settings.optionalString("NHS_CTA_PEPPER_FILE", help: "File of the keys CTA tokens are hashed under.")
+                _ = settings.optionalString(
+                    "NHS_CTA_PEPPER_FILE",
+                    help: "File of the keys CTA tokens are hashed under."
+                )
             }
             return nil
         }
