@@ -326,7 +326,7 @@ listen_addresses = '$HOST'
 port = $PORT
 unix_socket_directories = ''
 password_encryption = 'scram-sha-256'
-max_connections = 200
+max_connections = 400
 EOF
     as_pg tee "$dir/pg_hba.conf" >/dev/null <<EOF
 # Written by deploy/local/postgres.sh: TCP from 127.0.0.1 only, SCRAM passwords only.
