@@ -165,4 +165,104 @@ struct NHSLabTests {
         let harness = try LabHarness(["NHS_MAINTENANCE_MODE": "true"])
         #expect(try await harness.upload(CTAToken.random().value)[0].status == .serviceUnavailable)
     }
+
+    @Test("V1 and the fiorano path: a V1 upload is stored as LAB_RESULT")
+    func v1Upload() async throws {
+        let harness = try LabHarness()
+        let cta = try await harness.order()
+        let reply = try await harness.lab.post(
+            "/upload/virology-test/fiorano-result",
+            headers: LabHarness.labHeaders,
+            body: ByteBuffer(
+                string: #"{"ctaToken":"\#(cta)","testEndDate":"2026-11-20T00:00:00Z","testResult":"NEGATIVE"}"#
+            )
+        )
+        #expect(reply.status == .accepted)
+        #expect(try await harness.result(cta).string("testKit") == "LAB_RESULT")
+        let v2 = try await harness.order()
+        let fiorano = try await harness.lab.post(
+            "/upload/virology-test/v2/fiorano-result",
+            headers: LabHarness.labHeaders,
+            body: ByteBuffer(
+                string:
+                    #"{"ctaToken":"\#(v2)","testEndDate":"2026-11-20T00:00:00Z","testResult":"POSITIVE","testKit":"RAPID_SELF_REPORTED"}"#
+            )
+        )
+        #expect(fiorano.status == .accepted)
+        #expect(try await harness.result(v2).string("testKit") == "RAPID_SELF_REPORTED")
+    }
+
+    @Test("the token API draws another token on a collision and fails (500) after three")
+    func tokenCollisions() async throws {
+        let database = try PostgresTestDatabase.require()
+        let dependencies = TestResultDependencies.postgres(client: database.client, logger: database.logger)
+        let configuration = try TestResultFixture.configuration(TestNHS.settings())
+        var lab = try #require(
+            TestResult.nhsLab(configuration: configuration, dependencies: dependencies, environment: .testing())
+        )
+        let taken = CTAToken.random()
+        let fresh = CTAToken.random()
+        let queue = Mutexed([taken, taken, fresh, taken, taken, taken])
+        lab.newCTAToken = { queue.withLock { $0.removeFirst() } }
+        let router = Router(context: ServiceRequestContext.self)
+        router.add(middleware: ErrorMiddleware())
+        lab.addLabRoutes(to: router.group("upload/virology-test"))
+        let app = Application(router: router)
+        let body = ByteBuffer(
+            string: #"{"testEndDate":"2026-11-21T00:00:00Z","testResult":"POSITIVE","testKit":"LAB_RESULT"}"#
+        )
+        let path = "/upload/virology-test/v2/eng-result-tokengen"
+        #expect(try await app.post(path, headers: .json, body: body).string("ctaToken") == taken.value)
+        #expect(try await app.post(path, headers: .json, body: body).string("ctaToken") == fresh.value)
+        #expect(try await app.post(path, headers: .json, body: body).status == .internalServerError)
+        #expect(try await database.count("nhs_virology_result") == 2)
+    }
+
+    @Test("nhs-tokens stores N available results under new tokens; api-key adds, lists and revokes keys")
+    func commands() async throws {
+        let database = try PostgresTestDatabase.require()
+        var environment = database.processEnvironment
+        environment["NHS_CTA_PEPPER_FILE"] = TestKeyFiles.standard
+        let tokens = await NHSTokenCommand.run(
+            ["--count", "5", "--test-end-date", "2026-11-20", "--kit", "RAPID_RESULT"],
+            environment: environment
+        )
+        #expect(tokens == 0)
+        #expect(
+            try await database.count(
+                "nhs_virology_result",
+                where: "source = 'tokengen' AND status = 'available' AND test_kit = 'RAPID_RESULT'"
+            ) == 5
+        )
+        #expect(
+            await NHSTokenCommand.run(["--count", "0", "--test-end-date", "2026-11-20"], environment: environment) == 2
+        )
+        #expect(
+            await NHSTokenCommand.run(
+                ["--count", "1", "--test-end-date", "2026-11-20", "--result", "NEGATIVE", "--kit", "RAPID_RESULT"],
+                environment: environment
+            ) == 2,
+            "rapid kits take positive results only"
+        )
+
+        let groups = TestResult.migrationGroups
+        let run = { (arguments: [String]) in
+            await NHSAPIKeyCommand.run(
+                arguments,
+                environment: environment,
+                groups: groups,
+                service: "test-result-service"
+            )
+        }
+        #expect(await run(["add", "testResultUpload", "lab-command"]) == 0)
+        #expect(
+            try await database.count("nhs_api_key", where: "key_name = 'lab-command' AND bcrypt_hash LIKE '$2%'") == 1
+        )
+        #expect(await run(["list"]) == 0)
+        #expect(await run(["revoke", "testResultUpload", "lab-command"]) == 0)
+        #expect(await run(["revoke", "testResultUpload", "lab-command"]) == 1, "revoked already")
+        #expect(try await database.count("nhs_api_key", where: "revoked_at IS NOT NULL") == 1)
+        #expect(await run(["add", "nosuchapi", "lab-command"]) == 2)
+        #expect(await run(["add", "testResultUpload", "short"]) == 2, "names have 6 to 50 characters")
+    }
 }

@@ -17,6 +17,7 @@ import Testing
 /// The app router and the internal NHS route (without service-token middleware) over the test database.
 private struct NHSHarness {
     let testResults: InMemoryTestResultClient
+    let runtime: VerificationRuntime
     let app: Application<RouterResponder<ServiceRequestContext>>
     let internalApp: Application<RouterResponder<ServiceRequestContext>>
 
@@ -33,6 +34,7 @@ private struct NHSHarness {
             environment: .testing()
         )
         runtime.nhsExchangeDuration = .milliseconds(1)
+        self.runtime = runtime
         self.app = Application(router: try Verification.buildPublicRouter(runtime))
         let internalRouter = Router(context: ServiceRequestContext.self)
         internalRouter.add(middleware: ErrorMiddleware())
@@ -280,5 +282,47 @@ struct NHSVirologyTests {
             body: ByteBuffer(string: "{}")
         )
         #expect(reply.status == .serviceUnavailable)
+    }
+
+    @Test("an order whose CTA token exists draws another; after three collisions it fails (500) and stores nothing")
+    func collisions() async throws {
+        let harness = try NHSHarness()
+        let database = try PostgresTestDatabase.require()
+        let taken = CTAToken.random()
+        let fresh = CTAToken.random()
+        let queue = Mutexed([taken, taken, fresh, taken, taken, taken])
+        var controller = try #require(harness.runtime.nhsController)
+        controller.newCTAToken = { queue.withLock { $0.removeFirst() } }
+        let router = Router(context: ServiceRequestContext.self)
+        router.add(middleware: ErrorMiddleware())
+        controller.addRoutes(to: router.group("virology-test"))
+        let app = Application(router: router)
+
+        #expect(try await app.post("/virology-test/v2/order", headers: .json, body: nil).status == .ok)
+        let second = try await app.post("/virology-test/v2/order", headers: .json, body: nil)
+        #expect(second.status == .ok)
+        #expect(try second.string("tokenParameterValue") == fresh.value, "drawn again after one collision")
+        let third = try await app.post("/virology-test/v2/order", headers: .json, body: nil)
+        #expect(third.status == .internalServerError)
+        #expect(try await database.count("nhs_virology_order") == 2)
+    }
+
+    @Test(
+        "a V2 app up to 4.3 polling a result that needs a confirmatory test gets 204 (pending), a newer one the result"
+    )
+    func oldAppPoll() async throws {
+        let harness = try NHSHarness()
+        let order = try await harness.call("/virology-test/v2/order", "{}")
+        let cta = try #require(try order.string("tokenParameterValue"))
+        let polling = try #require(try order.string("testResultPollingToken"))
+        await harness.setResult(cta, .positive, kit: .rapidSelfReported)
+        let poll = #"{"testResultPollingToken":"\#(polling)","country":"England"}"#
+        let old = try await harness.call("/virology-test/v2/results", poll, userAgent: "p=Android,o=29,v=4.3.1,b=1")
+        #expect(old.status == .noContent)
+        let v1 = try await harness.call("/virology-test/results", #"{"testResultPollingToken":"\#(polling)"}"#)
+        #expect(v1.status == .noContent, "V1 knows no self-reported rapid tests")
+        let current = try await harness.call("/virology-test/v2/results", poll, userAgent: "p=Android,o=29,v=4.4,b=1")
+        #expect(current.status == .ok)
+        #expect(try current.json()["requiresConfirmatoryTest"] as? Bool == true)
     }
 }

@@ -19,6 +19,8 @@ struct NHSLab: Sendable {
     let pepper: KeyRing
     let clock: WallClock
     let metrics: any MetricsFactory
+    /// Draws a new CTA token (tests draw known ones, to collide).
+    var newCTAToken: @Sendable () -> CTAToken = { CTAToken.random() }
 
     /// The lab API under `/upload/virology-test` (API key `testResultUpload`, not signed): V2 with `testKit`, V1
     /// strict without it (kit `LAB_RESULT`). The source segment (`npex`, `fiorano`, `eng`, `wls`) only names the
@@ -96,7 +98,7 @@ struct NHSLab: Sendable {
         let (_, result) = try NHSLabUpload.validate(body, version: version, withToken: false)
         let now = self.clock.now
         for _ in 0..<3 {
-            let token = CTAToken.random()
+            let token = self.newCTAToken()
             if try await self.store.createAvailable(
                 ctaHash: self.pepper.peppered(token.value),
                 result: result,

@@ -21,6 +21,8 @@ struct NHSVirologyController: Sendable {
     /// How long every CTA exchange takes, whatever its outcome (the reference's `throttlingResponse`).
     let exchangeDuration: Duration
     let metrics: any MetricsFactory
+    /// Draws a new CTA token (tests draw known ones, to collide).
+    var newCTAToken: @Sendable () -> CTAToken = { CTAToken.random() }
 
     /// Four weeks: an order's lifetime until a result is read (nhs.md §3.2).
     static let orderLifetime: TimeInterval = 28 * 86_400
@@ -59,7 +61,7 @@ struct NHSVirologyController: Sendable {
     func order(website: String, context: some RequestContext) async throws -> Response {
         let now = self.clock.now
         for _ in 0..<3 {
-            let cta = CTAToken.random()
+            let cta = self.newCTAToken()
             let ctaHash = self.pepper.peppered(cta.value)
             let created: Bool
             do {

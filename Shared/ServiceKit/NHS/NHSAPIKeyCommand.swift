@@ -27,7 +27,8 @@ package enum NHSAPIKeyCommand {
         }
     }
 
-    static func run(
+    /// Runs the command on `arguments` (after `api-key`); returns the exit code.
+    package static func run(
         _ arguments: [String],
         environment: [String: String],
         groups: [MigrationGroup],
