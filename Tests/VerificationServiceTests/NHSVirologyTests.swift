@@ -88,7 +88,7 @@ private struct NHSHarness {
     /// The lab's result for the CTA token `cta`, as test-result-service would report it.
     func setResult(_ cta: String, _ result: NHSTestResult, kit: NHSTestKit = .labResult) async {
         await self.testResults.setNHS(
-            NHSReportedResult(
+            NHSResultReport(
                 ctaHash: TestNHS.pepper.peppered(cta),
                 status: "available",
                 testEndDate: NHSTestEndDate(day: "2026-11-20"),
@@ -183,7 +183,7 @@ struct NHSVirologyTests {
         let cta = CTAToken.random().value
         let body = #"{"ctaToken":"\#(cta)","country":"England"}"#
         #expect(try await harness.call("/virology-test/v2/cta-exchange", body).status == .notFound, "no result")
-        await harness.testResults.setNHS(NHSReportedResult(ctaHash: TestNHS.pepper.peppered(cta), status: "pending"))
+        await harness.testResults.setNHS(NHSResultReport(ctaHash: TestNHS.pepper.peppered(cta), status: "pending"))
         #expect(try await harness.call("/virology-test/v2/cta-exchange", body).status == .noContent)
         await harness.setResult(cta, .positive, kit: .rapidSelfReported)
         let old = "p=iOS,o=14.2,v=4.3,b=1"

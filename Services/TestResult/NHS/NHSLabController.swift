@@ -144,7 +144,7 @@ struct NHSLab: Sendable {
         }
         return try NHSResponse.json(
             .ok,
-            NHSInternalResult(
+            NHSResultReport(
                 ctaHash: stored.ctaHash,
                 status: stored.status.rawValue,
                 testEndDate: stored.testEndDate,
@@ -165,15 +165,6 @@ struct NHSLab: Sendable {
             factory: self.metrics
         ).increment()
     }
-}
-
-/// The internal answer about a CTA token's result.
-struct NHSInternalResult: Codable, Sendable, Equatable {
-    var ctaHash: String
-    var status: String
-    var testEndDate: NHSTestEndDate?
-    var testResult: NHSTestResult?
-    var testKit: NHSTestKit?
 }
 
 enum NHSUploadVersion: Sendable { case v1, v2 }

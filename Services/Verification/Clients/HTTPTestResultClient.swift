@@ -36,7 +36,7 @@ struct HTTPTestResultClient: TestResultClient, Service {
         }
     }
 
-    func nhsResult(ctaHashes: [String]) async throws(UpstreamUnavailable) -> NHSReportedResult? {
+    func nhsResult(ctaHashes: [String]) async throws(UpstreamUnavailable) -> NHSResultReport? {
         let list = ctaHashes.map { "\"\($0)\"" }.joined(separator: ",")
         let response = try await self.upstream.postJSON(self.nhsURL + "result", #"{"ctaHashes":[\#(list)]}"#)
         switch response.status {
@@ -44,7 +44,7 @@ struct HTTPTestResultClient: TestResultClient, Service {
         case 200:
             guard
                 let result = try? JSONDecoder().decode(
-                    NHSReportedResult.self,
+                    NHSResultReport.self,
                     from: Data(response.body.readableBytesView)
                 ), ["pending", "available"].contains(result.status)
             else { throw UpstreamUnavailable("test-result-service sent an unreadable NHS result") }

@@ -18,21 +18,21 @@ actor InMemoryTestResultClient: TestResultClient {
         self.unavailable = unavailable
     }
 
-    private var nhsResults: [String: NHSReportedResult] = [:]
+    private var nhsResults: [String: NHSResultReport] = [:]
 
     /// Sets the NHS result stored under `ctaHash`.
-    func setNHS(_ result: NHSReportedResult) {
+    func setNHS(_ result: NHSResultReport) {
         self.nhsResults[result.ctaHash] = result
     }
 
     func nhsCreateOrder(ctaHash: String) throws(UpstreamUnavailable) -> Bool {
         guard !self.unavailable else { throw UpstreamUnavailable("test-result-service is unavailable") }
         guard self.nhsResults[ctaHash] == nil else { return false }
-        self.nhsResults[ctaHash] = NHSReportedResult(ctaHash: ctaHash, status: "pending")
+        self.nhsResults[ctaHash] = NHSResultReport(ctaHash: ctaHash, status: "pending")
         return true
     }
 
-    func nhsResult(ctaHashes: [String]) throws(UpstreamUnavailable) -> NHSReportedResult? {
+    func nhsResult(ctaHashes: [String]) throws(UpstreamUnavailable) -> NHSResultReport? {
         guard !self.unavailable else { throw UpstreamUnavailable("test-result-service is unavailable") }
         return ctaHashes.lazy.compactMap { self.nhsResults[$0] }.first
     }

@@ -21,23 +21,5 @@ protocol TestResultClient: Sendable {
     func nhsCreateOrder(ctaHash: String) async throws(UpstreamUnavailable) -> Bool
 
     /// The NHS result stored under one of `ctaHashes`, or `nil` when there is none (unknown or expired).
-    func nhsResult(ctaHashes: [String]) async throws(UpstreamUnavailable) -> NHSReportedResult?
-}
-
-/// An NHS result as test-result-service reports it (`POST /api/v1/nhs/result`).
-struct NHSReportedResult: Codable, Equatable, Sendable {
-    var ctaHash: String
-    /// `pending` or `available`.
-    var status: String
-    var testEndDate: NHSTestEndDate?
-    var testResult: NHSTestResult?
-    var testKit: NHSTestKit?
-
-    /// The result when it is available.
-    var available: (date: NHSTestEndDate, result: NHSTestResult, kit: NHSTestKit)? {
-        guard self.status == "available", let date = self.testEndDate, let result = self.testResult,
-            let kit = self.testKit
-        else { return nil }
-        return (date, result, kit)
-    }
+    func nhsResult(ctaHashes: [String]) async throws(UpstreamUnavailable) -> NHSResultReport?
 }

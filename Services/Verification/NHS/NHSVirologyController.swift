@@ -127,8 +127,7 @@ struct NHSVirologyController: Sendable {
             self.count("results", "pending")
             return Response(status: .noContent)
         }
-        let policy = NHSVirologyPolicy(country: country, result: result, kit: kit)
-        if v2 ? policy.hidesV2(from: NHSUserAgent(request.headers[.userAgent])) : NHSVirologyPolicy.hidesV1(kit) {
+        guard let policy = Self.policy(request, v2: v2, country: country, result: result, kit: kit) else {
             self.count("results", "hidden")
             return Response(status: .noContent)
         }
@@ -190,8 +189,7 @@ struct NHSVirologyController: Sendable {
             self.count("cta_exchange", "pending")
             return Response(status: .noContent)
         }
-        let policy = NHSVirologyPolicy(country: country, result: result, kit: kit)
-        if v2 ? policy.hidesV2(from: NHSUserAgent(request.headers[.userAgent])) : NHSVirologyPolicy.hidesV1(kit) {
+        guard let policy = Self.policy(request, v2: v2, country: country, result: result, kit: kit) else {
             self.count("cta_exchange", "hidden")
             throw notFound
         }
@@ -247,6 +245,21 @@ struct NHSVirologyController: Sendable {
 
     // MARK: - Helpers
 
+    /// The policy of §3.4 for the asking app, or `nil` when the result is hidden from it (V1: self-reported rapid
+    /// tests; V2: apps up to 4.3 when a confirmatory test is required).
+    private static func policy(
+        _ request: Request,
+        v2: Bool,
+        country: String?,
+        result: NHSTestResult,
+        kit: NHSTestKit
+    ) -> NHSVirologyPolicy? {
+        let policy = NHSVirologyPolicy(country: country, result: result, kit: kit)
+        let hidden =
+            v2 ? policy.hidesV2(from: NHSUserAgent(request.headers[.userAgent])) : NHSVirologyPolicy.hidesV1(kit)
+        return hidden ? nil : policy
+    }
+
     private static let unavailable = NHSError(
         .serviceUnavailable,
         "test results are unavailable; try again later",
@@ -257,7 +270,7 @@ struct NHSVirologyController: Sendable {
         _ hashes: [String],
         route: String,
         context: some RequestContext
-    ) async throws -> NHSReportedResult? {
+    ) async throws -> NHSResultReport? {
         do {
             return try await self.testResults.nhsResult(ctaHashes: hashes)
         } catch {

@@ -82,6 +82,39 @@ package struct NHSTestEndDate: Sendable, Hashable, Codable, CustomStringConverti
     }
 }
 
+/// What test-result-service reports about a CTA token's result to verification-service (`POST /api/v1/nhs/result`).
+package struct NHSResultReport: Codable, Equatable, Sendable {
+    /// The stored hash of the token.
+    package var ctaHash: String
+    /// `pending` or `available`.
+    package var status: String
+    package var testEndDate: NHSTestEndDate?
+    package var testResult: NHSTestResult?
+    package var testKit: NHSTestKit?
+
+    package init(
+        ctaHash: String,
+        status: String,
+        testEndDate: NHSTestEndDate? = nil,
+        testResult: NHSTestResult? = nil,
+        testKit: NHSTestKit? = nil
+    ) {
+        self.ctaHash = ctaHash
+        self.status = status
+        self.testEndDate = testEndDate
+        self.testResult = testResult
+        self.testKit = testKit
+    }
+
+    /// The result when it is available.
+    package var available: (date: NHSTestEndDate, result: NHSTestResult, kit: NHSTestKit)? {
+        guard self.status == "available", let date = self.testEndDate, let result = self.testResult,
+            let kit = self.testKit
+        else { return nil }
+        return (date, result, kit)
+    }
+}
+
 /// Reading the JSON bodies of the NHS family: objects of named values, checked field by field so each answer can name
 /// what was wrong (the reference's 422 `validation error: …`).
 package struct NHSJSONObject: @unchecked Sendable {

@@ -56,6 +56,19 @@ struct NHSOptions: ParsableArguments {
         return NHSVerifier(keys: keys)
     }
 
+    /// `call` on a client of its own: a POST of `json` to `path`.
+    func signedPost(
+        _ gateway: GatewayOptions,
+        path: String,
+        json: String
+    ) async throws -> (
+        reply: Reply, signature: String
+    ) {
+        try await withGateway(try gateway.client()) { client in
+            try await self.call(client, gateway: gateway, .POST, path: path, json: json)
+        }
+    }
+
     /// A signed call of the phone: the API key, a fresh Request-Id and the User-Agent; the answer's signature checked
     /// (every status but 403, which is never signed). Returns the answer and `signature verified (key <id>)`.
     func call(
@@ -132,15 +145,11 @@ extension NHSCommand {
 
         func run() async throws {
             var state = try self.phone.load()
-            let (reply, signature) = try await withGateway(try self.gateway.client()) { client in
-                try await self.nhs.call(
-                    client,
-                    gateway: self.gateway,
-                    .POST,
-                    path: "/virology-test/v2/order",
-                    json: "{}"
-                )
-            }
+            let (reply, signature) = try await self.nhs.signedPost(
+                self.gateway,
+                path: "/virology-test/v2/order",
+                json: "{}"
+            )
             guard reply.status == 200 else { throw ClientFailure("order: HTTP \(reply.status) \(reply.text)") }
             struct Answer: Decodable {
                 var tokenParameterValue: String
@@ -218,15 +227,11 @@ extension NHSCommand {
         func run() async throws {
             let state = try self.phone.load()
             guard let token = state.nhsPollingToken else { throw ClientFailure("no order: run `cwa nhs order` first") }
-            let (reply, signature) = try await withGateway(try self.gateway.client()) { client in
-                try await self.nhs.call(
-                    client,
-                    gateway: self.gateway,
-                    .POST,
-                    path: "/virology-test/v2/results",
-                    json: jsonObject(["testResultPollingToken": token, "country": self.nhs.country])
-                )
-            }
+            let (reply, signature) = try await self.nhs.signedPost(
+                self.gateway,
+                path: "/virology-test/v2/results",
+                json: jsonObject(["testResultPollingToken": token, "country": self.nhs.country])
+            )
             switch reply.status {
             case 204: print("\(signature): pending")
             case 200: print("\(signature): \(reply.text)")
@@ -247,15 +252,11 @@ extension NHSCommand {
 
         func run() async throws {
             var state = try self.phone.load()
-            let (reply, signature) = try await withGateway(try self.gateway.client()) { client in
-                try await self.nhs.call(
-                    client,
-                    gateway: self.gateway,
-                    .POST,
-                    path: "/virology-test/v2/cta-exchange",
-                    json: jsonObject(["ctaToken": self.cta, "country": self.nhs.country])
-                )
-            }
+            let (reply, signature) = try await self.nhs.signedPost(
+                self.gateway,
+                path: "/virology-test/v2/cta-exchange",
+                json: jsonObject(["ctaToken": self.cta, "country": self.nhs.country])
+            )
             switch reply.status {
             case 204:
                 print("\(signature): pending")
@@ -289,15 +290,11 @@ extension NHSCommand {
                 throw ClientFailure("no submission token: run `cwa nhs order` or `cwa nhs exchange` first")
             }
             let body = try Self.payload(token: token, keys: state.keys, now: Date())
-            let (reply, signature) = try await withGateway(try self.gateway.client()) { client in
-                try await self.nhs.call(
-                    client,
-                    gateway: self.gateway,
-                    .POST,
-                    path: "/submission/diagnosis-keys",
-                    json: body
-                )
-            }
+            let (reply, signature) = try await self.nhs.signedPost(
+                self.gateway,
+                path: "/submission/diagnosis-keys",
+                json: body
+            )
             guard reply.status == 200 else {
                 throw ClientFailure("submit: HTTP \(reply.status) \(reply.text) (\(signature))")
             }
