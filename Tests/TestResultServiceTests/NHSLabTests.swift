@@ -41,7 +41,7 @@ private struct LabHarness {
         let reply = try await self.internalApp.post(
             "/api/v1/nhs/order",
             headers: .json,
-            body: ByteBuffer(string: #"{"ctaHash":"\#(TestNHS.pepper.peppered(cta))"}"#)
+            body: ByteBuffer(string: #"{"ctaHashes":["\#(TestNHS.pepper.peppered(cta))"]}"#)
         )
         #expect(reply.status == .created)
         return cta
@@ -150,9 +150,18 @@ struct NHSLabTests {
         let again = try await harness.internalApp.post(
             "/api/v1/nhs/order",
             headers: .json,
-            body: ByteBuffer(string: #"{"ctaHash":"\#(TestNHS.pepper.peppered(cta))"}"#)
+            body: ByteBuffer(string: #"{"ctaHashes":["\#(TestNHS.pepper.peppered(cta))"]}"#)
         )
         #expect(again.status == .conflict)
+        let other = CTAToken.random().value
+        let underOldKey = try await harness.internalApp.post(
+            "/api/v1/nhs/order",
+            headers: .json,
+            body: ByteBuffer(
+                string: #"{"ctaHashes":["\#(TestNHS.pepper.peppered(other))","\#(TestNHS.pepper.peppered(cta))"]}"#
+            )
+        )
+        #expect(underOldKey.status == .conflict, "a token whose hash under another pepper key exists collides")
         try await database.client.query("UPDATE nhs_virology_result SET expires_at = now() - interval '1 second'")
         #expect(try await harness.result(cta).status == .notFound)
         #expect(try await harness.upload(cta)[0].status == .badRequest)

@@ -189,7 +189,9 @@ ensure_nhs_api_keys() {
   install_nhs_key() {
     local service="$1" binary="$2" api="$3" key_name="$4" file="$5"
     case " $(selected_names)" in *" $service "*) ;; *) return 0 ;; esac
-    ( DATABASE_URL="$("$pg" url "$6")" && export DATABASE_URL         && "$bin/$binary" api-key add "$api" "$key_name" --secret-stdin <"$data/secrets/nhs-$file.secret" )       >"$data/secrets/nhs-$file.key.new" || fail "could not install the NHS API key $key_name in $binary"
+    ( umask 077; DATABASE_URL="$("$pg" url "$6")" && export DATABASE_URL \
+        && "$bin/$binary" api-key add "$api" "$key_name" --secret-stdin <"$data/secrets/nhs-$file.secret" \
+        >"$data/secrets/nhs-$file.key.new" ) || fail "could not install the NHS API key $key_name in $binary"
     mv -f "$data/secrets/nhs-$file.key.new" "$data/secrets/nhs-$file.key"
   }
   install_nhs_key verification verification-service mobile app-dev mobile verification

@@ -101,6 +101,7 @@ struct NHSLab: Sendable {
             let token = self.newCTAToken()
             if try await self.store.createAvailable(
                 ctaHash: self.pepper.peppered(token.value),
+                otherHashes: Array(self.pepper.pepperedCandidates(token.value).dropFirst()),
                 result: result,
                 now: now,
                 expiresAt: now.addingTimeInterval(NHSLifetime.token)
@@ -114,17 +115,16 @@ struct NHSLab: Sendable {
 
     // MARK: - Internal API
 
-    /// POST /api/v1/nhs/order `{"ctaHash"}` → 201 with a pending result, 409 when the hash exists (draw another
-    /// token). verification-service hashes the token under the same `NHS_CTA_PEPPER_FILE`, so no CTA token crosses
-    /// the internal API in clear.
+    /// POST /api/v1/nhs/order `{"ctaHashes": [...]}` (the new token's hash under each key of `NHS_CTA_PEPPER_FILE`,
+    /// the current key's first) → 201 with a pending result stored under the first, 409 when any of them exists (draw
+    /// another token). verification-service hashes the token under the same file, so no CTA token crosses the
+    /// internal API in clear.
     func createOrder(_ request: Request, context: some RequestContext) async throws -> Response {
-        let body = try await NHSJSONObject.read(request, context: context, error: NHSError(.badRequest, "not JSON"))
-        guard let hash = body.string("ctaHash"), Self.isHash(hash) else {
-            throw NHSError(.badRequest, "ctaHash: 64 lowercase hex digits expected")
-        }
+        let hashes = try await self.hashes(request, context: context)
         let now = self.clock.now
         let created = try await self.store.createOrder(
-            ctaHash: hash,
+            ctaHash: hashes[0],
+            otherHashes: Array(hashes.dropFirst()),
             now: now,
             expiresAt: now.addingTimeInterval(NHSLifetime.token)
         )
@@ -135,10 +135,7 @@ struct NHSLab: Sendable {
     /// stored) → 200 `{"ctaHash", "status", "testEndDate"?, "testResult"?, "testKit"?}`, 404 for an unknown or expired
     /// token.
     func result(_ request: Request, context: some RequestContext) async throws -> Response {
-        let body = try await NHSJSONObject.read(request, context: context, error: NHSError(.badRequest, "not JSON"))
-        guard let hashes = body.fields["ctaHashes"] as? [String], (1...8).contains(hashes.count),
-            hashes.allSatisfy(Self.isHash)
-        else { throw NHSError(.badRequest, "ctaHashes: 1 to 8 hashes of 64 lowercase hex digits expected") }
+        let hashes = try await self.hashes(request, context: context)
         guard let stored = try await self.store.find(candidates: hashes, now: self.clock.now) else {
             return Response(status: .notFound)
         }
@@ -152,6 +149,15 @@ struct NHSLab: Sendable {
                 testKit: stored.testKit
             )
         )
+    }
+
+    /// `ctaHashes` of an internal call: 1 to 8 hashes (one per pepper key).
+    private func hashes(_ request: Request, context: some RequestContext) async throws -> [String] {
+        let body = try await NHSJSONObject.read(request, context: context, error: NHSError(.badRequest, "not JSON"))
+        guard let hashes = body.fields["ctaHashes"] as? [String], (1...8).contains(hashes.count),
+            hashes.allSatisfy(Self.isHash)
+        else { throw NHSError(.badRequest, "ctaHashes: 1 to 8 hashes of 64 lowercase hex digits expected") }
+        return hashes
     }
 
     private static func isHash(_ text: String) -> Bool {

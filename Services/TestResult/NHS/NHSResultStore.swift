@@ -44,12 +44,17 @@ struct NHSResultStore: Sendable {
         self.logger = logger.cappedForDatabase
     }
 
-    /// A pending result for a new order; `false` when the hash exists already (a collision: draw another token).
-    func createOrder(ctaHash: String, now: Date, expiresAt: Date) async throws -> Bool {
+    /// A pending result for a new order, stored under `ctaHash` (the token's hash under the current pepper key);
+    /// `false` when that hash, or one of `otherHashes` (the token's hashes under the pepper's other keys), exists
+    /// already: a collision, draw another token. Checking the other keys' hashes keeps a token unique across a pepper
+    /// rotation, which lookups (by every key's hash) rely on; no new row is ever stored under an older key, so the
+    /// check cannot race.
+    func createOrder(ctaHash: String, otherHashes: [String], now: Date, expiresAt: Date) async throws -> Bool {
         let rows = try await self.database.query(
             """
             INSERT INTO nhs_virology_result (cta_hash, status, source, created_at, updated_at, expires_at)
-            VALUES (\(ctaHash), 'pending', 'order', \(now), \(now), \(expiresAt))
+            SELECT \(ctaHash), 'pending', 'order', \(now), \(now), \(expiresAt)
+            WHERE NOT EXISTS (SELECT 1 FROM nhs_virology_result WHERE cta_hash = ANY(\(otherHashes)::text[]))
             ON CONFLICT (cta_hash) DO NOTHING RETURNING 1
             """,
             logger: self.logger
@@ -57,14 +62,21 @@ struct NHSResultStore: Sendable {
         return !rows.isEmpty
     }
 
-    /// An available result under a new token of the token API; `false` on a collision.
-    func createAvailable(ctaHash: String, result: NHSLabResult, now: Date, expiresAt: Date) async throws -> Bool {
+    /// An available result under a new token of the token API; `false` on a collision (as `createOrder`).
+    func createAvailable(
+        ctaHash: String,
+        otherHashes: [String],
+        result: NHSLabResult,
+        now: Date,
+        expiresAt: Date
+    ) async throws -> Bool {
         let rows = try await self.database.query(
             """
             INSERT INTO nhs_virology_result
                 (cta_hash, status, test_end_date, test_result, test_kit, source, created_at, updated_at, expires_at)
-            VALUES (\(ctaHash), 'available', \(result.testEndDate.day)::date, \(result.testResult.rawValue),
-                    \(result.testKit.rawValue), 'tokengen', \(now), \(now), \(expiresAt))
+            SELECT \(ctaHash), 'available', \(result.testEndDate.day)::date, \(result.testResult.rawValue),
+                   \(result.testKit.rawValue), 'tokengen', \(now), \(now), \(expiresAt)
+            WHERE NOT EXISTS (SELECT 1 FROM nhs_virology_result WHERE cta_hash = ANY(\(otherHashes)::text[]))
             ON CONFLICT (cta_hash) DO NOTHING RETURNING 1
             """,
             logger: self.logger
@@ -72,9 +84,11 @@ struct NHSResultStore: Sendable {
         return !rows.isEmpty
     }
 
-    /// Available results for `count` new tokens in one transaction (the bulk command): all or none.
+    /// Available results for new tokens in one transaction (the bulk command): all or none; `NHSCollision` when a
+    /// hash exists already, or one of `otherHashes` (the tokens' hashes under the pepper's other keys).
     func createAvailable(
         _ entries: [(ctaHash: String, result: NHSLabResult)],
+        otherHashes: [String],
         now: Date,
         expiresAt: Date
     )
@@ -82,6 +96,11 @@ struct NHSResultStore: Sendable {
     {
         try await rethrowingTransactionCause {
             try await self.database.withTransaction(logger: self.logger) { connection in
+                let older = try await connection.query(
+                    "SELECT 1 FROM nhs_virology_result WHERE cta_hash = ANY(\(otherHashes)::text[]) LIMIT 1",
+                    logger: self.logger
+                )
+                for try await _ in older { throw NHSCollision() }
                 let rows = try await connection.query(
                     """
                     INSERT INTO nhs_virology_result

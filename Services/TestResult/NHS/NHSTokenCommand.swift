@@ -72,6 +72,7 @@ enum NHSTokenCommand {
                     do {
                         _ = try await store.createAvailable(
                             tokens.map { (pepper.peppered($0.value), lab) },
+                            otherHashes: tokens.flatMap { pepper.pepperedCandidates($0.value).dropFirst() },
                             now: now,
                             expiresAt: now.addingTimeInterval(NHSLifetime.token)
                         )

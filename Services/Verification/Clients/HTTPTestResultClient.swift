@@ -27,8 +27,9 @@ struct HTTPTestResultClient: TestResultClient, Service {
 
     private let nhsURL: String
 
-    func nhsCreateOrder(ctaHash: String) async throws(UpstreamUnavailable) -> Bool {
-        let response = try await self.upstream.postJSON(self.nhsURL + "order", #"{"ctaHash":"\#(ctaHash)"}"#)
+    func nhsCreateOrder(ctaHashes: [String]) async throws(UpstreamUnavailable) -> Bool {
+        let list = ctaHashes.map { "\"\($0)\"" }.joined(separator: ",")
+        let response = try await self.upstream.postJSON(self.nhsURL + "order", #"{"ctaHashes":[\#(list)]}"#)
         switch response.status {
         case 201: return true
         case 409: return false

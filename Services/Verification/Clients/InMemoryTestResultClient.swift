@@ -25,10 +25,10 @@ actor InMemoryTestResultClient: TestResultClient {
         self.nhsResults[result.ctaHash] = result
     }
 
-    func nhsCreateOrder(ctaHash: String) throws(UpstreamUnavailable) -> Bool {
+    func nhsCreateOrder(ctaHashes: [String]) throws(UpstreamUnavailable) -> Bool {
         guard !self.unavailable else { throw UpstreamUnavailable("test-result-service is unavailable") }
-        guard self.nhsResults[ctaHash] == nil else { return false }
-        self.nhsResults[ctaHash] = NHSResultReport(ctaHash: ctaHash, status: "pending")
+        guard let first = ctaHashes.first, ctaHashes.allSatisfy({ self.nhsResults[$0] == nil }) else { return false }
+        self.nhsResults[first] = NHSResultReport(ctaHash: first, status: "pending")
         return true
     }
 

@@ -17,8 +17,9 @@ protocol TestResultClient: Sendable {
     /// cannot answer; an unknown id is a pending result, not an error.
     func result(for id: String) async throws(UpstreamUnavailable) -> ReportedTestResult
 
-    /// Creates the pending result of an NHS order for a CTA token's hash; `false` when the hash exists (a collision).
-    func nhsCreateOrder(ctaHash: String) async throws(UpstreamUnavailable) -> Bool
+    /// Creates the pending result of an NHS order for a CTA token, stored under the first of `ctaHashes` (its hash
+    /// under each pepper key, the current first); `false` when one of them exists (a collision).
+    func nhsCreateOrder(ctaHashes: [String]) async throws(UpstreamUnavailable) -> Bool
 
     /// The NHS result stored under one of `ctaHashes`, or `nil` when there is none (unknown or expired).
     func nhsResult(ctaHashes: [String]) async throws(UpstreamUnavailable) -> NHSResultReport?

@@ -62,10 +62,11 @@ struct NHSVirologyController: Sendable {
         let now = self.clock.now
         for _ in 0..<3 {
             let cta = self.newCTAToken()
-            let ctaHash = self.pepper.peppered(cta.value)
+            let hashes = self.pepper.pepperedCandidates(cta.value)
+            let ctaHash = hashes[0]
             let created: Bool
             do {
-                created = try await self.testResults.nhsCreateOrder(ctaHash: ctaHash)
+                created = try await self.testResults.nhsCreateOrder(ctaHashes: hashes)
             } catch {
                 self.count("order", "unavailable")
                 context.logger.warning("NHS order refused: test-result-service unavailable")

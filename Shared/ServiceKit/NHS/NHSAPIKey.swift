@@ -73,18 +73,24 @@ package protocol NHSAPIKeyStore: Sendable {
 
 /// Checks an `Authorization` header against the store: bcrypt on NIO's blocking pool, successes remembered for a
 /// minute (the reference caches its secret lookups as long) so a phone's requests do not each cost a bcrypt. An
-/// unknown key name is checked against a decoy hash, so its answer takes as long as a wrong secret's.
+/// unknown key name is checked against a decoy hash, so its answer takes as long as a wrong secret's. At most
+/// `maxRunning` checks run at once; beyond that `NHSAPIKeyBusy` is thrown at once, so a flood of wrong keys cannot
+/// queue bcrypt work without bound (the apps' one shared `mobile` key is remembered and needs none).
 package final class NHSAPIKeyVerifier: Sendable {
     private let store: any NHSAPIKeyStore
     private let decoy: String
     private let remembered = Mutex<[String: ContinuousClock.Instant]>([:])
     private let memory: Duration
+    private let running = Atomic<Int>(0)
+    private let checks = Mutex<[String: Task<Bool, any Error>]>([:])
+    private let maxRunning: Int
 
     package static let bcryptCost: UInt8 = 10
 
-    package init(store: any NHSAPIKeyStore, memory: Duration = .seconds(60)) {
+    package init(store: any NHSAPIKeyStore, memory: Duration = .seconds(60), maxRunning: Int = 4) {
         self.store = store
         self.memory = memory
+        self.maxRunning = maxRunning
         self.decoy = Bcrypt.hash("decoy-nhs-api-key-secret", cost: Self.bcryptCost)
     }
 
@@ -94,8 +100,24 @@ package final class NHSAPIKeyVerifier: Sendable {
             return false
         }
         let memoKey = api.rawValue + ":" + SecretHash.sha256Hex(authorization)
-        let now = ContinuousClock.now
-        if let until = self.remembered.withLock({ $0[memoKey] }), until > now { return true }
+        if let until = self.remembered.withLock({ $0[memoKey] }), until > ContinuousClock.now { return true }
+        // Requests with the same header wait for the one check that runs for it (a lab's parallel uploads, the apps'
+        // one key after a minute): one bcrypt, and one slot of `maxRunning`, per distinct header.
+        let check = self.checks.withLock { checks in
+            if let running = checks[memoKey] { return running }
+            let check = Task { try await self.check(credential, api: api, memoKey: memoKey) }
+            checks[memoKey] = check
+            return check
+        }
+        return try await check.value
+    }
+
+    private func check(_ credential: NHSAPIKeyCredential, api: NHSAPIName, memoKey: String) async throws -> Bool {
+        defer {
+            self.running.subtract(1, ordering: .relaxed)
+            self.checks.withLock { $0[memoKey] = nil }
+        }
+        guard self.running.add(1, ordering: .relaxed).newValue <= self.maxRunning else { throw NHSAPIKeyBusy() }
         let hash = try await self.store.bcryptHash(api: api, keyName: credential.keyName)
         let secret = credential.secret
         let decoy = self.decoy
@@ -105,7 +127,7 @@ package final class NHSAPIKeyVerifier: Sendable {
         if valid {
             self.remembered.withLock { memo in
                 if memo.count >= 4096 { memo.removeAll() }
-                memo[memoKey] = now.advanced(by: self.memory)
+                memo[memoKey] = ContinuousClock.now.advanced(by: self.memory)
             }
         }
         return valid
@@ -116,6 +138,9 @@ package final class NHSAPIKeyVerifier: Sendable {
         self.remembered.withLock { $0.removeAll() }
     }
 }
+
+/// Too many key checks are running; the request is answered 503.
+package struct NHSAPIKeyBusy: Error {}
 
 /// The table of a service's keys, added to its migration group under `name` (its next number).
 package struct NHSAPIKeysMigration: DatabaseMigration {

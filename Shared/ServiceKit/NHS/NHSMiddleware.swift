@@ -32,7 +32,18 @@ package struct NHSAPIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     package func handle(_ request: Request, context: Context, next: MiddlewareNext<Context>) async throws -> Response {
-        guard try await self.verifier.verify(request.headers[.authorization], api: self.api) else {
+        let valid: Bool
+        do {
+            valid = try await self.verifier.verify(request.headers[.authorization], api: self.api)
+        } catch {
+            // The key store is unreachable or every check slot is taken: an outage to retry, not a refusal.
+            context.logger.warning(
+                "NHS request refused: the API key could not be checked",
+                metadata: ["error.type": "\(String(describing: type(of: error)))"]
+            )
+            return Response(status: .serviceUnavailable, headers: [.retryAfter: "1"])
+        }
+        guard valid else {
             context.logger.debug("NHS request refused: no valid API key", metadata: ["nhs.api": "\(self.api.rawValue)"])
             return Response(status: .forbidden)
         }

@@ -1,0 +1,55 @@
+// The NHS API-key middleware (nhs.md §1): 403 without a valid key, 503 when the key cannot be checked.
+
+import ENServiceKit
+import ENTestSupport
+import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import NIOCore
+import Testing
+
+/// A key store whose database is down.
+private struct FailingKeyStore: NHSAPIKeyStore {
+    struct Down: Error {}
+    func bcryptHash(api: NHSAPIName, keyName: String) async throws -> String? { throw Down() }
+}
+
+@Suite("NHS API-key middleware")
+struct NHSAPIKeyMiddlewareTests {
+    static func app(_ verifier: NHSAPIKeyVerifier) -> some ApplicationProtocol {
+        let router = Router()
+        router.group("nhs").add(middleware: NHSAPIKeyMiddleware(api: .mobile, verifier: verifier))
+            .post("call") { _, _ in "done" }
+        return Application(router: router)
+    }
+
+    static func status(_ app: some ApplicationProtocol, authorization: String?) async throws -> HTTPResponse.Status {
+        var fields: HTTPFields = [:]
+        fields[.authorization] = authorization
+        let headers = fields
+        return try await app.test(.router) { client in
+            try await client.execute(uri: "/nhs/call", method: .post, headers: headers).status
+        }
+    }
+
+    @Test("a valid key passes; no key or a wrong one is 403")
+    func keys() async throws {
+        let app = Self.app(NHSAPIKeyVerifier(store: TestNHS.keyStore()))
+        #expect(try await Self.status(app, authorization: TestNHS.mobile.authorization) == .ok)
+        #expect(try await Self.status(app, authorization: nil) == .forbidden)
+        #expect(try await Self.status(app, authorization: TestNHS.lab.authorization) == .forbidden)
+    }
+
+    @Test("a key store that is down, or no free check slot, is 503 with Retry-After, not a 500 or a 403")
+    func unavailable() async throws {
+        let down = Self.app(NHSAPIKeyVerifier(store: FailingKeyStore()))
+        #expect(try await Self.status(down, authorization: TestNHS.mobile.authorization) == .serviceUnavailable)
+        let busy = Self.app(NHSAPIKeyVerifier(store: TestNHS.keyStore(), maxRunning: 0))
+        #expect(try await Self.status(busy, authorization: TestNHS.mobile.authorization) == .serviceUnavailable)
+        await #expect(throws: NHSAPIKeyBusy.self) {
+            try await NHSAPIKeyVerifier(store: TestNHS.keyStore(), maxRunning: 0)
+                .verify(TestNHS.mobile.authorization, api: .mobile)
+        }
+    }
+}
