@@ -49,17 +49,7 @@ package struct PostgresDiagnosisKeyRepository: DiagnosisKeyRepository {
         } catch {
             throw .refused(error)
         }
-        do {
-            return try await rethrowingTransactionCause {
-                // The TAN is used up now: wait for a connection as long as it takes instead of giving up after
-                // the lease timeout, which would lose the TAN.
-                try await self.database.client.withTransaction(logger: self.logger) { connection in
-                    try await self.write(submission, connection)
-                }
-            }
-        } catch {
-            throw .database(error, afterAuthorization: true)
-        }
+        return try await self.commit(submission, refusal: Refusal.self)
     }
 
     package func store<Refusal: Error>(
@@ -77,6 +67,15 @@ package struct PostgresDiagnosisKeyRepository: DiagnosisKeyRepository {
             throw .refused(error)
         }
         precondition(submission.selfReport == nil, "a self-report's limits are checked before its authorisation")
+        return try await self.commit(submission, refusal: Refusal.self)
+    }
+
+    /// Writes an authorised submission in one transaction. The TAN (or token) is used up now: the connection is waited
+    /// for as long as it takes instead of giving up after the lease timeout, which would lose it.
+    private func commit<Refusal: Error>(
+        _ submission: KeySubmission,
+        refusal: Refusal.Type
+    ) async throws(KeySubmissionFailure<Refusal>) -> KeySubmissionOutcome {
         do {
             return try await rethrowingTransactionCause {
                 try await self.database.client.withTransaction(logger: self.logger) { connection in

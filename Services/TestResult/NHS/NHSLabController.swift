@@ -60,14 +60,10 @@ struct NHSLab: Sendable {
         version: NHSUploadVersion,
         source: String
     ) async throws -> Response {
-        let body = try await NHSJSONObject.read(
-            request,
-            context: context,
-            error: .validation("unable to deserialize payload")
-        )
-        let (cta, result) = try NHSLabUpload.validate(body, version: version, withToken: true)
+        let (cta, result) = try await self.labBody(request, context: context, version: version, withToken: true)
+        guard let cta else { throw NHSError.validation("ctaToken is required") }
         let outcome = try await self.store.upload(
-            candidates: self.pepper.pepperedCandidates(cta!.value),
+            candidates: self.pepper.pepperedCandidates(cta.value),
             result: result,
             now: self.clock.now
         )
@@ -90,12 +86,7 @@ struct NHSLab: Sendable {
         version: NHSUploadVersion,
         source: String
     ) async throws -> Response {
-        let body = try await NHSJSONObject.read(
-            request,
-            context: context,
-            error: .validation("unable to deserialize payload")
-        )
-        let (_, result) = try NHSLabUpload.validate(body, version: version, withToken: false)
+        let (_, result) = try await self.labBody(request, context: context, version: version, withToken: false)
         let now = self.clock.now
         for _ in 0..<3 {
             let token = self.newCTAToken()
@@ -111,6 +102,21 @@ struct NHSLab: Sendable {
             }
         }
         throw NHSCollision()
+    }
+
+    /// A lab's body, read and checked (nhs.md §3.5, §3.6); a body that is no JSON object is 422.
+    private func labBody(
+        _ request: Request,
+        context: some RequestContext,
+        version: NHSUploadVersion,
+        withToken: Bool
+    ) async throws -> (CTAToken?, NHSLabResult) {
+        let body = try await NHSJSONObject.read(
+            request,
+            context: context,
+            error: .validation("unable to deserialize payload")
+        )
+        return try NHSLabUpload.validate(body, version: version, withToken: withToken)
     }
 
     // MARK: - Internal API

@@ -58,9 +58,7 @@ package struct NHSAPIKeyCredential: Sendable, Equatable {
 
     /// A new key: 32 random bytes as the secret, Base64URL without padding.
     package static func generate(keyName: String) -> NHSAPIKeyCredential {
-        let bytes = SymmetricKey(size: .bits256).withUnsafeBytes { Data($0) }
-        let secret = bytes.base64EncodedString().replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        let secret = SymmetricKey(size: .bits256).withUnsafeBytes { Base64URL.encode($0) }
         return NHSAPIKeyCredential(keyName: keyName, secret: secret)
     }
 }

@@ -50,13 +50,19 @@ package struct NHSTestEndDate: Sendable, Hashable, Codable, CustomStringConverti
             let year = Int(parts[0]), let month = Int(parts[1]), let dayOfMonth = Int(parts[2]),
             (1...12).contains(month), dayOfMonth >= 1, year >= 2000
         else { return nil }
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let calendar = Self.calendar
         guard let date = calendar.date(from: DateComponents(year: year, month: month, day: dayOfMonth)),
             calendar.component(.day, from: date) == dayOfMonth
         else { return nil }
         self.day = day
     }
+
+    /// The UTC calendar every day is checked with, made once (a lab upload and every result read check one).
+    private static let calendar: Calendar = {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        return calendar
+    }()
 
     /// The day starting at `date` (UTC).
     package init(date: Date) {
