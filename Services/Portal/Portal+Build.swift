@@ -92,6 +92,7 @@ extension Portal {
             .map { try String(contentsOf: $0, encoding: .utf8) } ?? ""
         PortalController(
             engine: engine,
+            circuitBreakers: dependencies.circuitBreakers,
             pages: try await Pages.load(),
             secureCookies: configuration.secureCookies,
             stylesheet: stylesheet

@@ -11,6 +11,8 @@ import ServiceLifecycle
 struct PortalDependencies: ServiceDependencies {
     var repository: any PortalRepository
     var teleTANs: any TeleTANClient
+    /// The NHS circuit breakers at verification-service (nhs.md §7).
+    var circuitBreakers: any CircuitBreakerClient
     var clock: WallClock
     /// Long-lived clients to run before the server (the database pool, the HTTP client).
     var services: [any Service]
@@ -32,6 +34,7 @@ struct PortalDependencies: ServiceDependencies {
             readiness: readiness,
             leaseTimeout: configuration.database.leaseTimeout
         )
+        dependencies.circuitBreakers = teleTANs
         dependencies.services = [client, readiness, teleTANs]
         return dependencies
     }
@@ -42,6 +45,7 @@ struct PortalDependencies: ServiceDependencies {
     static func postgres(
         client: PostgresClient,
         teleTANs: any TeleTANClient,
+        circuitBreakers: any CircuitBreakerClient = InMemoryCircuitBreakerClient(),
         logger: Logger,
         clock: WallClock = .system,
         readiness: PostgresClient? = nil,
@@ -50,6 +54,7 @@ struct PortalDependencies: ServiceDependencies {
         PortalDependencies(
             repository: PostgresPortalRepository(client: client, logger: logger, leaseTimeout: leaseTimeout),
             teleTANs: teleTANs,
+            circuitBreakers: circuitBreakers,
             clock: clock,
             services: [],
             readinessChecks: [PostgresReadinessCheck(client: readiness ?? client)]
@@ -59,11 +64,13 @@ struct PortalDependencies: ServiceDependencies {
     /// Everything in memory: the repository, and verification-service as a recording stand-in.
     static func inMemory(
         teleTANs: any TeleTANClient = InMemoryTeleTANClient(),
+        circuitBreakers: any CircuitBreakerClient = InMemoryCircuitBreakerClient(),
         clock: WallClock = .system
     ) -> PortalDependencies {
         PortalDependencies(
             repository: InMemoryPortalRepository(),
             teleTANs: teleTANs,
+            circuitBreakers: circuitBreakers,
             clock: clock,
             services: [],
             readinessChecks: []

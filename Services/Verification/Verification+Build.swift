@@ -52,11 +52,26 @@ extension Verification {
         if let nhs = runtime.nhsController, let keys = runtime.dependencies.apiKeys,
             let signer = runtime.configuration.nhs?.signer
         {
+            let maintenance = NHSMaintenanceMiddleware<ServiceRequestContext>(
+                enabled: runtime.configuration.nhs?.maintenance ?? false
+            )
+            let mobile = NHSAPIKeyMiddleware<ServiceRequestContext>(api: .mobile, verifier: keys)
+            let signing = NHSSigningMiddleware<ServiceRequestContext>(signer: signer, clock: runtime.dependencies.clock)
             nhs.addRoutes(
-                to: router.group("virology-test")
-                    .add(middleware: NHSMaintenanceMiddleware(enabled: runtime.configuration.nhs?.maintenance ?? false))
-                    .add(middleware: NHSAPIKeyMiddleware(api: .mobile, verifier: keys))
-                    .add(middleware: NHSSigningMiddleware(signer: signer, clock: runtime.dependencies.clock))
+                to: router.group("virology-test").add(middleware: maintenance).add(middleware: mobile)
+                    .add(middleware: signing)
+            )
+            if let payments = runtime.isolationPaymentController {
+                let group = router.group("isolation-payment/ipc-token").add(middleware: maintenance)
+                payments.addAppRoutes(to: group.group().add(middleware: mobile).add(middleware: signing))
+                payments.addWebsiteRoutes(
+                    to: group.group().add(middleware: NHSAPIKeyMiddleware(api: .isolationPayment, verifier: keys))
+                        .add(middleware: ErrorMiddleware())
+                )
+            }
+            runtime.circuitBreakerController?.addRoutes(
+                to: router.group("circuit-breaker").add(middleware: maintenance).add(middleware: mobile)
+                    .add(middleware: signing)
             )
         }
         return router
@@ -82,6 +97,7 @@ extension Verification {
             metrics: runtime.metrics
         ).addRoutes(to: api)
         runtime.nhsController?.addInternalRoutes(to: api)
+        runtime.circuitBreakerController?.addInternalRoutes(to: api)
         return router
     }
 
@@ -96,12 +112,18 @@ extension Verification {
             )
             guard var outcome else { return nil }
             outcome.nhsOrders = try await runtime.dependencies.nhsOrders?.deleteExpired(now: now) ?? 0
+            outcome.nhsIsolationPaymentTokens =
+                try await runtime.dependencies.isolationPayments?.deleteExpired(now: now) ?? 0
+            outcome.nhsCircuitBreakerRequests =
+                try await runtime.dependencies.circuitBreakers?.deleteExpired(now: now) ?? 0
             runtime.metrics.recordRetention(outcome)
             return outcome
         } describe: { outcome in
             [
                 "sessions.deleted": "\(outcome.sessions)", "tans.deleted": "\(outcome.tans)",
                 "teletans.deleted": "\(outcome.teleTANs)", "nhs_orders.deleted": "\(outcome.nhsOrders)",
+                "nhs_ipc_tokens.deleted": "\(outcome.nhsIsolationPaymentTokens)",
+                "nhs_cb_requests.deleted": "\(outcome.nhsCircuitBreakerRequests)",
             ]
         }
     }
@@ -152,6 +174,28 @@ struct VerificationRuntime: Sendable {
             orderWebsite: self.configuration.nhsOrderWebsite,
             registerWebsite: self.configuration.nhsRegisterWebsite,
             exchangeDuration: self.nhsExchangeDuration,
+            metrics: self.environment.metricsFactory
+        )
+    }
+
+    /// Isolation payment tokens, when NHS is enabled and the tokens are in PostgreSQL.
+    var isolationPaymentController: NHSIsolationPaymentController? {
+        guard self.configuration.nhs != nil, let store = self.dependencies.isolationPayments else { return nil }
+        return NHSIsolationPaymentController(
+            store: store,
+            settings: self.configuration.isolationPayment,
+            clock: self.dependencies.clock,
+            metrics: self.environment.metricsFactory
+        )
+    }
+
+    /// Circuit-breaker approvals, when NHS is enabled and the approvals are in PostgreSQL.
+    var circuitBreakerController: NHSCircuitBreakerController? {
+        guard self.configuration.nhs != nil, let store = self.dependencies.circuitBreakers else { return nil }
+        return NHSCircuitBreakerController(
+            store: store,
+            settings: self.configuration.circuitBreaker,
+            clock: self.dependencies.clock,
             metrics: self.environment.metricsFactory
         )
     }

@@ -40,6 +40,9 @@ struct VerificationConfiguration: ServiceConfiguration {
     /// `NHS_ORDER_WEBSITE`, `NHS_REGISTER_WEBSITE`: the pages an order's CTA token is appended to.
     var nhsOrderWebsite: String
     var nhsRegisterWebsite: String
+    /// `NHS_IPC_*` and `NHS_CB_*`: isolation payment tokens and circuit-breaker approvals.
+    var isolationPayment: NHSIsolationPaymentSettings
+    var circuitBreaker: NHSCircuitBreakerSettings
 
     /// Reads:
     /// - `HTTP_HOST` (127.0.0.1), `HTTP_PORT` (8002), `INTERNAL_HTTP_HOST` (127.0.0.1), `INTERNAL_HTTP_PORT` (8012)
@@ -55,7 +58,9 @@ struct VerificationConfiguration: ServiceConfiguration {
     /// - `FAKE_DELAY_INITIAL` (10ms), `FAKE_DELAY_SAMPLES` (5)
     /// - `NHS_ENABLED` (false), `NHS_MAINTENANCE_MODE` (false); with NHS_ENABLED `NHS_SIGNING_KEYS` and
     ///   `NHS_CTA_PEPPER_FILE` (the file test-result-service has) are required; `NHS_ORDER_WEBSITE`,
-    ///   `NHS_REGISTER_WEBSITE`
+    ///   `NHS_REGISTER_WEBSITE`; `NHS_IPC_TOKEN_CREATION_ENABLED` (true), `NHS_IPC_COUNTRIES` (England,Wales),
+    ///   `NHS_IPC_WEBSITE`, `NHS_IPC_TOKEN_LIFETIME` (14d); `NHS_CB_TOKEN_LIFETIME` (1d), `NHS_CB_SPIKE_MULTIPLE` (3),
+    ///   `NHS_CB_SPIKE_MINIMUM` (100)
     init(settings: SettingsReader) {
         self.http = ListenAddress(settings: settings, prefix: "HTTP", defaultPort: 8002, purpose: "app API")
         self.internalHTTP = ListenAddress(
@@ -138,6 +143,8 @@ struct VerificationConfiguration: ServiceConfiguration {
             default: "https://self-referral.test-for-coronavirus.service.gov.uk/cta-start",
             help: "Page where a person registers a home test kit (V1 home-kit/register); ?ctaToken=<token> is appended."
         )
+        self.isolationPayment = NHSIsolationPaymentSettings(settings: settings)
+        self.circuitBreaker = NHSCircuitBreakerSettings(settings: settings)
         self.internalHTTP.requireDistinctPort(from: [self.http], settings: settings)
         self.metrics = MetricsListener.address(
             settings: settings,

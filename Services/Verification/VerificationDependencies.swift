@@ -20,6 +20,9 @@ struct VerificationDependencies: ServiceDependencies {
     /// The NHS path's orders and the service's NHS API keys (PostgreSQL only; `nil` in memory).
     var nhsOrders: NHSOrderStore? = nil
     var apiKeys: NHSAPIKeyVerifier? = nil
+    /// Isolation payment tokens and circuit-breaker approvals (PostgreSQL only).
+    var isolationPayments: NHSIsolationPaymentStore? = nil
+    var circuitBreakers: NHSCircuitBreakerStore? = nil
 
     static func live(configuration: VerificationConfiguration, logger: Logger) -> VerificationDependencies {
         let client = configuration.database.makeClient(logger: logger)
@@ -87,7 +90,9 @@ struct VerificationDependencies: ServiceDependencies {
             nhsOrders: NHSOrderStore(client: client, logger: logger, leaseTimeout: leaseTimeout),
             apiKeys: NHSAPIKeyVerifier(
                 store: PostgresNHSAPIKeyStore(client: client, logger: logger, leaseTimeout: leaseTimeout)
-            )
+            ),
+            isolationPayments: NHSIsolationPaymentStore(client: client, logger: logger, leaseTimeout: leaseTimeout),
+            circuitBreakers: NHSCircuitBreakerStore(client: client, logger: logger, leaseTimeout: leaseTimeout)
         )
     }
 

@@ -32,6 +32,8 @@ struct PortalHarness: Sendable {
     let database: PostgresTestDatabase
     let clock: ManualClock
     let issuer: InMemoryTeleTANClient
+    /// The stand-in for verification-service's circuit-breaker routes.
+    let circuitBreakers: InMemoryCircuitBreakerClient
     let configuration: PortalConfiguration
     let engine: PortalEngine
     let app: App
@@ -79,16 +81,19 @@ struct PortalHarness: Sendable {
                 clock: clock,
                 logger: logger
             )
+            let circuitBreakers = InMemoryCircuitBreakerClient()
             let harness = PortalHarness(
                 database: database,
                 clock: clock,
                 issuer: issuer,
+                circuitBreakers: circuitBreakers,
                 configuration: configuration,
                 engine: engine,
                 app: try await Self.app(
                     configuration: configuration,
                     engine: engine,
                     client: database.client,
+                    circuitBreakers: circuitBreakers,
                     logger: logger
                 ),
                 logs: logs,
@@ -144,12 +149,18 @@ struct PortalHarness: Sendable {
         configuration: PortalConfiguration,
         engine: PortalEngine,
         client: PostgresClient,
+        circuitBreakers: any CircuitBreakerClient = InMemoryCircuitBreakerClient(),
         logger: Logger
     ) async throws -> App {
         let router = try await Portal.buildRouter(
             configuration: configuration,
             engine: engine,
-            dependencies: .postgres(client: client, teleTANs: engine.teleTANs, logger: logger),
+            dependencies: .postgres(
+                client: client,
+                teleTANs: engine.teleTANs,
+                circuitBreakers: circuitBreakers,
+                logger: logger
+            ),
             environment: .testing(logger: logger)
         )
         return Application(

@@ -12,6 +12,12 @@ package struct RouterReply: Sendable {
     package let headers: HTTPFields
     package let body: ByteBuffer
 
+    package init(status: HTTPResponse.Status, headers: HTTPFields, body: ByteBuffer) {
+        self.status = status
+        self.headers = headers
+        self.body = body
+    }
+
     package var text: String { self.body.text }
 
     /// The body as a JSON object (empty when it is none).

@@ -28,12 +28,15 @@ package enum TestNHS {
     /// The app's key (`mobile`) and the lab's (`testResultUpload`).
     package static let mobile = NHSAPIKeyCredential(keyName: "app-test", secret: "mobile-secret-of-the-tests")
     package static let lab = NHSAPIKeyCredential(keyName: "lab-test", secret: "lab-secret-of-the-tests")
+    /// The isolation payment website's key (`isolationPayment`).
+    package static let paymentWebsite = NHSAPIKeyCredential(keyName: "ipc-web-test", secret: "ipc-secret-of-the-tests")
 
-    /// A key store that knows `mobile` and `lab`.
+    /// A key store that knows `mobile`, `lab` and `paymentWebsite`.
     package static func keyStore() -> InMemoryNHSAPIKeyStore {
         let store = InMemoryNHSAPIKeyStore()
         store.add(self.mobile, api: .mobile)
         store.add(self.lab, api: .testResultUpload)
+        store.add(self.paymentWebsite, api: .isolationPayment)
         return store
     }
 }

@@ -33,7 +33,9 @@ struct OpenAPITests {
         let method = HTTPRequest.Method(rawValue: String(parts[0]))!
         let status = try await app.test(.router) { client in
             try await client.execute(
-                uri: String(parts[1]),
+                // A templated path is probed with values: `{kind}` a kind, `{token}` any token.
+                uri: String(parts[1]).replacingOccurrences(of: "{kind}", with: "venue")
+                    .replacingOccurrences(of: "{token}", with: "probe"),
                 method: method,
                 headers: .json,
                 body: method == .post ? ByteBuffer(string: "{}") : nil
@@ -46,7 +48,16 @@ struct OpenAPITests {
     static let nhsRoutes = [
         "POST /virology-test/v2/order", "POST /virology-test/v2/results", "POST /virology-test/v2/cta-exchange",
         "POST /virology-test/home-kit/order", "POST /virology-test/home-kit/register", "POST /virology-test/results",
-        "POST /virology-test/cta-exchange",
+        "POST /virology-test/cta-exchange", "POST /isolation-payment/ipc-token/create",
+        "POST /isolation-payment/ipc-token/update", "POST /isolation-payment/ipc-token/verify-token",
+        "POST /isolation-payment/ipc-token/consume-token", "POST /circuit-breaker/exposure-notification/request",
+        "POST /circuit-breaker/venue/request", "GET /circuit-breaker/{kind}/resolution/{token}",
+    ]
+
+    /// The internal routes of the portal's circuit-breaker page.
+    static let circuitBreakerRoutes = [
+        "POST /version/v1/nhs/circuit-breakers/state", "POST /version/v1/nhs/circuit-breakers/switch",
+        "POST /version/v1/nhs/circuit-breakers/resolve",
     ]
 
     @Test("every documented operation is routed on its own port only, and every route of ours is documented")
@@ -76,7 +87,7 @@ struct OpenAPITests {
                 "POST /version/v1/registrationToken", "POST /version/v1/testresult", "POST /version/v1/tan",
                 "POST /version/v1/tan/verify",
                 "POST /version/v1/tan/teletan",
-            ] + Self.nhsRoutes + ["POST /version/v1/nhs/submission-token/verify"]
+            ] + Self.nhsRoutes + ["POST /version/v1/nhs/submission-token/verify"] + Self.circuitBreakerRoutes
         let common = ["GET /health/live", "GET /health/ready", "GET /metrics", "GET /openapi.yaml"]
 
         #expect(
@@ -93,7 +104,7 @@ struct OpenAPITests {
                     common + [
                         "POST /version/v1/tan/verify", "POST /version/v1/tan/teletan", "POST /version/v1/testresult",
                         "POST /version/v1/nhs/submission-token/verify",
-                    ]
+                    ] + Self.circuitBreakerRoutes
                 )
         )
         for operation in apiRoutes {

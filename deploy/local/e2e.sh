@@ -47,6 +47,8 @@ unset EN_SERVICES EN_GATEWAY   # the whole fleet, with the gateway
 # exceed in a dozen requests; the app's per-client and global budgets stay make run's (deploy/README.md, "The gateway").
 export GATEWAY_PORTAL_RATE=20r/s GATEWAY_PORTAL_BURST=40 GATEWAY_PORTAL_CLIENT_RATE=2r/s GATEWAY_PORTAL_CLIENT_BURST=20
 export GATEWAY_REGISTRATION_RATE=2r/m GATEWAY_REGISTRATION_BURST=5
+# The circuit breakers' spike rule holds the 4th request of an hour (a fresh fleet has no history: the median is 0).
+export NHS_CB_SPIKE_MINIMUM=3
 pg="$root/deploy/local/postgres.sh"
 cwa="$root/.build/$CONFIG/cwa"
 client_address=127.0.0.7
@@ -154,6 +156,42 @@ if [ "$nhs" = on ]; then
     "$cwa" nhs exchange --state t.json --cta 1234abcd
   nhs_rows="$(sql verification 'SELECT count(*) FROM nhs_virology_order') $(sql testresult 'SELECT count(*) FROM nhs_virology_result')"
   check "verification holds 2 NHS orders and test-result 2 NHS results ($nhs_rows)" test "$nhs_rows" = "2 2"
+
+  # ---- NHS isolation payment (§8): the app creates and unlocks a token, the payment website consumes it once ----
+  ipc="$("$cwa" nhs ipc create 2>>"$log")"
+  check "N's app gets an isolation payment token (64 hex digits, signed answer)" grep -Eq '^[0-9a-f]{64}$' <<<"$ipc"
+  expect "the payment website cannot verify it before the app unlocks it (422 invalid)" '^HTTP 422 .*"state":"invalid"' \
+    "$cwa" nhs ipc verify --token "$ipc"
+  expect "N claims: the app unlocks the token and gets the claim page (signed)" "^https://.*\\?ipcToken=$ipc$" \
+    "$cwa" nhs ipc update --token "$ipc"
+  expect "the payment website verifies it (200 valid, with the isolation's dates)" '^HTTP 200 .*"isolationPeriodEndDate".*"state":"valid"' \
+    "$cwa" nhs ipc verify --token "$ipc"
+  "$cwa" nhs ipc consume --token "$ipc" >"$work/ipc-1" 2>&1 & ipc_first=$!
+  "$cwa" nhs ipc consume --token "$ipc" >"$work/ipc-2" 2>&1 & ipc_second=$!
+  wait "$ipc_first" "$ipc_second" || true
+  cat "$work/ipc-1" "$work/ipc-2" >"$work/out"; cat "$work/out" >>"$log"
+  ipc_answers="$(grep -c '"state":"consumed"' "$work/out") $(grep -c '^HTTP 422 .*"state":"invalid"' "$work/out")"
+  if [ "$ipc_answers" = "1 1" ]; then pass "two parallel consumptions: one consumed (200), one invalid (422)"; else flunk "two parallel consumptions: exactly one consumed ($ipc_answers)"; fi
+  expect "a website key is not the app's: create with it is refused (403)" "HTTP 403" \
+    "$cwa" nhs ipc create --api-key "$CWA_NHS_IPC_KEY"
+
+  # ---- NHS circuit breakers (§7): the spike rule holds a request (the fleet runs with NHS_CB_SPIKE_MINIMUM=3), an
+  # officer releases it at the portal ----
+  for _ in 1 2 3; do "$cwa" nhs circuit-breaker --kind venue >>"$log" 2>&1; done
+  "$cwa" nhs circuit-breaker --kind venue >"$work/cb" 2>&1; cat "$work/cb" >>"$log"; cp "$work/cb" "$work/out"
+  cb_token="$(grep -Eo '^[0-9A-Za-z]{50} ' "$work/cb" | tr -d ' ')"
+  if [ -n "$cb_token" ] && grep -q "^$cb_token pending$" "$work/cb" && grep -q "signature verified" "$work/cb"; then
+    pass "the 4th venue approval request of the hour is held by the spike rule (pending, signed)"
+  else
+    flunk "the 4th venue approval request of the hour is held by the spike rule (pending)"
+  fi
+  expect "its resolution stays pending until an officer decides" "^$cb_token pending$|^pending$" \
+    "$cwa" nhs circuit-breaker --kind venue --token "${cb_token:-none}"
+  expect "the officer sees 1 waiting venue request at the portal and releases it" "answered 1 waiting venue requests" \
+    "$cwa" officer circuit-breaker --kind venue --release
+  expect "the held token now resolves to yes (signed)" "^yes$" "$cwa" nhs circuit-breaker --kind venue --token "${cb_token:-none}"
+  cb_rows="$(sql verification "SELECT count(*) FROM nhs_circuit_breaker_request WHERE kind = 'venue' AND approval = 'yes'")"
+  check "verification holds 4 approved venue requests, by token hash only ($cb_rows)" test "$cb_rows" = 4
 fi
 
 # ---- distribution publishes; B syncs and finds A ----
@@ -443,6 +481,8 @@ if [ "$nhs" = on ]; then
     test "$(printf '%s\n' "$nhs_secrets" | grep -c .)" = 5
   check "no log line and no table holds an NHS CTA, polling or submission token (hashes only)" \
     absent "$nhs_secrets" "${logs[@]}" "$work/dump"
+  check "no log line and no table holds the isolation payment token or the circuit-breaker approval token" \
+    absent "$(printf '%s\n%s\n' "$ipc" "$cb_token")" "${logs[@]}" "$work/dump"
 fi
 otp="$(state_values lastOTP s.json)"
 check "no log line and no table holds the self-report OTP (data donation keeps its SHA-256 only)" \

@@ -178,12 +178,13 @@ ensure_nhs_keys() {
 }
 
 # The NHS API keys (nhs.md §1), made once and installed at every start (the command is idempotent): `app-dev` of
-# API `mobile` in verification and submission, `lab-dev` of `testResultUpload` in test-result. The values after
-# `Bearer ` are in .data/secrets/nhs-{mobile,lab}.key.
+# API `mobile` in verification and submission, `lab-dev` of `testResultUpload` in test-result, `ipc-website-dev` of
+# `isolationPayment` (the payment website) in verification. The values after `Bearer ` are in
+# .data/secrets/nhs-{mobile,lab,ipc}.key.
 ensure_nhs_api_keys() {
   local name
   mkdir -p "$data/secrets"
-  for name in mobile lab; do
+  for name in mobile lab ipc; do
     [ -s "$data/secrets/nhs-$name.secret" ] || ( umask 077; openssl rand -hex 24 >"$data/secrets/nhs-$name.secret" )
   done
   install_nhs_key() {
@@ -197,6 +198,7 @@ ensure_nhs_api_keys() {
   install_nhs_key verification verification-service mobile app-dev mobile verification
   install_nhs_key submission submission-service mobile app-dev mobile submission
   install_nhs_key test-result test-result-service testResultUpload lab-dev lab testresult
+  install_nhs_key verification verification-service isolationPayment ipc-website-dev ipc verification
 }
 
 # The rehearsal app's attestation keys, created once: the Play Integrity decryption key (Base64 AES-256) and the key
@@ -222,14 +224,15 @@ ensure_attestation_keys() {
   fi
 }
 
-# The development officer (both roles), created once; the password and the TOTP URI stay in .data.
+# The development officer (every role: both teleTAN kinds and the NHS circuit breakers), created once; the password
+# and the TOTP URI stay in .data.
 ensure_officer() {
   local password_file="$data/secrets/portal-officer" uri_file="$data/keys/portal-officer.otpauth"
   [ -s "$uri_file" ] && return 0
   mkdir -p "$data/secrets"
   ( umask 077; head -c 18 /dev/urandom | base64 | tr '+/' '-_' >"$password_file" )
   ( DATABASE_URL="$("$pg" url portal)" TOTP_KEY_FILE="$data/keys/totp.keys" && export DATABASE_URL TOTP_KEY_FILE \
-      && "$bin/portal-service" user add officer c19hotline,c19hotline_event <"$password_file" >"$uri_file" ) \
+      && "$bin/portal-service" user add officer c19hotline,c19hotline_event,circuit_breaker_officer <"$password_file" >"$uri_file" ) \
     || fail "could not create the development officer"
   say "created the development officer 'officer'"
 }
@@ -369,6 +372,7 @@ export CWA_PLAY_INTEGRITY_SIGNING_KEY_FILE=$data/keys/play-integrity-signing.pem
 export CWA_NHS_PUBLIC_KEYS=nhs-dev-1=$data/keys/nhs-signing.pub.pem
 export CWA_NHS_MOBILE_KEY=$(cat "$data/secrets/nhs-mobile.key" 2>/dev/null)
 export CWA_NHS_LAB_KEY=$(cat "$data/secrets/nhs-lab.key" 2>/dev/null)
+export CWA_NHS_IPC_KEY=$(cat "$data/secrets/nhs-ipc.key" 2>/dev/null)
 ENV
 }
 
@@ -571,10 +575,13 @@ Through the gateway (TLS with the development CA $pki/ca.pem):
                                               POST /version/v1/{android,ios}/{dat,otp,els,srs} (data donation),
                                               POST /virology-test/v2/{order,results,cta-exchange} (NHS, verification),
                                               POST /submission/diagnosis-keys (NHS, submission; API key and signed answers),
+                                              POST /isolation-payment/ipc-token/{create,update} (NHS, verification),
+                                              POST /circuit-breaker/{exposure-notification,venue}/request, GET …/resolution/<token>
                                               GET  /version/… the CDN tree ($data/cdn, written by distribution)
   labs      https://127.0.0.1:$port_gateway_lab     POST /api/v1/lab/results … (client certificate $pki/lab-1.pem + .key)
                                               POST /upload/virology-test/v2/{npex-result,eng-result-tokengen} … (NHS, API key)
-  officers  https://127.0.0.1:$port_gateway_portal     the teleTAN portal: user 'officer', password in $data/secrets/portal-officer,
+                                              POST /isolation-payment/ipc-token/{verify-token,consume-token} (NHS payment website)
+  officers  https://127.0.0.1:$port_gateway_portal     the portal (teleTANs; /circuit-breakers): user 'officer', password in $data/secrets/portal-officer,
             second factor: $(cat "$data/keys/portal-officer.otpauth" 2>/dev/null)
 
 The services themselves, on loopback only (the gateway never routes internal ports, /health/* or /metrics):
@@ -605,6 +612,9 @@ Try it with the cwa client (make run built it; eval "\$(deploy/local/run.sh env)
   cta=\$(\$cwa nhs order --state /tmp/n.json); \$cwa nhs lab-result --cta "\$cta" --result POSITIVE
   \$cwa nhs poll --state /tmp/n.json; \$cwa nhs submit --state /tmp/n.json
   \$cwa phone new --state /tmp/t.json; \$cwa nhs exchange --state /tmp/t.json --cta "\$(\$cwa nhs tokengen)"
+  NHS isolation payment and circuit breakers:
+  ipc=\$(\$cwa nhs ipc create); \$cwa nhs ipc update --token "\$ipc"; \$cwa nhs ipc consume --token "\$ipc"
+  \$cwa nhs circuit-breaker --kind venue; \$cwa officer circuit-breaker --kind venue --release
   (README.md and the services' READMEs walk through these journeys)
 
 Logs: $logs

@@ -94,6 +94,18 @@ enum PageTexts {
         "bad_request": "The request could not be processed. Please go back and try again.",
         "unknown_authority": "Please choose a health authority from the list.",
         "session_expired": "Your session has ended. Please log in again.",
+        "can_circuit_breakers": "The NHS circuit breakers of exposure and venue alerts",
+        "cb_title": "Circuit breakers", "cb_exposure-notification": "Exposure notifications",
+        "cb_venue": "Risky venues",
+        "cb_hint":
+            "Before a phone alerts its person it asks for approval. yes: approve unless the spike rule holds the request; "
+            + "no: refuse every request; pending: hold every request for you. The spike rule holds requests while the "
+            + "last hour's exceed the threshold; releasing them quiets the rule for an hour.",
+        "cb_switch": "Switch", "cb_pending": "Requests waiting", "cb_pending_rule": "of them held by the spike rule",
+        "cb_oldest": "Oldest waiting since", "cb_last_hour": "Requests in the last hour",
+        "cb_median": "Median of the same hour, 7 days before", "cb_threshold": "The spike rule holds above",
+        "cb_quiet": "Spike rule quiet until", "cb_release": "Release all waiting (yes)",
+        "cb_refuse": "Refuse all waiting (no)", "cb_resolved": "Requests answered",
     ]
 
     static let german: [String: String] = [
@@ -131,5 +143,17 @@ enum PageTexts {
             "Die Anfrage konnte nicht verarbeitet werden. Bitte gehen Sie zurück und versuchen Sie es erneut.",
         "unknown_authority": "Bitte wählen Sie ein Gesundheitsamt aus der Liste.",
         "session_expired": "Ihre Sitzung ist beendet. Bitte melden Sie sich erneut an.",
+        "can_circuit_breakers": "Die NHS-Sicherungen für Begegnungs- und Ortswarnungen",
+        "cb_title": "Sicherungen (Circuit Breaker)", "cb_exposure-notification": "Begegnungswarnungen",
+        "cb_venue": "Risiko-Orte",
+        "cb_hint":
+            "Bevor ein Telefon warnt, fragt es um Freigabe. yes: freigeben, außer die Spitzenregel hält die Anfrage an; "
+            + "no: jede Anfrage ablehnen; pending: jede Anfrage für Sie anhalten. Die Spitzenregel hält Anfragen an, "
+            + "solange die der letzten Stunde über der Schwelle liegen; eine Freigabe setzt sie eine Stunde aus.",
+        "cb_switch": "Schalter", "cb_pending": "Wartende Anfragen", "cb_pending_rule": "davon von der Spitzenregel",
+        "cb_oldest": "Älteste wartet seit", "cb_last_hour": "Anfragen der letzten Stunde",
+        "cb_median": "Median derselben Stunde der 7 Tage davor", "cb_threshold": "Die Spitzenregel hält an über",
+        "cb_quiet": "Spitzenregel ausgesetzt bis", "cb_release": "Alle wartenden freigeben (yes)",
+        "cb_refuse": "Alle wartenden ablehnen (no)", "cb_resolved": "Beantwortete Anfragen",
     ]
 }

@@ -13,6 +13,7 @@ struct PortalController: Sendable {
     typealias Context = PortalRequestContext
 
     let engine: PortalEngine
+    let circuitBreakers: any CircuitBreakerClient
     let pages: Pages
     let secureCookies: Bool
     let stylesheet: String
@@ -28,9 +29,12 @@ struct PortalController: Sendable {
         let officer = pages.group().add(middleware: OfficerRequiredMiddleware())
         officer.get("/", use: self.start)
         officer.get("/password", use: self.passwordPage)
+        officer.get("/circuit-breakers", use: self.circuitBreakerPage)
         officer.group().add(middleware: CSRFRequiredMiddleware(pages: self.pages))
             .post("/teletan", use: self.teleTAN)
             .post("/password", use: self.changePassword)
+            .post("/circuit-breakers/switch", use: self.setCircuitBreaker)
+            .post("/circuit-breakers/resolve", use: self.resolveCircuitBreaker)
 
         router.get("/.well-known/jwks.json") { _, _ in
             Response(
@@ -175,7 +179,9 @@ struct PortalController: Sendable {
         context["user"] = officer.username
         context["canTest"] = officer.has(.hotline)
         context["canEvent"] = officer.has(.hotlineEvent)
-        context["noRoles"] = !officer.has(.hotline) && !officer.has(.hotlineEvent)
+        context["canCircuitBreakers"] = officer.has(.circuitBreakerOfficer)
+        context["noRoles"] =
+            !officer.has(.hotline) && !officer.has(.hotlineEvent) && !officer.has(.circuitBreakerOfficer)
         context["authorities"] = self.engine.authorities.map { ["id": $0.id, "name": $0.name] }
         var response = self.pages.render(
             template,
@@ -272,6 +278,92 @@ struct PortalController: Sendable {
                 "message": PageTexts.table(Pages.language(of: request))[message] ?? message, "ok": outcome == .changed,
             ]
         )
+    }
+
+    // MARK: - NHS circuit breakers
+
+    /// Behind `OfficerRequiredMiddleware`: the switch and the pending counts of both kinds (role
+    /// `circuit_breaker_officer`).
+    func circuitBreakerPage(_ request: Request, context: Context) async throws -> Response {
+        let language = Pages.language(of: request)
+        let caller = try context.officer()
+        guard caller.officer.has(.circuitBreakerOfficer) else {
+            return self.pages.error(.forbidden, "forbidden", language: language)
+        }
+        let views: [CircuitBreakerView]
+        do { views = try await self.circuitBreakers.circuitBreakers() } catch {
+            return self.pages.error(.serviceUnavailable, "unavailable", language: language)
+        }
+        let texts = PageTexts.table(language)
+        let kinds: [[String: Any]] = views.map { view in
+            var values: [String: Any] = [
+                "kind": view.kind, "name": texts["cb_\(view.kind)"] ?? view.kind, "mode": view.mode,
+                "pending": view.pending, "pendingByRule": view.pendingByRule, "hasPending": view.pending > 0,
+                "oldestPending": view.oldestPending ?? "–", "lastHour": view.lastHour, "median": view.sameHourMedian,
+                "threshold": view.threshold,
+                "modes": ["yes", "no", "pending"].map { ["value": $0, "selected": $0 == view.mode] },
+            ]
+            if let quiet = view.ruleQuietUntil { values["quietUntil"] = quiet }
+            return values
+        }
+        var values: [String: Any] = ["kinds": kinds]
+        if let resolved = request.uri.queryParameters["resolved"].flatMap({ Int(String($0)) }) {
+            values["resolved"] = "\(resolved)"
+        }
+        return try await self.officerPage(
+            "circuitbreakers",
+            request: request,
+            session: caller.session,
+            officer: caller.officer,
+            values: values
+        )
+    }
+
+    /// Behind `OfficerRequiredMiddleware` and `CSRFRequiredMiddleware`: sets a kind's switch, audits, back to the page.
+    func setCircuitBreaker(_ request: Request, context: Context) async throws -> Response {
+        try await self.circuitBreakerAction(request, context: context, field: "mode", values: ["yes", "no", "pending"])
+        {
+            kind,
+            mode in
+            try await self.circuitBreakers.setCircuitBreaker(kind: kind, mode: mode)
+            return ("circuit_breaker_switched", "kind=\(kind) mode=\(mode)", "/circuit-breakers")
+        }
+    }
+
+    /// Behind `OfficerRequiredMiddleware` and `CSRFRequiredMiddleware`: answers a kind's pending requests.
+    func resolveCircuitBreaker(_ request: Request, context: Context) async throws -> Response {
+        try await self.circuitBreakerAction(request, context: context, field: "approval", values: ["yes", "no"]) {
+            kind,
+            approval in
+            let resolved = try await self.circuitBreakers.resolveCircuitBreaker(kind: kind, approval: approval)
+            return (
+                "circuit_breaker_resolved", "kind=\(kind) approval=\(approval) requests=\(resolved)",
+                "/circuit-breakers?resolved=\(resolved)"
+            )
+        }
+    }
+
+    private func circuitBreakerAction(
+        _ request: Request,
+        context: Context,
+        field: String,
+        values: Set<String>,
+        _ act: (String, String) async throws -> (action: String, details: String, location: String)
+    ) async throws -> Response {
+        let language = Pages.language(of: request)
+        let (_, officer, form) = try context.officer()
+        guard officer.has(.circuitBreakerOfficer) else {
+            return self.pages.error(.forbidden, "forbidden", language: language)
+        }
+        guard let kind = form["kind"], ["exposure-notification", "venue"].contains(kind), let value = form[field],
+            values.contains(value)
+        else { return self.pages.error(.badRequest, "bad_request", language: language) }
+        let done: (action: String, details: String, location: String)
+        do { done = try await act(kind, value) } catch is UpstreamUnavailable {
+            return self.pages.error(.serviceUnavailable, "unavailable", language: language)
+        }
+        try await self.engine.audit(officer.username, done.action, done.details)
+        return Pages.redirect(done.location)
     }
 
     /// Ends the session when the form carries its CSRF token; always back to the login page, with the cookie gone.

@@ -6,6 +6,8 @@ enum PortalRole: String, CaseIterable, Sendable {
     case hotline = "c19hotline"
     /// Health-authority staff: EVENT teleTANs (warning the guests of an event), for a chosen authority.
     case hotlineEvent = "c19hotline_event"
+    /// NHS public-health staff: the circuit breakers of exposure and venue alerts (nhs.md §7).
+    case circuitBreakerOfficer = "circuit_breaker_officer"
 }
 
 /// The two teleTAN types, as verification-service's `X-CWA-TELETAN-TYPE` names them.

@@ -15,7 +15,7 @@ struct InternalController: Sendable {
     /// a caller an operator configures as `dcc-server`.
     static let routes = ServiceRoutes([
         "submission-service": ["POST /version/v1/tan/verify", NHSVirologyController.internalRoute],
-        "portal-service": ["POST /version/v1/tan/teletan"],
+        "portal-service": Set(["POST /version/v1/tan/teletan"]).union(NHSCircuitBreakerController.internalRoutes),
         "dcc-server": ["POST /version/v1/testresult"],
     ])
 

@@ -63,6 +63,9 @@ struct VerificationRetentionOutcome: Sendable, Equatable {
     var teleTANs = 0
     /// NHS orders past their lifetimes.
     var nhsOrders = 0
+    /// Isolation payment tokens and circuit-breaker approvals past their lifetimes.
+    var nhsIsolationPaymentTokens = 0
+    var nhsCircuitBreakerRequests = 0
 }
 
 /// Which TANs a verification may consume: the caller says which kind it can use, so a TAN of the other kind is left

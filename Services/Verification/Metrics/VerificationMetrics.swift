@@ -48,7 +48,8 @@ struct VerificationMetrics: Sendable {
     func recordRetention(_ outcome: VerificationRetentionOutcome) {
         for (entity, count) in [
             ("session", outcome.sessions), ("tan", outcome.tans), ("teletan", outcome.teleTANs),
-            ("nhs_order", outcome.nhsOrders),
+            ("nhs_order", outcome.nhsOrders), ("nhs_ipc_token", outcome.nhsIsolationPaymentTokens),
+            ("nhs_cb_request", outcome.nhsCircuitBreakerRequests),
         ] {
             Counter(
                 label: "en_verification_retention_deleted_total",

@@ -16,6 +16,8 @@ package enum NHSAPIName: String, Sendable, CaseIterable {
     case mobile
     /// The test labs' and the token API's uploads.
     case testResultUpload
+    /// The isolation payment website's token checks (verify, consume).
+    case isolationPayment
 }
 
 /// What an `Authorization` header of the NHS family carries.

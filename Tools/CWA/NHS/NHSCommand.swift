@@ -11,12 +11,17 @@ import NIOHTTP1
 struct NHSCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "nhs",
-        abstract: "The NHS test path: order, lab result, token API, poll, CTA exchange, key submission.",
+        abstract:
+            "The NHS app: test order, lab result, token API, poll, CTA exchange, key submission, isolation payment, "
+            + "circuit breakers.",
         discussion: """
             Phone commands keep their tokens in the phone's state file (cwa phone new) and check the signature of
             every answer with the NHS public keys (CWA_NHS_PUBLIC_KEYS, id=<PEM file> entries).
             """,
-        subcommands: [Order.self, LabResult.self, TokenGen.self, Poll.self, Exchange.self, Submit.self]
+        subcommands: [
+            Order.self, LabResult.self, TokenGen.self, Poll.self, Exchange.self, Submit.self, IPC.self,
+            CircuitBreaker.self,
+        ]
     )
 }
 

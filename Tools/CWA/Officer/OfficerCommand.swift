@@ -1,4 +1,5 @@
-// `cwa officer teletan`: an officer logging into the portal (password, then the TOTP code) and issuing a teleTAN.
+// `cwa officer …`: an officer logging into the portal (password, then the TOTP code) and issuing a teleTAN, or minding
+// the NHS circuit breakers.
 
 import ArgumentParser
 import ENCrypto
@@ -9,7 +10,7 @@ struct OfficerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "officer",
         abstract: "A public-health officer at the portal.",
-        subcommands: [TeleTANCommand.self]
+        subcommands: [TeleTANCommand.self, CircuitBreakerCommand.self]
     )
 }
 
@@ -25,66 +26,137 @@ extension OfficerCommand {
         )
 
         @OptionGroup var gateway: GatewayOptions
-        @Option(name: .customLong("portal-url"), help: "The gateway's portal server (env CWA_PORTAL_URL).")
-        var portalURL: String = environment("CWA_PORTAL_URL", "https://127.0.0.1:8445")!
-        @Option(name: .customLong("user"), help: "The officer's user name (env CWA_OFFICER_USER).")
-        var userOption: String?
-        @Option(
-            name: .customLong("password-file"),
-            help: "A file holding the password (env CWA_OFFICER_PASSWORD_FILE)."
-        )
-        var passwordFileOption: String?
-        @Option(
-            name: .customLong("totp-file"),
-            help: "A file holding the otpauth:// URI of the second factor (env CWA_OFFICER_TOTP_FILE)."
-        )
-        var totpFileOption: String?
+        @OptionGroup var login: OfficerLogin
         @Option(help: "TEST or EVENT.")
         var type: TeleTANType = .TEST
         @Option(help: "For EVENT: the health authority's id (default: the first one offered).")
         var authority: String?
 
         func run() async throws {
-            guard let user = self.userOption ?? environment("CWA_OFFICER_USER") else {
-                throw ValidationError("--user (or CWA_OFFICER_USER) is required")
-            }
-            let password = try Self.firstLine(
-                of: self.passwordFileOption ?? environment("CWA_OFFICER_PASSWORD_FILE"),
-                what: "--password-file (or CWA_OFFICER_PASSWORD_FILE)"
-            )
-            let uri = try Self.firstLine(
-                of: self.totpFileOption ?? environment("CWA_OFFICER_TOTP_FILE"),
-                what: "--totp-file (or CWA_OFFICER_TOTP_FILE)"
-            )
-            guard let totp = TOTP(uri: uri) else {
-                throw ClientFailure("the second-factor file does not hold an otpauth://totp/ URI with a secret")
-            }
-            let client = try self.gateway.client()
             let started = ContinuousClock.now
-            let teleTAN = try await withGateway(client) { client in
-                let session = PortalBrowserSession(client: client, base: self.portalURL.trimmingSuffix("/"))
-                try await session.logIn(user: user, password: password, totp: totp)
-                let issued = try await session.issue(type: self.type, authority: self.authority)
-                try await session.logOut()
-                return issued
+            let teleTAN = try await self.login.withSession(self.gateway) { session in
+                try await session.issue(type: self.type, authority: self.authority)
             }
             let elapsed = ContinuousClock.now - started
             print(teleTAN)
             FileHandle.standardError.write(
                 Data(
-                    "issued a \(self.type.rawValue) teleTAN as \(user) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))\n"
+                    "issued a \(self.type.rawValue) teleTAN as \(try self.login.user()) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))\n"
                         .utf8
                 )
             )
         }
 
-        static func firstLine(of file: String?, what: String) throws -> String {
-            guard let file else { throw ValidationError("\(what) is required") }
-            guard let text = try? String(contentsOfFile: file, encoding: .utf8),
-                let line = text.split(whereSeparator: \.isNewline).first.map(String.init), !line.isEmpty
-            else { throw ClientFailure("cannot read \(file)") }
-            return line
+    }
+
+    struct CircuitBreakerCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "circuit-breaker",
+            abstract: "Log in, show the NHS circuit breakers (switch, waiting requests), optionally act, log out.",
+            discussion: "Needs the role circuit_breaker_officer. Prints one line per kind after the action."
+        )
+
+        @OptionGroup var gateway: GatewayOptions
+        @OptionGroup var login: OfficerLogin
+        @Option(help: "exposure-notification or venue: the kind --release, --refuse and --switch act on.")
+        var kind = "exposure-notification"
+        @Flag(help: "Answer every waiting request of the kind yes (and quiet the spike rule for an hour).")
+        var release = false
+        @Flag(help: "Answer every waiting request of the kind no.")
+        var refuse = false
+        @Option(name: .customLong("switch"), help: "Set the kind's switch: yes, no or pending.")
+        var mode: String?
+
+        func validate() throws {
+            guard ["exposure-notification", "venue"].contains(self.kind) else {
+                throw ValidationError("--kind must be exposure-notification or venue")
+            }
+            guard !(self.release && self.refuse) else { throw ValidationError("--release or --refuse, not both") }
+            if let mode = self.mode, !["yes", "no", "pending"].contains(mode) {
+                throw ValidationError("--switch must be yes, no or pending")
+            }
         }
+
+        func run() async throws {
+            let lines = try await self.login.withSession(self.gateway) { session in
+                if self.release || self.refuse {
+                    let answered = try await session.circuitBreakerAction(
+                        "/circuit-breakers/resolve",
+                        ["kind": self.kind, "approval": self.release ? "yes" : "no"]
+                    )
+                    print("answered \(Self.element("resolved", answered) ?? "?") waiting \(self.kind) requests")
+                }
+                if let mode = self.mode {
+                    _ = try await session.circuitBreakerAction(
+                        "/circuit-breakers/switch",
+                        ["kind": self.kind, "mode": mode]
+                    )
+                    print("\(self.kind) switch set to \(mode)")
+                }
+                return try await session.circuitBreakerSummary()
+            }
+            for line in lines { print(line) }
+        }
+
+        static func element(_ id: String, _ text: String) -> String? {
+            PortalBrowserSession.element(id, in: text).map { $0.split(separator: " ").last.map(String.init) ?? $0 }
+        }
+    }
+}
+
+/// The officer's login: the portal's address, the user name, the password and second-factor files.
+struct OfficerLogin: ParsableArguments {
+    @Option(name: .customLong("portal-url"), help: "The gateway's portal server (env CWA_PORTAL_URL).")
+    var portalURL: String = environment("CWA_PORTAL_URL", "https://127.0.0.1:8445")!
+    @Option(name: .customLong("user"), help: "The officer's user name (env CWA_OFFICER_USER).")
+    var userOption: String?
+    @Option(name: .customLong("password-file"), help: "A file holding the password (env CWA_OFFICER_PASSWORD_FILE).")
+    var passwordFileOption: String?
+    @Option(
+        name: .customLong("totp-file"),
+        help: "A file holding the otpauth:// URI of the second factor (env CWA_OFFICER_TOTP_FILE)."
+    )
+    var totpFileOption: String?
+
+    func user() throws -> String {
+        guard let user = self.userOption ?? environment("CWA_OFFICER_USER") else {
+            throw ValidationError("--user (or CWA_OFFICER_USER) is required")
+        }
+        return user
+    }
+
+    /// Logs in, runs `body` with the session, logs out.
+    func withSession<Result: Sendable>(
+        _ gateway: GatewayOptions,
+        _ body: @escaping (PortalBrowserSession) async throws -> Result
+    ) async throws -> Result {
+        let user = try self.user()
+        let password = try Self.firstLine(
+            of: self.passwordFileOption ?? environment("CWA_OFFICER_PASSWORD_FILE"),
+            what: "--password-file (or CWA_OFFICER_PASSWORD_FILE)"
+        )
+        let uri = try Self.firstLine(
+            of: self.totpFileOption ?? environment("CWA_OFFICER_TOTP_FILE"),
+            what: "--totp-file (or CWA_OFFICER_TOTP_FILE)"
+        )
+        guard let totp = TOTP(uri: uri) else {
+            throw ClientFailure("the second-factor file does not hold an otpauth://totp/ URI with a secret")
+        }
+        return try await withGateway(try gateway.client()) { client in
+            let session = PortalBrowserSession(client: client, base: self.portalURL.trimmingSuffix("/"))
+            try await session.logIn(user: user, password: password, totp: totp)
+            let result = try await body(session)
+            try await session.logOut()
+            return result
+        }
+    }
+
+    static func firstLine(of file: String?, what: String) throws -> String {
+        guard let file else { throw ValidationError("\(what) is required") }
+        guard let text = try? String(contentsOfFile: file, encoding: .utf8),
+            let line = text.split(whereSeparator: \.isNewline).first.map(String.init), !line.isEmpty
+        else { throw ClientFailure("cannot read \(file)") }
+        return line
     }
 }
 
@@ -145,6 +217,28 @@ final class PortalBrowserSession {
             throw ClientFailure(
                 "the portal answered HTTP \(result.status): \(Self.element("error-message", in: result.text) ?? "")"
             )
+        }
+    }
+
+    /// A circuit-breaker form of the portal: the page first (for its CSRF token), then the post; the page it redirects
+    /// to is returned.
+    func circuitBreakerAction(_ path: String, _ fields: [String: String]) async throws -> String {
+        try await self.page("/circuit-breakers")
+        let reply = try await self.post(path, fields)
+        guard reply.status == 303, let location = reply.header("Location") else {
+            throw ClientFailure(
+                "the portal answered HTTP \(reply.status): \(Self.element("error-message", in: reply.text) ?? "")"
+            )
+        }
+        return try await self.page(location).text
+    }
+
+    /// One line per kind of the circuit-breaker page: `<kind> switch <mode>, <n> waiting`.
+    func circuitBreakerSummary() async throws -> [String] {
+        let page = try await self.page("/circuit-breakers").text
+        return ["exposure-notification", "venue"].map { kind in
+            let mode = Self.element("switch-\(kind)", in: page) ?? "?"
+            return "\(kind) switch \(mode), \(Self.element("pending-\(kind)", in: page) ?? "?") waiting"
         }
     }
 

@@ -9,7 +9,8 @@ enum VerificationMigrations {
         name: "verification",
         migrations: [
             CreateVerification(), PepperTeleTANs(), CountRegistrationDays(), SpendBearerTokens(),
-            CreateNHSVirologyOrder(), NHSAPIKeysMigration(name: "0006_create_nhs_api_key"),
+            CreateNHSVirologyOrder(), NHSAPIKeysMigration(name: "0006_create_nhs_api_key"), CreateNHSIsolationPayment(),
+            CreateNHSCircuitBreaker(),
         ]
     )
 }

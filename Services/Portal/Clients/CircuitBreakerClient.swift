@@ -1,0 +1,116 @@
+// What the portal asks verification-service about the NHS circuit breakers (nhs.md §7).
+
+import ENServiceKit
+import Foundation
+import NIOCore
+
+/// One kind's state, as verification-service reports it: the officer's switch and counts, never a request.
+struct CircuitBreakerView: Sendable, Codable, Equatable {
+    var kind: String
+    var mode: String
+    var pending: Int
+    var pendingByRule: Int
+    var oldestPending: String?
+    var lastHour: Int
+    var sameHourMedian: Int
+    var threshold: Int
+    var ruleQuietUntil: String?
+}
+
+/// The circuit-breaker routes of verification-service's internal port.
+protocol CircuitBreakerClient: Sendable {
+    func circuitBreakers() async throws(UpstreamUnavailable) -> [CircuitBreakerView]
+    /// Sets the officer's switch of `kind` (`yes`, `no`, `pending`).
+    func setCircuitBreaker(kind: String, mode: String) async throws(UpstreamUnavailable)
+    /// Answers every pending request of `kind` with `approval` (`yes`, `no`); returns how many.
+    func resolveCircuitBreaker(kind: String, approval: String) async throws(UpstreamUnavailable) -> Int
+}
+
+extension HTTPTeleTANClient: CircuitBreakerClient {
+    func circuitBreakers() async throws(UpstreamUnavailable) -> [CircuitBreakerView] {
+        struct Body: Decodable { var kinds: [CircuitBreakerView] }
+        return try await self.circuitBreakerCall("state", "{}", as: Body.self).kinds
+    }
+
+    func setCircuitBreaker(kind: String, mode: String) async throws(UpstreamUnavailable) {
+        struct Body: Decodable { var kinds: [CircuitBreakerView] }
+        _ = try await self.circuitBreakerCall("switch", Self.json(["kind": kind, "mode": mode]), as: Body.self)
+    }
+
+    func resolveCircuitBreaker(kind: String, approval: String) async throws(UpstreamUnavailable) -> Int {
+        struct Body: Decodable { var resolved: Int }
+        return try await self.circuitBreakerCall(
+            "resolve",
+            Self.json(["kind": kind, "approval": approval]),
+            as: Body.self
+        ).resolved
+    }
+
+    private func circuitBreakerCall<Body: Decodable>(
+        _ action: String,
+        _ json: String,
+        as type: Body.Type
+    )
+        async throws(UpstreamUnavailable) -> Body
+    {
+        // Setting a switch twice or resolving what is resolved changes nothing more: every failure may be repeated.
+        let response = try await self.upstream.postJSON(
+            self.baseURL.trimmingSuffix("/") + "/version/v1/nhs/circuit-breakers/\(action)",
+            json
+        )
+        guard response.status == 200,
+            let body = try? JSONDecoder().decode(Body.self, from: Data(response.body.readableBytesView))
+        else {
+            throw UpstreamUnavailable("verification-service answered \(response.status) to circuit-breakers/\(action)")
+        }
+        return body
+    }
+
+    private static func json(_ fields: [String: String]) -> String {
+        (try? JSONEncoder().encode(fields)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+}
+
+/// The circuit breakers in memory, decided as verification-service would for route tests of the portal.
+actor InMemoryCircuitBreakerClient: CircuitBreakerClient {
+    private(set) var views: [String: CircuitBreakerView] = [
+        "exposure-notification": CircuitBreakerView(
+            kind: "exposure-notification",
+            mode: "yes",
+            pending: 0,
+            pendingByRule: 0,
+            lastHour: 0,
+            sameHourMedian: 0,
+            threshold: 100
+        ),
+        "venue": CircuitBreakerView(
+            kind: "venue",
+            mode: "yes",
+            pending: 0,
+            pendingByRule: 0,
+            lastHour: 0,
+            sameHourMedian: 0,
+            threshold: 100
+        ),
+    ]
+
+    /// Holds `count` requests of `kind` as pending.
+    func hold(_ count: Int, kind: String) {
+        self.views[kind]?.pending += count
+    }
+
+    func circuitBreakers() -> [CircuitBreakerView] {
+        self.views.values.sorted { $0.kind < $1.kind }
+    }
+
+    func setCircuitBreaker(kind: String, mode: String) {
+        self.views[kind]?.mode = mode
+    }
+
+    func resolveCircuitBreaker(kind: String, approval: String) -> Int {
+        let resolved = self.views[kind]?.pending ?? 0
+        self.views[kind]?.pending = 0
+        self.views[kind]?.pendingByRule = 0
+        return resolved
+    }
+}

@@ -1,0 +1,325 @@
+// Isolation payment tokens of the NHS family (nhs.md §8): the app creates one when an isolation starts and unlocks it
+// when the person claims; the payment website verifies and consumes it.
+
+import Crypto
+import ENCrypto
+import ENPersistence
+import ENServiceKit
+import Foundation
+import Hummingbird
+import Logging
+import Metrics
+import PostgresNIO
+
+/// `NHS_IPC_*`: who may get a token, where a claim is made, and how long an unclaimed token lives.
+struct NHSIsolationPaymentSettings: Sendable {
+    /// `NHS_IPC_TOKEN_CREATION_ENABLED`: off, `create` and `update` answer 503 (the reference's `TOKEN_CREATION_ENABLED`).
+    var creationEnabled: Bool
+    /// `NHS_IPC_COUNTRIES`: the countries whose residents can claim (`COUNTRIES_WHITELISTED`); others get
+    /// `isEnabled: false`.
+    var countries: Set<String>
+    /// `NHS_IPC_WEBSITE`: the claim page; `?ipcToken=<token>` is appended.
+    var website: String
+    /// `NHS_IPC_TOKEN_LIFETIME`: how long a created token waits for its update (`TOKEN_EXPIRY_IN_WEEKS`, 2 weeks).
+    var tokenLifetime: Duration
+
+    init(settings: SettingsReader) {
+        self.creationEnabled = settings.bool(
+            "NHS_IPC_TOKEN_CREATION_ENABLED",
+            default: true,
+            help: "Issue and unlock isolation payment tokens; off, create and update answer 503."
+        )
+        self.countries = Set(
+            settings.list(
+                "NHS_IPC_COUNTRIES",
+                help: "Countries whose residents can claim an isolation payment (default England,Wales)."
+            )
+        )
+        if self.countries.isEmpty { self.countries = ["England", "Wales"] }
+        self.website = settings.httpURL(
+            "NHS_IPC_WEBSITE",
+            default: "https://isolation-payment.invalid/claim",
+            help:
+                "The isolation payment claim page; ?ipcToken=<token> is appended. Set it: the default is a placeholder."
+        )
+        self.tokenLifetime = settings.duration(
+            "NHS_IPC_TOKEN_LIFETIME",
+            default: .seconds(14 * 86_400),
+            minimum: .seconds(3600),
+            help: "How long a created isolation payment token waits for the app's update."
+        )
+    }
+}
+
+/// A token's claim as the website sees it.
+struct NHSIsolationClaim: Sendable, Equatable {
+    var riskyEncounterDate: Date
+    var isolationPeriodEndDate: Date
+    var createdAt: Date
+    var updatedAt: Date
+}
+
+/// `nhs_isolation_payment_token` (migration 0007): a token is kept as its SHA-256 (256 random bits need no pepper);
+/// every transition is one conditional statement, so a token is unlocked once and consumed once, also in parallel.
+struct NHSIsolationPaymentStore: Sendable {
+    let database: DatabasePool
+    let logger: Logger
+
+    init(client: PostgresClient, logger: Logger, leaseTimeout: Duration = DatabasePool.unhurriedLeaseTimeout) {
+        self.database = DatabasePool(client: client, leaseTimeout: leaseTimeout)
+        self.logger = logger.cappedForDatabase
+    }
+
+    /// A new token in state `created`; `false` when its hash exists (a 256-bit collision: never in practice).
+    func create(tokenHash: String, now: Date, expiresAt: Date) async throws -> Bool {
+        try await !self.database.query(
+            """
+            INSERT INTO nhs_isolation_payment_token (token_hash, status, created_at, expires_at)
+            VALUES (\(tokenHash), 'created', \(now), \(expiresAt))
+            ON CONFLICT (token_hash) DO NOTHING RETURNING 1
+            """,
+            logger: self.logger
+        ).isEmpty
+    }
+
+    /// `created` → `valid` with the isolation's dates; the token then lives until the isolation ends. `false` for an
+    /// unknown, expired or already valid token.
+    func unlock(tokenHash: String, encounter: Date, isolationEnd: Date, now: Date) async throws -> Bool {
+        try await !self.database.query(
+            """
+            UPDATE nhs_isolation_payment_token
+            SET status = 'valid', risky_encounter_date = \(encounter), isolation_period_end_date = \(isolationEnd),
+                updated_at = \(now), expires_at = \(isolationEnd)
+            WHERE token_hash = \(tokenHash) AND status = 'created' AND expires_at > \(now)
+            RETURNING 1
+            """,
+            logger: self.logger
+        ).isEmpty
+    }
+
+    /// The claim of a `valid`, unexpired token, stamped as verified; `nil` otherwise.
+    func verify(tokenHash: String, now: Date) async throws -> NHSIsolationClaim? {
+        try await self.claim(
+            """
+            UPDATE nhs_isolation_payment_token SET validated_at = \(now)
+            WHERE token_hash = \(tokenHash) AND status = 'valid' AND expires_at > \(now)
+            RETURNING risky_encounter_date, isolation_period_end_date, created_at, updated_at
+            """
+        )
+    }
+
+    /// Deletes a `valid`, unexpired token and returns its claim; `nil` for every other token, so one of any number of
+    /// parallel consumptions succeeds.
+    func consume(tokenHash: String, now: Date) async throws -> NHSIsolationClaim? {
+        try await self.claim(
+            """
+            DELETE FROM nhs_isolation_payment_token
+            WHERE token_hash = \(tokenHash) AND status = 'valid' AND expires_at > \(now)
+            RETURNING risky_encounter_date, isolation_period_end_date, created_at, updated_at
+            """
+        )
+    }
+
+    /// Deletes expired tokens; returns how many.
+    func deleteExpired(now: Date) async throws -> Int {
+        try await self.database.query(
+            "DELETE FROM nhs_isolation_payment_token WHERE expires_at <= \(now) RETURNING 1",
+            logger: self.logger
+        ).count
+    }
+
+    private func claim(_ query: PostgresQuery) async throws -> NHSIsolationClaim? {
+        guard let row = try await self.database.query(query, logger: self.logger).first else { return nil }
+        let (encounter, end, created, updated) = try row.decode((Date, Date, Date, Date).self)
+        return NHSIsolationClaim(
+            riskyEncounterDate: encounter,
+            isolationPeriodEndDate: end,
+            createdAt: created,
+            updatedAt: updated
+        )
+    }
+}
+
+/// The app's routes (`create`, `update`: API key `mobile`, signed) and the payment website's (`verify-token`,
+/// `consume-token`: API key `isolationPayment`, not signed) under `/isolation-payment/ipc-token`.
+struct NHSIsolationPaymentController: Sendable {
+    let store: NHSIsolationPaymentStore
+    let settings: NHSIsolationPaymentSettings
+    let clock: WallClock
+    let metrics: any MetricsFactory
+
+    /// The longest isolation an update may describe, from now (the reference's `maxIsolation` is 21 days).
+    static let longestIsolation: TimeInterval = 28 * 86_400
+
+    func addAppRoutes(to group: RouterGroup<some RequestContext>) {
+        group.post("create") { request, context in try await self.create(request, context: context) }
+        group.post("update") { request, context in try await self.update(request, context: context) }
+    }
+
+    func addWebsiteRoutes(to group: RouterGroup<some RequestContext>) {
+        group.post("verify-token") { request, context in
+            try await self.redeem(request, context: context, consume: false)
+        }
+        group.post("consume-token") { request, context in
+            try await self.redeem(request, context: context, consume: true)
+        }
+    }
+
+    /// POST …/create `{"country"}` → 201 `{"isEnabled":true,"ipcToken"}`, or `{"isEnabled":false}` for a country
+    /// that cannot claim; 400 for a bad body, 503 while creation is off.
+    func create(_ request: Request, context: some RequestContext) async throws -> Response {
+        try self.requireEnabled()
+        let body = try await Self.body(request, context: context)
+        guard let country = body.string("country") else { throw NHSError(.badRequest, "country is required") }
+        guard self.settings.countries.contains(country) else {
+            self.count("create", "not_eligible")
+            return try NHSResponse.json(.created, NHSIPCCreated(isEnabled: false, ipcToken: nil))
+        }
+        let now = self.clock.now
+        let token = Self.newToken()
+        guard
+            try await self.store.create(
+                tokenHash: SecretHash.sha256Hex(token),
+                now: now,
+                expiresAt: now.addingTimeInterval(self.settings.tokenLifetime.timeInterval)
+            )
+        else { throw NHSCollision() }
+        self.audit("create", context: context)
+        return try NHSResponse.json(.created, NHSIPCCreated(isEnabled: true, ipcToken: token))
+    }
+
+    /// POST …/update `{"ipcToken","riskyEncounterDate","isolationPeriodEndDate"}` → 200 with the claim page for the
+    /// token, whether or not it was unlocked now (an unknown or already valid token changes nothing and is answered
+    /// alike, so the answer tells nothing); 400 for a bad body, token or dates, 503 while creation is off.
+    func update(_ request: Request, context: some RequestContext) async throws -> Response {
+        try self.requireEnabled()
+        let body = try await Self.body(request, context: context)
+        let token = try Self.token(body)
+        guard let encounter = body.string("riskyEncounterDate").flatMap(Self.instant),
+            let end = body.string("isolationPeriodEndDate").flatMap(Self.instant)
+        else {
+            throw NHSError(.badRequest, "riskyEncounterDate and isolationPeriodEndDate must be ISO-8601 instants")
+        }
+        let now = self.clock.now
+        guard encounter <= end, encounter <= now, end > now, end <= now.addingTimeInterval(Self.longestIsolation) else {
+            throw NHSError(
+                .badRequest,
+                "the encounter must be past and the isolation must end after it, in the next 28 days"
+            )
+        }
+        let unlocked = try await self.store.unlock(
+            tokenHash: SecretHash.sha256Hex(token),
+            encounter: encounter,
+            isolationEnd: end,
+            now: now
+        )
+        if unlocked { self.audit("update", context: context) } else { self.count("update", "unchanged") }
+        return try NHSResponse.json(.ok, ["websiteUrlWithQuery": "\(self.settings.website)?ipcToken=\(token)"])
+    }
+
+    /// POST …/verify-token and …/consume-token `{"contractVersion":1,"ipcToken"}` → 200 with the claim (`valid`) or
+    /// `consumed`; 422 `invalid` for a token that is unknown, not yet unlocked, expired or consumed; 400 for a bad body.
+    func redeem(_ request: Request, context: some RequestContext, consume: Bool) async throws -> Response {
+        let body = try await Self.body(request, context: context)
+        let token = try Self.token(body)
+        let now = self.clock.now
+        let hash = SecretHash.sha256Hex(token)
+        let claim =
+            consume
+            ? try await self.store.consume(tokenHash: hash, now: now)
+            : try await self.store.verify(tokenHash: hash, now: now)
+        guard let claim else {
+            self.count(consume ? "consume" : "verify", "invalid")
+            return try NHSResponse.json(.unprocessableContent, NHSIPCState(ipcToken: token, state: "invalid"))
+        }
+        self.audit(consume ? "consume" : "verify", context: context)
+        if consume { return try NHSResponse.json(.ok, NHSIPCState(ipcToken: token, state: "consumed")) }
+        return try NHSResponse.json(
+            .ok,
+            NHSIPCState(
+                ipcToken: token,
+                state: "valid",
+                riskyEncounterDate: Self.format(claim.riskyEncounterDate),
+                isolationPeriodEndDate: Self.format(claim.isolationPeriodEndDate),
+                createdTimestamp: Self.format(claim.createdAt),
+                updatedTimestamp: Self.format(claim.updatedAt)
+            )
+        )
+    }
+
+    // MARK: - Helpers
+
+    /// 32 random bytes as 64 lower-case hex digits.
+    static func newToken() -> String {
+        SymmetricKey(size: .bits256).withUnsafeBytes { bytes in
+            bytes.map { String(format: "%02x", $0) }.joined()
+        }
+    }
+
+    /// 64 letters or digits (the reference's `[0-9A-Za-z]{64}`).
+    static func isWellFormed(_ token: String) -> Bool {
+        token.utf8.count == 64
+            && token.utf8.allSatisfy {
+                (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0)
+            }
+    }
+
+    static func instant(_ text: String) -> Date? {
+        try? Date(text, strategy: .iso8601)
+    }
+
+    static func format(_ date: Date) -> String {
+        date.formatted(.iso8601)
+    }
+
+    private static func body(_ request: Request, context: some RequestContext) async throws -> NHSJSONObject {
+        try await NHSJSONObject.read(request, context: context, error: NHSError(.badRequest, "not a JSON object"))
+    }
+
+    private static func token(_ body: NHSJSONObject) throws -> String {
+        guard let token = body.string("ipcToken"), Self.isWellFormed(token) else {
+            throw NHSError(.badRequest, "ipcToken must be 64 letters or digits")
+        }
+        return token
+    }
+
+    private func requireEnabled() throws {
+        guard self.settings.creationEnabled else {
+            throw NHSError(.serviceUnavailable, "isolation payment tokens are not issued now")
+        }
+    }
+
+    /// The audit line of a transition (`create`, `update`, `verify`, `consume`): which one, never the token or its
+    /// hash.
+    private func audit(_ transition: String, context: some RequestContext) {
+        self.count(transition, "ok")
+        context.logger.notice(
+            "audit: isolation payment token \(transition)",
+            metadata: ["nhs.ipc.transition": "\(transition)"]
+        )
+    }
+
+    private func count(_ action: String, _ outcome: String) {
+        Counter(
+            label: "en_verification_nhs_isolation_payment_total",
+            dimensions: [("action", action), ("outcome", outcome)],
+            factory: self.metrics
+        ).increment()
+    }
+}
+
+struct NHSIPCCreated: Encodable {
+    var isEnabled: Bool
+    var ipcToken: String?
+}
+
+/// The website's answer (`IsolationResponse`): the dates only for a `valid` token, nulls omitted.
+struct NHSIPCState: Encodable {
+    var contractVersion = 1
+    var ipcToken: String
+    var state: String
+    var riskyEncounterDate: String? = nil
+    var isolationPeriodEndDate: String? = nil
+    var createdTimestamp: String? = nil
+    var updatedTimestamp: String? = nil
+}
