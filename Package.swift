@@ -196,7 +196,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
-            resources: [.copy("Resources/app-config.json")]
+            // Resources/nhs: the NHS app's static documents (our own content, nhs.md §9).
+            resources: [.copy("Resources/app-config.json"), .copy("Resources/nhs")]
         ),
 
         service(
@@ -226,7 +227,8 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
-            resources: [.copy("openapi.yaml"), .copy("openapi-internal.yaml")]
+            // Resources/: the NHS analytics privacy merge table, with its attribution.
+            resources: [.copy("openapi.yaml"), .copy("openapi-internal.yaml"), .copy("Resources")]
         ),
 
         service(

@@ -52,6 +52,24 @@ extension DataDonation {
         )
         try DocumentController.openAPI(in: Bundle.module).addRoutes(to: router)
         (controller ?? runtime.appController).addRoutes(to: router.group("version/v1"))
+        if let nhs = runtime.configuration.nhs, let signer = nhs.signer {
+            let analytics = NHSAnalyticsController(
+                store: runtime.dependencies.nhsAnalytics,
+                merge: try NHSAreaMerge.bundled(),
+                eventsEnabled: runtime.configuration.nhsEventsEnabled,
+                clock: runtime.dependencies.clock,
+                metrics: runtime.environment.metricsFactory
+            )
+            let submission = router.group("submission")
+                .add(middleware: NHSMaintenanceMiddleware(enabled: nhs.maintenance))
+                .add(middleware: NHSAPIKeyMiddleware(api: .mobile, verifier: runtime.dependencies.apiKeys))
+            // The daily packet is not signed (nhs.md §2), the events are.
+            analytics.addPacketRoute(to: submission.group().add(middleware: ErrorMiddleware()))
+            analytics.addEventsRoute(
+                to: submission.group()
+                    .add(middleware: NHSSigningMiddleware(signer: signer, clock: runtime.dependencies.clock))
+            )
+        }
         return router
     }
 

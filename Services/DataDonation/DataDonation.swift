@@ -9,7 +9,7 @@ enum DataDonation: ServiceEntrypoint {
     static let serviceName = "data-donation-service"
     static let migrationGroups = [DataDonationMigrations.group]
     static let commands: [ServiceCommand<DataDonation>] = [
-        .serve,
+        .serve, NHSAPIKeyCommand.command(groups: migrationGroups),
         .job("retention", summary: "apply the retention rules once, then exit", failure: "Retention failed") {
             configuration,
             dependencies,

@@ -42,6 +42,10 @@ struct DataDonationConfiguration: ServiceConfiguration {
     var lifetimes: OTPLifetimes
     var retention: DonationRetention
     var fakeDelay: FakeDelay.Settings
+    /// NHS mobile analytics (the daily packet, events), when `NHS_ENABLED`; the events are signed.
+    var nhs: NHSSettings?
+    /// `NHS_ANALYTICS_EVENTS_ENABLED`: off, events are answered 503.
+    var nhsEventsEnabled: Bool
 
     /// Reads:
     /// - `HTTP_HOST` (127.0.0.1), `HTTP_PORT` (8007), `INTERNAL_HTTP_HOST` (127.0.0.1), `INTERNAL_HTTP_PORT` (8017)
@@ -53,6 +57,8 @@ struct DataDonationConfiguration: ServiceConfiguration {
     /// - `ANDROID_ID_PEPPER_FILE` (required)
     /// - `DEVICE_CHECK_URL`, `DEVICE_CHECK_TEAM_ID`, `DEVICE_CHECK_KEY_ID`, `DEVICE_CHECK_KEY_FILE` (required)
     /// - the quotas, OTP lifetimes and retention below; `FAKE_DELAY_INITIAL`, `FAKE_DELAY_SAMPLES` (10)
+    /// - `NHS_ENABLED` (false), `NHS_MAINTENANCE_MODE`, with NHS_ENABLED `NHS_SIGNING_KEYS` (required);
+    ///   `NHS_ANALYTICS_EVENTS_ENABLED` (true)
     init(settings: SettingsReader) {
         self.http = ListenAddress(settings: settings, prefix: "HTTP", defaultPort: 8007, purpose: "app API")
         self.internalHTTP = ListenAddress(
@@ -218,6 +224,13 @@ struct DataDonationConfiguration: ServiceConfiguration {
                 help: "Lifetime of a self-report OTP."
             ).timeInterval
         self.lifetimes = lifetimes
+        self.nhs = NHSSettings.read(settings: settings, signs: true, storesCTATokens: false)
+        self.nhsEventsEnabled = settings.bool(
+            "NHS_ANALYTICS_EVENTS_ENABLED",
+            default: true,
+            help:
+                "Accept NHS mobile analytics events; off, they are answered 503 (the reference's ACCEPT_REQUESTS_ENABLED)."
+        )
         self.retention = DonationRetention(settings: settings)
         // A salt must be remembered as long as it may be reused, or an old one would pass as new.
         self.retention.salt = max(self.retention.salt, policy.validity)

@@ -15,6 +15,9 @@ struct DataDonationDependencies: ServiceDependencies {
     var clock: WallClock
     var services: [any Service]
     var readinessChecks: [any ReadinessCheck]
+    /// NHS mobile analytics and the service's NHS API keys.
+    var nhsAnalytics: NHSAnalyticsStore
+    var apiKeys: NHSAPIKeyVerifier
 
     static func live(configuration: DataDonationConfiguration, logger: Logger) -> DataDonationDependencies {
         let client = configuration.database.makeClient(logger: logger)
@@ -50,7 +53,11 @@ struct DataDonationDependencies: ServiceDependencies {
             deviceCheck: deviceCheck,
             clock: clock,
             services: [],
-            readinessChecks: [PostgresReadinessCheck(client: readiness ?? client)]
+            readinessChecks: [PostgresReadinessCheck(client: readiness ?? client)],
+            nhsAnalytics: NHSAnalyticsStore(client: client, logger: logger, leaseTimeout: leaseTimeout),
+            apiKeys: NHSAPIKeyVerifier(
+                store: PostgresNHSAPIKeyStore(client: client, logger: logger, leaseTimeout: leaseTimeout)
+            )
         )
     }
 }

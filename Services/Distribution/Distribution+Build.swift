@@ -1,6 +1,8 @@
 // Assembly of distribution-service: the run, and in `serve` mode the listener with health and metrics.
 
+import ENPersistence
 import ENServiceKit
+import Foundation
 import Hummingbird
 import Logging
 
@@ -65,5 +67,41 @@ extension Distribution {
             metrics: DistributionMetrics(factory: environment.metricsFactory),
             logger: environment.logger
         )
+    }
+
+    /// `publish availability [--setting value …]`: the availability documents (the app's kill switch) signed and
+    /// written now, without a key run, so a new minimum version reaches the apps at once. Exit 0 when published, 1 when
+    /// the store failed, 2 for a bad command line or configuration.
+    static func publishAvailability(arguments: [String], environment: [String: String]) async -> Int32 {
+        guard arguments.count >= 2, arguments[1] == "availability" else {
+            FileHandle.standardError.write(
+                Data("usage: distribution-service publish availability [--setting value ...]\n".utf8)
+            )
+            return 2
+        }
+        let ready: Startup<DistributionConfiguration>.Ready
+        switch Self.start(arguments: ["distribution-service"] + arguments.dropFirst(2), environment: environment) {
+        case .exit(let code): return code
+        case .ready(let value): ready = value
+        }
+        let logger = ready.environment.logger
+        guard let nhs = ready.configuration.nhs else {
+            logger.critical("publish availability needs NHS_ENABLED=true and the NHS signing keys")
+            return 2
+        }
+        do {
+            let dependencies = Self.makeDependencies(configuration: ready.configuration, logger: logger)
+            try await withRunningServices(dependencies.services) {
+                try await dependencies.objectStore.check()
+                for object in try nhs.objects(names: NHSDocuments.availability, at: dependencies.clock.now) {
+                    try await dependencies.objectStore.store.put(object)
+                }
+            }
+            logger.notice("Availability documents published", metadata: ["documents": "\(NHSDocuments.availability)"])
+            return 0
+        } catch {
+            logger.critical("Publishing the availability documents failed", metadata: ErrorMetadata.described(error))
+            return 1
+        }
     }
 }

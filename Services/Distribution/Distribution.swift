@@ -20,5 +20,11 @@ enum Distribution: ServiceEntrypoint {
             Distribution.runOnce
         ),
         .serve(summary: "a run at start and every DISTRIBUTION_INTERVAL, with /health/* and /metrics"),
+        .tool(
+            "publish",
+            summary: "publish availability: sign and publish the NHS availability documents now, alone (NHS_ENABLED)"
+        ) { arguments, environment in
+            await Distribution.publishAvailability(arguments: arguments, environment: environment)
+        },
     ]
 }

@@ -19,6 +19,8 @@ struct DistributionConfiguration: ServiceConfiguration {
     var appConfiguration: AppConfiguration
     var objectStore: ObjectStoreChoice
     var publishing: PublishPolicy
+    /// The NHS app's static documents and their signing key, when `NHS_ENABLED`.
+    var nhs: NHSDistribution?
 
     /// Where the tree goes.
     enum ObjectStoreChoice: Sendable {
@@ -34,6 +36,8 @@ struct DistributionConfiguration: ServiceConfiguration {
     /// - the thresholds and windows of `KeyDistributionPolicy`
     /// - `SIGNING_KEY_FILES` (required: `path[:key id[:version]]`, comma-separated), `SIGNATURE_APP_BUNDLE_ID`
     /// - `APP_CONFIG_FILE` (the bundled `app-config.json` when unset)
+    /// - `NHS_ENABLED` (false); with it `NHS_SIGNING_KEYS` (required) and `NHS_DOCUMENTS_DIR` (the bundled documents
+    ///   when unset)
     /// - `OBJECT_STORE` (`directory` or `s3`), `CDN_DIRECTORY` (.data/cdn), the `S3_*` settings and the `PUBLISH_*`
     ///   limits
     init(settings: SettingsReader) {
@@ -90,6 +94,8 @@ struct DistributionConfiguration: ServiceConfiguration {
             // Never used: the problem stops the service before a run.
             self.appConfiguration = AppConfiguration(ios: .init(), android: .init())
         }
+
+        self.nhs = Self.nhs(settings: settings)
 
         let kind = settings.choice(
             "OBJECT_STORE",
@@ -159,5 +165,32 @@ struct DistributionConfiguration: ServiceConfiguration {
                 help: "Rewrite already published key files (repair only; phones may have fetched the old ones)."
             )
         )
+    }
+
+    /// `NHS_ENABLED`, `NHS_SIGNING_KEYS`, `NHS_DOCUMENTS_DIR`: every document is read and checked now, so a bad one
+    /// stops the service naming the file and the member.
+    private static func nhs(settings: SettingsReader) -> NHSDistribution? {
+        let enabled = settings.bool(
+            "NHS_ENABLED",
+            default: false,
+            help: "Publish the NHS app's static documents (nhs.md §9), signed, under distribution/."
+        )
+        let folder = settings.optionalString(
+            "NHS_DOCUMENTS_DIR",
+            help: "Folder of the NHS documents (availability-ios.json, …; default: the bundled ones)."
+        )
+        guard enabled else {
+            _ = settings.list("NHS_SIGNING_KEYS", help: "id=<PEM P-256 private key file> per NHS signing key.")
+            return nil
+        }
+        let signer = settings.nhsSigner(required: true)
+        guard let url = folder.map(URL.init(fileURLWithPath:)) ?? NHSDocuments.bundledFolder else {
+            settings.report("NHS_DOCUMENTS_DIR", "is required: the bundled documents are missing")
+            return nil
+        }
+        let (documents, problems) = NHSDocuments.load(from: url)
+        for problem in problems { settings.report("NHS_DOCUMENTS_DIR", problem) }
+        guard let signer, problems.isEmpty else { return nil }
+        return NHSDistribution(documents: documents, signer: signer)
     }
 }

@@ -145,6 +145,19 @@ package struct NHSVerifier: Sendable {
         }
     }
 
+    /// Returns the key id when `signature` and `date` (the two headers or S3 metadata) sign the distributed file
+    /// `body` (`<date>:` then the bytes).
+    @discardableResult
+    package func verifyFile(signature: String?, date: String?, body: some Sequence<UInt8>) throws(Failure) -> String {
+        guard let signature, let date else { throw .missingHeaders }
+        guard let (id, der) = NHSSigner.parse(signature) else { throw .malformedSignature }
+        guard let key = self.keys[id] else { throw .unknownKey(id) }
+        guard let ecdsa = try? P256.Signing.ECDSASignature(derRepresentation: der),
+            key.isValidSignature(ecdsa, for: SHA256.hash(data: Array("\(date):".utf8) + Array(body)))
+        else { throw .invalidSignature }
+        return id
+    }
+
     /// Returns the key id when `signature` and `date` (the two headers) sign the request's answer `body`.
     @discardableResult
     package func verifyAnswer(

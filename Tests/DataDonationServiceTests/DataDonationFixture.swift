@@ -84,24 +84,26 @@ struct DonationWorld: Sendable {
             credentials: configuration.deviceCheckCredentials,
             timeout: deviceCheckTimeout
         )
-        let dependencies = DataDonationDependencies.postgres(
+        var dependencies = DataDonationDependencies.postgres(
             client: database.client,
             deviceCheck: deviceCheck,
             logger: database.logger,
             clock: clock
         )
+        // The NHS API keys of the tests (the app's `mobile` key), in memory.
+        dependencies.apiKeys = NHSAPIKeyVerifier(store: TestNHS.keyStore())
         let runtime = DataDonationRuntime(
             configuration: configuration,
             dependencies: dependencies,
             environment: .testing()
         )
-        let service = DonationService(
-            runtime: runtime,
-            app: Application(router: try DataDonation.buildPublicRouter(runtime)),
-            internalApp: Application(router: try DataDonation.buildInternalRouter(runtime)),
-            database: database
-        )
         do {
+            let service = DonationService(
+                runtime: runtime,
+                app: Application(router: try DataDonation.buildPublicRouter(runtime)),
+                internalApp: Application(router: try DataDonation.buildInternalRouter(runtime)),
+                database: database
+            )
             try await body(service)
         } catch {
             try? await deviceCheck.shutdown()

@@ -28,9 +28,10 @@ struct OpenAPITests {
     @Test("every documented operation is documented on its own port, and every route of ours is documented")
     func documentsMatchRoutes() throws {
         let common = ["GET /health/live", "GET /health/ready", "GET /metrics", "GET /openapi.yaml"]
-        let app = ["android", "ios"].flatMap { platform in
-            ["dat", "otp", "els", "srs"].map { "POST /version/v1/\(platform)/\($0)" }
-        }
+        let app =
+            ["android", "ios"].flatMap { platform in
+                ["dat", "otp", "els", "srs"].map { "POST /version/v1/\(platform)/\($0)" }
+            } + ["POST /submission/mobile-analytics", "POST /submission/mobile-analytics-events"]
         let redemption = ["otp", "els", "srs"].map { "POST /version/v1/\($0)" }
         #expect(Set(try Self.operations(in: "openapi")) == Set(app + common))
         #expect(Set(try Self.operations(in: "openapi-internal")) == Set(redemption + common))

@@ -41,12 +41,13 @@ struct DistributionFixture: Sendable {
     /// Runs `body` with a fixture whose policy `change` adjusted, then removes the temporary folder.
     static func with(
         policy change: (inout KeyDistributionPolicy) -> Void = { _ in },
+        settings extra: [String: String] = [:],
         _ body: (DistributionFixture) async throws -> Void
     ) async throws {
         let database = try PostgresTestDatabase.require()
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("distribution-\(UUID().uuidString)")
         try await withCleanup {
-            let fixture = try Self.make(database: database, folder: folder, policy: change)
+            let fixture = try Self.make(database: database, folder: folder, policy: change, settings: extra)
             try await body(fixture)
         } cleanup: {
             try? FileManager.default.removeItem(at: folder)
@@ -57,7 +58,8 @@ struct DistributionFixture: Sendable {
     private static func make(
         database: PostgresTestDatabase,
         folder: URL,
-        policy change: (inout KeyDistributionPolicy) -> Void
+        policy change: (inout KeyDistributionPolicy) -> Void,
+        settings extra: [String: String]
     ) throws -> DistributionFixture {
         let root = folder.appendingPathComponent("cdn")
         try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
@@ -69,6 +71,7 @@ struct DistributionFixture: Sendable {
         values["SIGNING_KEY_FILES"] = keyFile.path
         values["CDN_DIRECTORY"] = root.path
         values["PUBLISH_RETRY_BACKOFF"] = "1ms"
+        values.merge(extra) { _, new in new }
         let settings = SettingsReader(values: values)
         var configuration = DistributionConfiguration(settings: settings)
         try settings.finish()

@@ -2,6 +2,7 @@
 
 import AsyncHTTPClient
 import Crypto
+import ENCrypto
 import ENKeyStore
 import ENModels
 import ENServiceKit
@@ -9,12 +10,62 @@ import ENTestSupport
 import Foundation
 import Logging
 import MetricsTestKit
+import NIOCore
+import NIOHTTP1
 import Testing
 
 @testable import DistributionService
 
 @Suite("distribution-service process", .postgres(KeyStoreMigrations.group))
 struct DistributionProcessTests {
+    @Test("publish availability: the two availability documents now, signed, and nothing else; without NHS exit 2")
+    func publishAvailability() async throws {
+        let database = try PostgresTestDatabase.require()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "distribution-pa-\(UUID().uuidString)"
+        )
+        try await withCleanup {
+            let environment = try Self.environment(database, folder: folder).merging(TestNHS.settings()) { _, new in new
+            }
+            let root = folder.appendingPathComponent("cdn")
+            let publish = try ServiceProcess.start(
+                BuiltProduct.url("distribution-service"),
+                arguments: ["publish", "availability"],
+                environment: environment
+            )
+            defer { publish.kill() }
+            #expect(try await publish.waitForExit() == 0)
+            for name in NHSDocuments.availability {
+                let file = try Data(contentsOf: root.appendingPathComponent("distribution/\(name)"))
+                let (signature, body) = try #require(DirectoryStore.signedFile([UInt8](file)))
+                #expect(throws: Never.self) {
+                    try TestNHS.verifier.verifyFile(signature: signature.value, date: signature.date, body: body)
+                }
+            }
+            #expect(
+                !FileManager.default.fileExists(atPath: root.appendingPathComponent("distribution/self-isolation").path)
+            )
+            #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("version").path), "no key run")
+
+            let off = try ServiceProcess.start(
+                BuiltProduct.url("distribution-service"),
+                arguments: ["publish", "availability"],
+                environment: try Self.environment(database, folder: folder)
+            )
+            defer { off.kill() }
+            #expect(try await off.waitForExit() == 2)
+            let wrong = try ServiceProcess.start(
+                BuiltProduct.url("distribution-service"),
+                arguments: ["publish", "everything"],
+                environment: environment
+            )
+            defer { wrong.kill() }
+            #expect(try await wrong.waitForExit() == 2)
+        } cleanup: {
+            try? FileManager.default.removeItem(at: folder)
+        }
+    }
+
     /// The environment of the binary: the test's database, a fresh signing key and CDN folder under `folder`.
     static func environment(_ database: PostgresTestDatabase, folder: URL) throws -> [String: String] {
         let key = folder.appendingPathComponent("signing.pem")
@@ -83,6 +134,61 @@ struct DistributionProcessTests {
     .enabled(if: MotoServer.isAvailable, "moto server (python3 -m moto.server) is not installed")
 )
 struct DistributionToS3Tests {
+    @Test("with NHS_ENABLED the documents reach the bucket with the signature as user metadata, served as headers")
+    func nhsDocumentsToBucket() async throws {
+        let database = try PostgresTestDatabase.require()
+        let client = HTTPClient(eventLoopGroupProvider: .singleton)
+        try await withCleanup {
+            let moto = try await MotoServer.start()
+            try await withCleanup {
+                try await moto.createBucket("cwa", client: client)
+                let store = S3ObjectStore(
+                    configuration: S3Configuration(
+                        endpoint: moto.endpoint,
+                        bucket: "cwa",
+                        region: "us-east-1",
+                        accessKeyID: "AKIAIOSFODNN7EXAMPLE",
+                        secretAccessKey: "moto-takes-any-secret",
+                        publicReadACL: true,
+                        requestTimeout: .seconds(30)
+                    ),
+                    httpClient: client,
+                    logger: database.logger
+                )
+                try await DistributionFixture.with(settings: TestNHS.settings()) { fixture in
+                    let run = DistributionRun(
+                        configuration: fixture.configuration,
+                        keys: PostgresDiagnosisKeyRepository(client: database.client, logger: database.logger),
+                        store: store,
+                        clock: fixture.clock.wallClock,
+                        metrics: DistributionMetrics(factory: TestMetrics()),
+                        logger: database.logger
+                    )
+                    _ = try #require(try await run.run())
+                    let response = try await client.execute(
+                        HTTPClientRequest(url: "\(moto.endpoint)/cwa/distribution/availability-android"),
+                        timeout: .seconds(10)
+                    )
+                    let body = Array(try await response.body.collect(upTo: 1 << 20).readableBytesView)
+                    #expect(response.status == .ok)
+                    #expect(throws: Never.self) {
+                        try TestNHS.verifier.verifyFile(
+                            signature: response.headers.first(name: "x-amz-meta-signature"),
+                            date: response.headers.first(name: "x-amz-meta-signature-date"),
+                            body: body
+                        )
+                    }
+                    let second = try #require(try await run.run())
+                    #expect(second.publish.uploaded == 0, "unchanged documents are not uploaded again")
+                }
+            } cleanup: {
+                await moto.stop()
+            }
+        } cleanup: {
+            try await client.shutdown()
+        }
+    }
+
     @Test("a run publishes the tree to the bucket; the next run uploads nothing, since nothing changed")
     func runToBucket() async throws {
         let database = try PostgresTestDatabase.require()

@@ -1106,6 +1106,8 @@ def check_gateway(ctx: Context) -> str:
         problems.append("compose: nginx.container.conf is not mounted over /etc/nginx/nginx.conf")
     if f"client-key.js:{compose_env.get('GATEWAY_CLIENT_KEY_JS')}:ro" not in volumes:
         problems.append("compose: client-key.js is not mounted at GATEWAY_CLIENT_KEY_JS")
+    if f"signed-files.js:{compose_env.get('GATEWAY_SIGNED_FILES_JS')}:ro" not in volumes:
+        problems.append("compose: signed-files.js is not mounted at GATEWAY_SIGNED_FILES_JS")
     if not any(v.split(":")[0].endswith("/client-key.envsh") and ENVSH_MOUNT.match(v.split(":")[1])
                for v in gateway.get("volumes", [])):
         problems.append("compose: client-key.envsh is not mounted as /docker-entrypoint.d/NN-….envsh (before the "
@@ -1165,6 +1167,8 @@ def check_gateway(ctx: Context) -> str:
             problems.append("k8s: /etc/nginx/conf.d (the rendered configuration with its keys) is not a memory-backed emptyDir")
         if mounts.get(k8s_env.get("GATEWAY_CLIENT_KEY_JS", ""), {}).get("subPath") != "client-key.js":
             problems.append("k8s: client-key.js is not mounted at GATEWAY_CLIENT_KEY_JS")
+        if mounts.get(k8s_env.get("GATEWAY_SIGNED_FILES_JS", ""), {}).get("subPath") != "signed-files.js":
+            problems.append("k8s: signed-files.js is not mounted at GATEWAY_SIGNED_FILES_JS")
         envsh = [m for path, m in mounts.items() if ENVSH_MOUNT.match(path) and m.get("subPath") == "client-key.envsh"]
         if not envsh:
             problems.append("k8s: client-key.envsh is not mounted as /docker-entrypoint.d/NN-….envsh")
@@ -1402,6 +1406,7 @@ def nginx_test(ctx: Context, label: str, env: dict[str, str]) -> list[str]:
         "GATEWAY_CDN_ROOT": str(work / "cdn"),
         "GATEWAY_SECRET": "x" * 48 if values.get("GATEWAY_SECRET", "").startswith("<secret") else values.get("GATEWAY_SECRET", ""),
         "GATEWAY_CLIENT_KEY_JS": str(ctx.deploy / "gateway" / "client-key.js"),
+        "GATEWAY_SIGNED_FILES_JS": str(ctx.deploy / "gateway" / "signed-files.js"),
         "GATEWAY_EFGS_CA": str(secrets / "federation-callback-ca.pem"),
     })
     # GATEWAY_CLIENT_KEY: render.sh makes one, as client-key.envsh does in the container.

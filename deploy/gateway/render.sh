@@ -9,16 +9,18 @@
 #   GATEWAY_CLIENT_KEY      a new random key at every render (so at every `make run` start): the key of the per-client
 #                           rate limits, which nothing else knows (the containers make theirs in client-key.envsh)
 #   GATEWAY_CLIENT_KEY_JS   client-key.js next to this script
+#   GATEWAY_SIGNED_FILES_JS signed-files.js next to this script
 #   the per-client and registration budgets: the values of compose and Kubernetes (deploy/README.md, "The gateway")
 set -euo pipefail
 here="$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")"
 template="${1:-$here/gateway.conf.template}"
 : "${GATEWAY_CLIENT_KEY:=$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')}"
 : "${GATEWAY_CLIENT_KEY_JS:=$here/client-key.js}"
+: "${GATEWAY_SIGNED_FILES_JS:=$here/signed-files.js}"
 : "${GATEWAY_APP_CLIENT_RATE:=10r/s}" "${GATEWAY_APP_CLIENT_BURST:=50}"
 : "${GATEWAY_REGISTRATION_RATE:=2r/m}" "${GATEWAY_REGISTRATION_BURST:=5}"
 : "${GATEWAY_PORTAL_CLIENT_RATE:=2r/s}" "${GATEWAY_PORTAL_CLIENT_BURST:=20}"
-export GATEWAY_CLIENT_KEY GATEWAY_CLIENT_KEY_JS GATEWAY_APP_CLIENT_RATE GATEWAY_APP_CLIENT_BURST \
+export GATEWAY_CLIENT_KEY GATEWAY_CLIENT_KEY_JS GATEWAY_SIGNED_FILES_JS GATEWAY_APP_CLIENT_RATE GATEWAY_APP_CLIENT_BURST \
   GATEWAY_REGISTRATION_RATE GATEWAY_REGISTRATION_BURST GATEWAY_PORTAL_CLIENT_RATE GATEWAY_PORTAL_CLIENT_BURST
 # The secrets are written into quoted values: letters, digits, '_' and '-' only, so they can neither end the string
 # nor be read as an nginx variable.

@@ -192,6 +192,31 @@ if [ "$nhs" = on ]; then
   expect "the held token now resolves to yes (signed)" "^yes$" "$cwa" nhs circuit-breaker --kind venue --token "${cb_token:-none}"
   cb_rows="$(sql verification "SELECT count(*) FROM nhs_circuit_breaker_request WHERE kind = 'venue' AND approval = 'yes'")"
   check "verification holds 4 approved venue requests, by token hash only ($cb_rows)" test "$cb_rows" = 4
+
+  # ---- the signed static documents (§9), published by distribution: the kill switch (availability) among them ----
+  expect "the 7 signed documents are on the CDN and each verifies (cwa nhs documents)" "^tier-metadata: .*signature verified" \
+    "$cwa" nhs documents
+  verify_document() {
+    local name="$1" headers="$work/doc-headers" body="$work/doc-body" date signature
+    curl -sf --cacert "$CWA_CA_FILE" --interface "$client_address" -D "$headers" -o "$body" "$CWA_APP_URL/distribution/$name" || return 1
+    date="$(tr -d '\r' <"$headers" | sed -n 's/^[Xx]-[Aa]mz-[Mm]eta-[Ss]ignature-[Dd]ate: //p')"
+    signature="$(tr -d '\r' <"$headers" | sed -n 's/^[Xx]-[Aa]mz-[Mm]eta-[Ss]ignature: .*signature="\([^"]*\)".*/\1/p')"
+    [ -n "$date" ] && [ -n "$signature" ] || return 1
+    printf '%s' "$signature" | base64 -d >"$work/doc-sig.der"
+    { printf '%s:' "$date"; cat "$body"; } >"$work/doc-signed"
+    openssl dgst -sha256 -verify "$EN_DATA_DIR/keys/nhs-signing.pub.pem" -signature "$work/doc-sig.der" "$work/doc-signed"
+  }
+  expect "the kill switch /distribution/availability-ios verifies with openssl dgst -verify (date: and the bytes)" \
+    "^Verified OK$" verify_document availability-ios
+  expect "a name that is no document is 404 at the CDN" "^404$" \
+    curl -s -o /dev/null -w '%{http_code}' --cacert "$CWA_CA_FILE" --interface "$client_address" "$CWA_APP_URL/distribution/.tmp-x"
+
+  # ---- NHS mobile analytics (§10): a daily packet and an event, merged to coarse areas before they are stored ----
+  expect "N's app sends its daily analytics packet (200) and an exposure-window event (200, signed)" \
+    "^event: HTTP 200 .*signature verified" "$cwa" nhs analytics --postal-district AL2 --local-authority E07000098 --event
+  analytics="$(sql datadonation "SELECT postal_district || '/' || local_authority FROM nhs_mobile_analytics") $(sql datadonation "SELECT postal_district || '/' || event_type FROM nhs_mobile_analytics_event")"
+  check "data donation holds the packet and the event under the merged area only ($analytics)" \
+    test "$analytics" = "AL2_AL4_WD7/E07000098 AL2_AL4_WD7/exposureWindow"
 fi
 
 # ---- distribution publishes; B syncs and finds A ----
@@ -483,6 +508,8 @@ if [ "$nhs" = on ]; then
     absent "$nhs_secrets" "${logs[@]}" "$work/dump"
   check "no log line and no table holds the isolation payment token or the circuit-breaker approval token" \
     absent "$(printf '%s\n%s\n' "$ipc" "$cb_token")" "${logs[@]}" "$work/dump"
+  check "no log line holds the analytics' area (AL2_AL4_WD7, E07000098) or its payload (riskScore)" \
+    absent "$(printf 'AL2_AL4_WD7\nE07000098\nriskScore\n')" "${logs[@]}"
 fi
 otp="$(state_values lastOTP s.json)"
 check "no log line and no table holds the self-report OTP (data donation keeps its SHA-256 only)" \

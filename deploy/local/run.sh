@@ -77,8 +77,9 @@ case "${EN_GATEWAY:-on}" in
   *) say "EN_GATEWAY must be on or off"; exit 2 ;;
 esac
 
-# The NHS API family (nhs.md) on test-result, verification and submission: the CTA tokens' pepper (shared by
-# test-result and verification) and the key that signs answers (ensure_nhs_keys makes both; API keys: ensure_nhs_api_keys).
+# The NHS API family (nhs.md) on test-result, verification, submission and data donation: the CTA tokens' pepper
+# (shared by test-result and verification) and the key that signs answers (ensure_nhs_keys makes both; API keys:
+# ensure_nhs_api_keys).
 nhs_cta="NHS_ENABLED=true NHS_CTA_PEPPER_FILE=@data/keys/nhs-cta-pepper.keys"
 nhs_signing="NHS_ENABLED=true NHS_SIGNING_KEYS=nhs-dev-1=@data/keys/nhs-signing.pem"
 
@@ -89,12 +90,12 @@ services=(
   "verification|verification-service|HTTP_PORT=$port_verification INTERNAL_HTTP_PORT=$port_verification_internal METRICS_PORT=$port_verification_metrics DATABASE_URL=@db:verification TEST_RESULT_INTERNAL_URL=http://127.0.0.1:$port_testresult_internal TELETAN_JWT_PUBLIC_KEYS=@data/keys/teletan-trusted.pem TELETAN_JWT_ISSUERS=portal-service,dev-identity-provider TELETAN_PEPPER_FILE=@data/keys/teletan-pepper.keys SERVICE_TOKEN_KEY_FILE=@data/keys/service-token-verification.pem SERVICE_CALLER_KEYS=submission-service=@data/keys/service-token-submission.pub.pem,portal-service=@data/keys/service-token-portal.pub.pem $nhs_cta $nhs_signing"
   "submission|submission-service|HTTP_PORT=$port_submission METRICS_PORT=$port_submission_metrics DATABASE_URL=@db:submission VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal DATA_DONATION_INTERNAL_URL=http://127.0.0.1:$port_datadonation_internal SERVICE_TOKEN_KEY_FILE=@data/keys/service-token-submission.pem ORIGIN_COUNTRY=$country $nhs_signing"
   "portal|portal-service|HTTP_PORT=$port_portal METRICS_PORT=$port_portal_metrics DATABASE_URL=@db:portal VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal PORTAL_JWT_KEY_FILE=@data/keys/portal-jwt.pem TOTP_KEY_FILE=@data/keys/totp.keys SERVICE_TOKEN_KEY_FILE=@data/keys/service-token-portal.pem $portal_settings"
-  "distribution|distribution-service serve|HTTP_PORT=$port_distribution DATABASE_URL=@db:distribution SIGNING_KEY_FILES=@data/keys/cdn-signing.pem CDN_DIRECTORY=@data/cdn SIGNATURE_APP_BUNDLE_ID=de.rki.coronawarnapp-dev ORIGIN_COUNTRY=$country"
+  "distribution|distribution-service serve|HTTP_PORT=$port_distribution DATABASE_URL=@db:distribution SIGNING_KEY_FILES=@data/keys/cdn-signing.pem CDN_DIRECTORY=@data/cdn SIGNATURE_APP_BUNDLE_ID=de.rki.coronawarnapp-dev ORIGIN_COUNTRY=$country $nhs_signing"
 )
 distribution_entry="${services[4]}"
 # Android apps prove themselves with Play Integrity verdicts of the rehearsal app's keys (`cwa phone self-report` makes
 # them); DeviceCheck is not reachable, so iOS requests are answered 503.
-services+=("data-donation|data-donation-service|HTTP_PORT=$port_datadonation INTERNAL_HTTP_PORT=$port_datadonation_internal METRICS_PORT=$port_datadonation_metrics DATABASE_URL=@db:datadonation SERVICE_CALLER_KEYS=submission-service=@data/keys/service-token-submission.pub.pem ANDROID_ATTESTATION=play-integrity PLAY_INTEGRITY_DECRYPTION_KEY=@file:keys/play-integrity-decryption.b64 PLAY_INTEGRITY_VERIFICATION_KEY=@file:keys/play-integrity-verification.b64 ANDROID_ID_PEPPER_FILE=@data/keys/android-id-pepper.keys DEVICE_CHECK_URL=http://127.0.0.1:$port_devicecheck_absent/v1 DEVICE_CHECK_TEAM_ID=DEVTEAM001 DEVICE_CHECK_KEY_ID=DEVKEY0001 DEVICE_CHECK_KEY_FILE=@data/keys/devicecheck.pem")
+services+=("data-donation|data-donation-service|HTTP_PORT=$port_datadonation INTERNAL_HTTP_PORT=$port_datadonation_internal METRICS_PORT=$port_datadonation_metrics DATABASE_URL=@db:datadonation SERVICE_CALLER_KEYS=submission-service=@data/keys/service-token-submission.pub.pem ANDROID_ATTESTATION=play-integrity PLAY_INTEGRITY_DECRYPTION_KEY=@file:keys/play-integrity-decryption.b64 PLAY_INTEGRITY_VERIFICATION_KEY=@file:keys/play-integrity-verification.b64 ANDROID_ID_PEPPER_FILE=@data/keys/android-id-pepper.keys DEVICE_CHECK_URL=http://127.0.0.1:$port_devicecheck_absent/v1 DEVICE_CHECK_TEAM_ID=DEVTEAM001 DEVICE_CHECK_KEY_ID=DEVKEY0001 DEVICE_CHECK_KEY_FILE=@data/keys/devicecheck.pem $nhs_signing")
 # The callback comes through the gateway's federation server; without the gateway there is none.
 callback_settings=""
 [ "${EN_GATEWAY:-on}" = on ] && callback_settings="EFGS_CALLBACK_CERT_CN=efgs-callback CALLBACK_CERT_HEADER=X-SSL-Client-Cert GATEWAY_SECRET=@file:secrets/gateway CALLBACK_CA_FILE=$federation_dir/ca.pem CALLBACK_URL=https://127.0.0.1:$port_gateway_federation/version/v1/callback"
@@ -178,7 +179,7 @@ ensure_nhs_keys() {
 }
 
 # The NHS API keys (nhs.md §1), made once and installed at every start (the command is idempotent): `app-dev` of
-# API `mobile` in verification and submission, `lab-dev` of `testResultUpload` in test-result, `ipc-website-dev` of
+# API `mobile` in verification, submission and data donation, `lab-dev` of `testResultUpload` in test-result, `ipc-website-dev` of
 # `isolationPayment` (the payment website) in verification. The values after `Bearer ` are in
 # .data/secrets/nhs-{mobile,lab,ipc}.key.
 ensure_nhs_api_keys() {
@@ -197,6 +198,7 @@ ensure_nhs_api_keys() {
   }
   install_nhs_key verification verification-service mobile app-dev mobile verification
   install_nhs_key submission submission-service mobile app-dev mobile submission
+  install_nhs_key data-donation data-donation-service mobile app-dev mobile datadonation
   install_nhs_key test-result test-result-service testResultUpload lab-dev lab testresult
   install_nhs_key verification verification-service isolationPayment ipc-website-dev ipc verification
 }
@@ -573,6 +575,7 @@ Through the gateway (TLS with the development CA $pki/ca.pem):
   phones    https://127.0.0.1:$port_gateway_app     POST /version/v1/{registrationToken,testresult,tan} (verification),
                                               POST /version/v1/{diagnosis-keys,submission-on-behalf} (submission),
                                               POST /version/v1/{android,ios}/{dat,otp,els,srs} (data donation),
+                                              POST /submission/mobile-analytics[-events] (NHS, data donation)
                                               POST /virology-test/v2/{order,results,cta-exchange} (NHS, verification),
                                               POST /submission/diagnosis-keys (NHS, submission; API key and signed answers),
                                               POST /isolation-payment/ipc-token/{create,update} (NHS, verification),

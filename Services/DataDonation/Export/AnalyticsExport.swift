@@ -14,7 +14,7 @@ enum AnalyticsExport {
     /// The tables an export may read: the analytics, never OTPs, tokens, salts or Android IDs.
     static let tables = [
         "exposure_risk_metadata", "test_result_metadata", "key_submission_metadata", "exposure_window",
-        "client_metadata",
+        "client_metadata", "nhs_mobile_analytics", "nhs_mobile_analytics_event",
     ]
 
     enum Format: String, CaseIterable {

@@ -313,7 +313,8 @@ struct PostgresDonationRepository: DonationRepository {
             for (table, keep) in [
                 ("exposure_risk_metadata", retention.riskMetadata), ("test_result_metadata", retention.analytics),
                 ("key_submission_metadata", retention.analytics), ("exposure_window", retention.analytics),
-                ("client_metadata", retention.analytics),
+                ("client_metadata", retention.analytics), ("nhs_mobile_analytics", retention.analytics),
+                ("nhs_mobile_analytics_event", retention.analytics),
             ] {
                 var query = PostgresQuery(
                     unsafeSQL:

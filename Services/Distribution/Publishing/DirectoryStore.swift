@@ -7,6 +7,10 @@ import Foundation
 /// convention), so `…/country` is both a JSON file and the parent of `…/country/DE`. Files are written under a
 /// hidden temporary name in the same folder and renamed over the target, so a reader sees the old or the new file,
 /// never a part of one. The checksum is recomputed from the file, as the directory holds no metadata.
+///
+/// A signed object (the NHS documents) is one file holding its two signature headers, an empty line and the body, so
+/// the signature and the bytes it signs are replaced together by one rename; the gateway serves the body with those
+/// headers (`deploy/gateway/signed-files.js`).
 struct DirectoryStore: ObjectStore {
     let root: URL
     private static let temporaryPrefix = ".tmp-"
@@ -39,6 +43,9 @@ struct DirectoryStore: ObjectStore {
             return nil
         }
         let bytes = [UInt8](data)
+        if let (signature, body) = Self.signedFile(bytes) {
+            return CDNObject.signedChecksum(body, keyID: signature.keyID)
+        }
         if bytes.starts(with: [0x50, 0x4B, 0x03, 0x04]), let first = try? ZipArchive.entries(of: bytes).first {
             return CWAHash.of(first.data)
         }
@@ -53,7 +60,7 @@ struct DirectoryStore: ObjectStore {
         guard
             FileManager.default.createFile(
                 atPath: temporary.path,
-                contents: Data(object.body),
+                contents: Data(object.signature.map { Self.envelope($0, object.body) } ?? object.body),
                 attributes: [.posixPermissions: 0o644]
             )
         else {
@@ -94,5 +101,29 @@ struct DirectoryStore: ObjectStore {
         guard isDirectory.boolValue else { return plain }
         let index = plain + "/index"
         return FileManager.default.fileExists(atPath: index) ? index : nil
+    }
+}
+
+extension DirectoryStore {
+    static let envelopePrefix = Array("X-Amz-Meta-Signature: ".utf8)
+
+    /// `X-Amz-Meta-Signature: <value>\nX-Amz-Meta-Signature-Date: <date>\n\n<body>`.
+    static func envelope(_ signature: CDNObject.Signature, _ body: [UInt8]) -> [UInt8] {
+        Array("X-Amz-Meta-Signature: \(signature.value)\nX-Amz-Meta-Signature-Date: \(signature.date)\n\n".utf8) + body
+    }
+
+    /// The signature and body of a file `envelope` wrote; `nil` for any other file.
+    static func signedFile(_ bytes: [UInt8]) -> (CDNObject.Signature, [UInt8])? {
+        guard bytes.starts(with: Self.envelopePrefix),
+            let end = bytes.indices.dropLast().first(where: { bytes[$0] == 0x0A && bytes[$0 + 1] == 0x0A })
+        else { return nil }
+        let lines = String(decoding: bytes[..<end], as: UTF8.self).split(separator: "\n")
+        let dateName = "X-Amz-Meta-Signature-Date: "
+        guard lines.count == 2, lines[1].hasPrefix(dateName) else { return nil }
+        let signature = CDNObject.Signature(
+            value: String(lines[0].dropFirst(Self.envelopePrefix.count)),
+            date: String(lines[1].dropFirst(dateName.count))
+        )
+        return (signature, Array(bytes[(end + 2)...]))
     }
 }

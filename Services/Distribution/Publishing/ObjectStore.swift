@@ -13,6 +13,28 @@ struct CDNObject: Sendable, Equatable {
     /// `cwa-hash` (cwa-server §3.8): lowercase hex of MD5(MD5(content)), where content is `export.bin` for an archive
     /// (its signature changes at every signing) and the whole body otherwise.
     let checksum: String
+    /// The NHS file signature (nhs.md §2) an object is served with: S3 user metadata `signature` and
+    /// `signature-date`; the directory store keeps it in the file (`DirectoryStore`).
+    var signature: Signature? = nil
+
+    /// `X-Amz-Meta-Signature` and `X-Amz-Meta-Signature-Date` of a signed object.
+    struct Signature: Sendable, Equatable {
+        /// `keyId="<id>",signature="<Base64 DER>"`.
+        let value: String
+        /// `EEE, dd MMM yyyy HH:mm:ss UTC`.
+        let date: String
+
+        /// The id in `keyId="<id>"`.
+        var keyID: String {
+            guard let start = self.value.range(of: #"keyId=""#) else { return "" }
+            return String(self.value[start.upperBound...].prefix { $0 != "\"" })
+        }
+    }
+
+    /// The `cwa-hash` of a signed object: of its bytes and its signing key's id, so a new key republishes it.
+    static func signedChecksum(_ body: [UInt8], keyID: String) -> String {
+        CWAHash.of(body + Array("\u{0}\(keyID)".utf8))
+    }
 
     enum ContentType: String, Sendable {
         case json = "application/json"

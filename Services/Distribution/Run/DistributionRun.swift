@@ -80,6 +80,9 @@ struct DistributionRun: Sendable {
         )
         // The prefix without a slash: the root index `version` is itself an object.
         var existing = try await self.store.list(prefix: CDNPaths.root)
+        if self.configuration.nhs != nil {
+            existing.formUnion(try await self.store.list(prefix: "distribution/"))
+        }
         let expired = ObjectRetention(policy: policy, currentHour: currentHour).expired(existing)
         report.objectsDeleted = try await publisher.delete(expired)
         existing.subtract(expired)
@@ -155,7 +158,12 @@ struct DistributionRun: Sendable {
         let archives = try await signer.run(keyPlan.jobs + twp.jobs + configJobs)
         report.archivesBuilt = archives.count
         let publishStart = ContinuousClock.now
-        report.publish = try await publisher.publish(archives + twp.files + keyPlan.indexes + roots, existing: existing)
+        // The NHS documents (signed now; republished only when their bytes or the signing key changed).
+        let documents = try self.configuration.nhs?.objects(at: now) ?? []
+        report.publish = try await publisher.publish(
+            archives + twp.files + documents + keyPlan.indexes + roots,
+            existing: existing
+        )
         self.logger.info(
             "Archives signed and published",
             metadata: [

@@ -2,6 +2,7 @@
 // (nhs.md §8), and circuit-breaker approvals asked and polled (§7). Every signed answer is verified.
 
 import ArgumentParser
+import ENCrypto
 import ENModels
 import Foundation
 import NIOHTTP1
@@ -152,6 +153,99 @@ extension NHSCommand {
             let answer = try decodeJSON(Answer.self, from: reply, what: "circuit-breaker")
             FileHandle.standardError.write(Data("\(signature)\n".utf8))
             print([answer.approvalToken, answer.approval].compactMap { $0 }.joined(separator: " "))
+        }
+    }
+}
+
+extension NHSCommand {
+    struct Documents: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Fetch the signed static documents from the CDN and verify each (prints one line per document).",
+            discussion: "The availability documents are the app's kill switch: below their minimum versions it stops."
+        )
+        @OptionGroup var gateway: GatewayOptions
+        @OptionGroup var nhs: NHSOptions
+        @Argument(help: "Document names (default: all seven).")
+        var names: [String] = [
+            "availability-android", "availability-ios", "exposure-configuration", "risky-venue-configuration",
+            "self-isolation", "symptomatic-questionnaire", "tier-metadata",
+        ]
+
+        func run() async throws {
+            let verifier = try self.nhs.verifier()
+            var failed = 0
+            try await withGateway(try self.gateway.client()) { client in
+                for name in self.names {
+                    let reply = try await client.get(self.gateway.app + "/distribution/\(name)")
+                    guard reply.status == 200 else {
+                        print("\(name): HTTP \(reply.status)")
+                        failed += 1
+                        continue
+                    }
+                    do {
+                        let key = try verifier.verifyFile(
+                            signature: reply.header("X-Amz-Meta-Signature"),
+                            date: reply.header("X-Amz-Meta-Signature-Date"),
+                            body: reply.body
+                        )
+                        print("\(name): \(reply.body.count) bytes, signature verified (key \(key))")
+                    } catch {
+                        print("\(name): REJECTED, \(error)")
+                        failed += 1
+                    }
+                }
+            }
+            guard failed == 0 else { throw ExitCode(1) }
+        }
+    }
+
+    struct Analytics: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract:
+                "The app's daily analytics packet (not signed) and, with --event, one exposure-window event (signed)."
+        )
+        @OptionGroup var gateway: GatewayOptions
+        @OptionGroup var nhs: NHSOptions
+        @Option(name: .customLong("postal-district"), help: "The postcode district the app reports.")
+        var postalDistrict = "AL2"
+        @Option(name: .customLong("local-authority"), help: "The local authority (LAD20CD) the app reports.")
+        var localAuthority = "E07000098"
+        @Flag(help: "Also send one exposure-window event.")
+        var event = false
+
+        func run() async throws {
+            let metadata =
+                #"{"postalDistrict":"\#(self.postalDistrict)","localAuthority":"\#(self.localAuthority)","#
+                + #""deviceModel":"cwa","operatingSystemVersion":"1","latestApplicationVersion":"\#(self.nhs.appVersion)"}"#
+            let end = Date()
+            let packet =
+                #"{"metadata":\#(metadata),"analyticsWindow":{"startDate":"\#(end.addingTimeInterval(-86_400).formatted(.iso8601))","#
+                + #""endDate":"\#(end.formatted(.iso8601))"},"metrics":{"totalBackgroundTasks":288,"#
+                + #""runningNormallyBackgroundTick":288,"receivedRiskyContactNotification":1},"#
+                + #""includesMultipleApplicationVersions":false}"#
+            let reply = try await withGateway(try self.gateway.client()) { client in
+                try await client.send(
+                    .POST,
+                    self.gateway.app + "/submission/mobile-analytics",
+                    headers: [
+                        ("Authorization", "Bearer \(try self.nhs.mobileKey())"), ("Content-Type", "application/json"),
+                    ],
+                    body: Array(packet.utf8)
+                )
+            }
+            print("daily packet: HTTP \(reply.status) \(reply.text)")
+            guard reply.status == 200 else { throw ExitCode(1) }
+            guard self.event else { return }
+            let events =
+                #"{"metadata":\#(metadata),"events":[{"type":"exposureWindow","version":1,"payload":"#
+                + #"{"date":"\#(end.formatted(.iso8601))","infectiousness":"high","riskScore":150.5}}]}"#
+            let (answer, signature) = try await self.nhs.signedPost(
+                self.gateway,
+                path: "/submission/mobile-analytics-events",
+                json: events
+            )
+            print("event: HTTP \(answer.status) \(answer.text) (\(signature))")
+            guard answer.status == 200 else { throw ExitCode(1) }
         }
     }
 }

@@ -13,14 +13,14 @@ struct NHSCommand: AsyncParsableCommand {
         commandName: "nhs",
         abstract:
             "The NHS app: test order, lab result, token API, poll, CTA exchange, key submission, isolation payment, "
-            + "circuit breakers.",
+            + "circuit breakers, mobile analytics, the signed static documents.",
         discussion: """
             Phone commands keep their tokens in the phone's state file (cwa phone new) and check the signature of
             every answer with the NHS public keys (CWA_NHS_PUBLIC_KEYS, id=<PEM file> entries).
             """,
         subcommands: [
             Order.self, LabResult.self, TokenGen.self, Poll.self, Exchange.self, Submit.self, IPC.self,
-            CircuitBreaker.self,
+            CircuitBreaker.self, Analytics.self, Documents.self,
         ]
     )
 }

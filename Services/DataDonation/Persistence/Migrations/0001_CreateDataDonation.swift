@@ -1,6 +1,7 @@
 // Migration 0001 of group `datadonation`: the analytics tables, the OTPs, and what attestation remembers.
 
 import ENPersistence
+import ENServiceKit
 
 /// The tables of cwa-satellites §4.4. The analytics rows carry only the date they were submitted on: no time, no
 /// device, no request. The user and client metadata are copied into each analytics row (as the reference's
@@ -181,5 +182,10 @@ struct CreateDataDonation: DatabaseMigration {
 
 /// The migrations of the `datadonation` database, in order.
 enum DataDonationMigrations {
-    static let group = MigrationGroup(name: "datadonation", migrations: [CreateDataDonation()])
+    static let group = MigrationGroup(
+        name: "datadonation",
+        migrations: [
+            CreateDataDonation(), CreateNHSMobileAnalytics(), NHSAPIKeysMigration(name: "0003_create_nhs_api_key"),
+        ]
+    )
 }

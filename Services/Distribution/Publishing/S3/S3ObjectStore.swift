@@ -123,6 +123,11 @@ final class S3ObjectStore: ObjectStore {
         if self.configuration.publicReadACL {
             headers.append(("x-amz-acl", "public-read"))
         }
+        if let signature = object.signature {
+            // Served by S3 (and a CDN in front of it) as X-Amz-Meta-Signature and X-Amz-Meta-Signature-Date.
+            headers.append(("x-amz-meta-signature", signature.value))
+            headers.append(("x-amz-meta-signature-date", signature.date))
+        }
         let answer = try await self.send(.PUT, key: object.key, headers: headers, body: object.body, operation: "put")
         guard (200..<300).contains(answer.status) else {
             throw self.failure(answer, operation: "put", subject: object.key)

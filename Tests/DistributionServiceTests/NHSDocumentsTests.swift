@@ -1,0 +1,147 @@
+// The NHS app's static documents (nhs.md §6, §9): checked at start-up naming the file and member, published signed
+// by every run (`date:` and the bytes), kept in one file with their signature in the directory store, and
+// republished alone by `publish availability`.
+
+import Crypto
+import ENCrypto
+import ENKeyStore
+import ENServiceKit
+import ENTestSupport
+import Foundation
+import Testing
+
+@testable import DistributionService
+
+struct NHSDocumentShapeTests {
+    static var bundled: URL { NHSDocuments.bundledFolder! }
+
+    /// The bundled documents copied to a folder of the test's, with `file` replaced by `edit` of its JSON.
+    static func folder(editing file: String? = nil, _ edit: (inout [String: Any]) -> Void = { _ in }) throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nhs-docs-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        for name in NHSDocuments.shapes.keys {
+            let source = Self.bundled.appendingPathComponent("\(name).json")
+            var data = try Data(contentsOf: source)
+            if name == file {
+                var object = try JSONSerialization.jsonObject(with: data) as! [String: Any]
+                edit(&object)
+                data = try JSONSerialization.data(withJSONObject: object)
+            }
+            try data.write(to: folder.appendingPathComponent("\(name).json"))
+        }
+        return folder
+    }
+
+    @Test("the bundled documents fit their shapes; the tier metadata has the 16 tiers of nhs.md §6")
+    func bundledDocuments() throws {
+        let (documents, problems) = NHSDocuments.load(from: Self.bundled)
+        #expect(problems == [])
+        #expect(documents.map(\.name) == NHSDocuments.shapes.keys.sorted())
+        #expect(NHSDocuments.tiers(in: documents).count == 16)
+        #expect(NHSDocuments.tiers(in: documents).contains("EN.Tier3"))
+    }
+
+    @Test(
+        "a bad document is named with its member",
+        arguments: [
+            ("exposure-configuration", "exposureNotification.attenuationLevelValues must have 8 elements, has 7"),
+            ("availability-ios", "minimumOSVersion.value must be a version such as 13.5.0"),
+            ("availability-android", "minimumAppVersion.value must be a whole number"),
+            ("self-isolation", "durationDays.contactCase is missing"),
+            ("risky-venue-configuration", "durationDaz is not a member of this document"),
+            ("symptomatic-questionnaire", "symptoms[0].title must be a language map with an \"en\" text"),
+            ("tier-metadata", "EN.Tier1.colorScheme must be one of green, yellow, red, amber, neutral"),
+        ]
+    )
+    func badDocument(file: String, problem: String) throws {
+        let folder = try Self.folder(editing: file) { object in
+            switch file {
+            case "exposure-configuration":
+                var inner = object["exposureNotification"] as! [String: Any]
+                inner["attenuationLevelValues"] = [1, 1, 1, 1, 1, 1, 1]
+                object["exposureNotification"] = inner
+            case "availability-ios":
+                var inner = object["minimumOSVersion"] as! [String: Any]
+                inner["value"] = "thirteen"
+                object["minimumOSVersion"] = inner
+            case "availability-android":
+                var inner = object["minimumAppVersion"] as! [String: Any]
+                inner["value"] = "68"
+                object["minimumAppVersion"] = inner
+            case "self-isolation":
+                var inner = object["durationDays"] as! [String: Any]
+                inner["contactCase"] = nil
+                object["durationDays"] = inner
+            case "risky-venue-configuration":
+                object["durationDaz"] = object["durationDays"]
+            case "symptomatic-questionnaire":
+                var symptoms = object["symptoms"] as! [[String: Any]]
+                symptoms[0]["title"] = ["cy": "Tymheredd uchel"]
+                object["symptoms"] = symptoms
+            default:
+                var tier = object["EN.Tier1"] as! [String: Any]
+                tier["colorScheme"] = "purple"
+                object["EN.Tier1"] = tier
+            }
+        }
+        defer { try? FileManager.default.removeItem(at: folder) }
+        #expect(NHSDocuments.load(from: folder).problems == ["\(file).json: \(problem)"])
+        let settings = SettingsReader(
+            values: [
+                "DATABASE_URL": "postgres://u:p@127.0.0.1:1/keys",
+                "SIGNING_KEY_FILES": try TestKeyFiles.write(
+                    P256.Signing.PrivateKey().pemRepresentation,
+                    suffix: ".pem"
+                ),
+                "NHS_DOCUMENTS_DIR": folder.path,
+            ].merging(TestNHS.settings()) { old, _ in old }
+        )
+        _ = DistributionConfiguration(settings: settings)
+        #expect(throws: ConfigurationError.self) { try settings.finish() }
+        #expect(settings.problems.contains { $0.contains("\(file).json: \(problem)") })
+    }
+}
+
+@Suite("NHS documents published by distribution (PostgreSQL)", .postgres(KeyStoreMigrations.group))
+struct NHSDocumentsPublishingTests {
+    @Test("every run publishes the documents signed; unchanged ones are not rewritten; the file holds its signature")
+    func publishedSigned() async throws {
+        try await DistributionFixture.with(settings: TestNHS.settings()) { fixture in
+            let first = try await fixture.completedRun()
+            #expect(first.publish.uploaded >= NHSDocuments.shapes.count)
+            for name in NHSDocuments.shapes.keys {
+                let file = try #require(fixture.bytes("distribution/\(name)"))
+                let (signature, body) = try #require(DirectoryStore.signedFile(file), "\(name) is one signed file")
+                #expect(
+                    body
+                        == [UInt8](
+                            try Data(contentsOf: NHSDocumentShapeTests.bundled.appendingPathComponent("\(name).json"))
+                        )
+                )
+                #expect(signature.date.hasSuffix(" UTC"))
+                #expect(throws: Never.self) {
+                    try TestNHS.verifier.verifyFile(signature: signature.value, date: signature.date, body: body)
+                }
+                #expect(throws: NHSVerifier.Failure.self) {
+                    try TestNHS.verifier.verifyFile(
+                        signature: signature.value,
+                        date: signature.date,
+                        body: body + [0x20]
+                    )
+                }
+            }
+            let before = try fixture.modificationDate("distribution/availability-ios")
+            fixture.clock.advance(by: 3600)
+            try await fixture.completedRun()
+            #expect(try fixture.modificationDate("distribution/availability-ios") == before, "unchanged: not rewritten")
+        }
+    }
+
+    @Test("without NHS_ENABLED nothing is published under distribution/")
+    func offByDefault() async throws {
+        try await DistributionFixture.with { fixture in
+            try await fixture.completedRun()
+            #expect(!fixture.exists("distribution/availability-ios"))
+        }
+    }
+}
