@@ -1,10 +1,12 @@
 // Assembly of distribution-service: the run, and in `serve` mode the listener with health and metrics.
 
+import ENCrypto
 import ENPersistence
 import ENServiceKit
 import Foundation
 import Hummingbird
 import Logging
+import ServiceLifecycle
 
 extension Distribution {
     static func makeDependencies(configuration: DistributionConfiguration, logger: Logger) -> DistributionDependencies {
@@ -31,12 +33,52 @@ extension Distribution {
             checks: dependencies.readinessChecks,
             environment: environment
         )
+        var services = dependencies.services + [task] as [any Service]
+        if let nhs = configuration.nhs, let callers = configuration.callers {
+            services.append(
+                Application(
+                    router: self.buildInternalRouter(
+                        publisher: NHSListPublisher(
+                            store: dependencies.objectStore.store,
+                            signer: nhs.signer,
+                            clock: dependencies.clock,
+                            metrics: environment.metricsFactory
+                        ),
+                        callers: callers,
+                        checks: dependencies.readinessChecks,
+                        environment: environment
+                    ),
+                    configuration: .init(listening: configuration.internalHTTP),
+                    logger: environment.logger.listener("internal")
+                )
+            )
+        }
         return Application(
             router: router,
             configuration: .init(listening: configuration.http),
-            services: dependencies.services + [task],
+            services: services,
             logger: environment.logger.listener("app")
         )
+    }
+
+    /// The internal port (serve mode, NHS): the lists portal-service publishes, behind service tokens.
+    static func buildInternalRouter(
+        publisher: NHSListPublisher,
+        callers: ServiceTokenVerifier,
+        checks: [any ReadinessCheck],
+        environment: ServiceEnvironment
+    ) -> Router<ServiceRequestContext> {
+        let router = Router<ServiceRequestContext>.service(
+            maxBodyBytes: 4 * 1_048_576,
+            checks: checks,
+            environment: environment
+        )
+        publisher.addRoutes(
+            to: router.group("version/v1").add(
+                middleware: ServiceAuthenticationMiddleware(verifier: callers, routes: NHSListPublisher.routes)
+            )
+        )
+        return router
     }
 
     /// `run`: one run, failing when the object store cannot take the tree (a missing bucket, as in the reference).

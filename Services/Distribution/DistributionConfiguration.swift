@@ -1,6 +1,7 @@
 // Every setting of distribution-service, read and validated once; signing keys and the app configuration are loaded
 // here, so a missing key or a bad configuration file stops the service before anything is written.
 
+import ENCrypto
 import ENModels
 import ENPersistence
 import ENServiceKit
@@ -21,6 +22,10 @@ struct DistributionConfiguration: ServiceConfiguration {
     var publishing: PublishPolicy
     /// The NHS app's static documents and their signing key, when `NHS_ENABLED`.
     var nhs: NHSDistribution?
+    /// With `NHS_ENABLED`, in serve mode: the internal port where portal-service hands over risky venues, and the
+    /// callers' keys (`INTERNAL_HTTP_PORT` 8015, `SERVICE_CALLER_KEYS`).
+    var internalHTTP: ListenAddress
+    var callers: ServiceTokenVerifier?
 
     /// Where the tree goes.
     enum ObjectStoreChoice: Sendable {
@@ -36,8 +41,9 @@ struct DistributionConfiguration: ServiceConfiguration {
     /// - the thresholds and windows of `KeyDistributionPolicy`
     /// - `SIGNING_KEY_FILES` (required: `path[:key id[:version]]`, comma-separated), `SIGNATURE_APP_BUNDLE_ID`
     /// - `APP_CONFIG_FILE` (the bundled `app-config.json` when unset)
-    /// - `NHS_ENABLED` (false); with it `NHS_SIGNING_KEYS` (required) and `NHS_DOCUMENTS_DIR` (the bundled documents
-    ///   when unset)
+    /// - `NHS_ENABLED` (false); with it `NHS_SIGNING_KEYS` (required), `NHS_DOCUMENTS_DIR` (the bundled documents
+    ///   when unset), `SERVICE_CALLER_KEYS` (portal-service's key; without it no internal port), `INTERNAL_HTTP_HOST`
+    ///   (127.0.0.1) and `INTERNAL_HTTP_PORT` (8015)
     /// - `OBJECT_STORE` (`directory` or `s3`), `CDN_DIRECTORY` (.data/cdn), the `S3_*` settings and the `PUBLISH_*`
     ///   limits
     init(settings: SettingsReader) {
@@ -96,6 +102,23 @@ struct DistributionConfiguration: ServiceConfiguration {
         }
 
         self.nhs = Self.nhs(settings: settings)
+        self.internalHTTP = ListenAddress(
+            settings: settings,
+            prefix: "INTERNAL_HTTP",
+            defaultPort: 8015,
+            purpose: "internal API (NHS lists from portal-service; serve mode with NHS_ENABLED)"
+        )
+        // Without callers (a CronJob's `run`, which serves nothing), no internal port: risky venues are then not
+        // published.
+        let callers = settings.serviceTokenVerifier(
+            audience: "distribution-service",
+            routes: NHSListPublisher.routes,
+            required: false
+        )
+        if self.nhs != nil, !callers.callerNames.isEmpty {
+            self.callers = callers
+            self.internalHTTP.requireDistinctPort(from: [self.http], settings: settings)
+        }
 
         let kind = settings.choice(
             "OBJECT_STORE",

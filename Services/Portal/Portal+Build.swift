@@ -75,7 +75,8 @@ extension Portal {
         environment: ServiceEnvironment
     ) async throws -> Router<PortalRequestContext> {
         let router = Router<PortalRequestContext>.service(
-            maxBodyBytes: 16 * 1024,
+            // The risky venues' CSV may be up to 1 MB; the pages' forms stay small (the gateway allows 16 KB there).
+            maxBodyBytes: configuration.nhsEnabled ? NHSRiskyVenueCSV.maxBytes + 1024 : 16 * 1024,
             checks: dependencies.readinessChecks,
             environment: environment,
             responseHeaders: [
@@ -98,6 +99,11 @@ extension Portal {
             stylesheet: stylesheet
         )
         .addRoutes(to: router)
+        if configuration.nhsEnabled, let keys = dependencies.apiKeys {
+            NHSUploadController(engine: engine, lists: dependencies.lists).addRoutes(
+                to: router.group().add(middleware: NHSAPIKeyMiddleware(api: .highRiskVenuesCodeUpload, verifier: keys))
+            )
+        }
         return router
     }
 }

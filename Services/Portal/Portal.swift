@@ -13,5 +13,6 @@ enum Portal: ServiceEntrypoint {
         .serve(summary: "serve the officers' portal until SIGTERM"),
         .tool("user", summary: "add|disable|reset-totp|list officers, straight on the database", PortalCommands.run),
         .tool("audit", summary: "print the audit trail: audit --since 2026-11-22T00:00:00Z", PortalCommands.run),
+        NHSAPIKeyCommand.command(groups: migrationGroups),
     ]
 }

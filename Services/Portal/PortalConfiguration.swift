@@ -15,6 +15,10 @@ struct PortalConfiguration: ServiceConfiguration {
     var database: DatabaseConfiguration
     var logging: LoggingConfiguration
     var verificationURL: String
+    /// `NHS_ENABLED`: the risky venues' upload (API key `highRiskVenuesCodeUpload`), published through
+    /// distribution-service's internal port (`DISTRIBUTION_INTERNAL_URL`).
+    var nhsEnabled: Bool
+    var distributionURL: String
     var upstream: UpstreamPolicy
     /// Signs the service tokens of calls to verification-service (`SERVICE_TOKEN_KEY_FILE`).
     var serviceToken: ServiceTokenSigner
@@ -52,6 +56,16 @@ struct PortalConfiguration: ServiceConfiguration {
             help: "Base URL of verification-service's internal API (teleTAN creation)."
         )
         self.upstream = UpstreamPolicy(settings: settings, prefix: "VERIFICATION", peer: "verification-service")
+        self.nhsEnabled = settings.bool(
+            "NHS_ENABLED",
+            default: false,
+            help: "Take the NHS risky venues' uploads (API key highRiskVenuesCodeUpload) and publish them."
+        )
+        self.distributionURL = settings.httpURL(
+            "DISTRIBUTION_INTERNAL_URL",
+            default: "http://127.0.0.1:8015",
+            help: "Base URL of distribution-service's internal API (publishes the NHS risky venues), with NHS_ENABLED."
+        )
         self.serviceToken = settings.serviceTokenSigner(issuer: "portal-service")
         self.policy = PortalPolicy(settings: settings)
 

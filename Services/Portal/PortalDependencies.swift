@@ -17,6 +17,9 @@ struct PortalDependencies: ServiceDependencies {
     /// Long-lived clients to run before the server (the database pool, the HTTP client).
     var services: [any Service]
     var readinessChecks: [any ReadinessCheck]
+    /// The NHS lists' publication at distribution-service, and the NHS API keys of the uploads.
+    var lists: any NHSListClient = InMemoryNHSListClient()
+    var apiKeys: NHSAPIKeyVerifier? = nil
 
     static func live(configuration: PortalConfiguration, logger: Logger) -> PortalDependencies {
         let client = configuration.database.makeClient(logger: logger)
@@ -36,6 +39,16 @@ struct PortalDependencies: ServiceDependencies {
         )
         dependencies.circuitBreakers = teleTANs
         dependencies.services = [client, readiness, teleTANs]
+        if configuration.nhsEnabled {
+            let lists = HTTPNHSListClient(
+                baseURL: configuration.distributionURL,
+                policy: configuration.upstream,
+                serviceToken: configuration.serviceToken,
+                logger: logger
+            )
+            dependencies.lists = lists
+            dependencies.services.append(lists)
+        }
         return dependencies
     }
 
@@ -57,7 +70,10 @@ struct PortalDependencies: ServiceDependencies {
             circuitBreakers: circuitBreakers,
             clock: clock,
             services: [],
-            readinessChecks: [PostgresReadinessCheck(client: readiness ?? client)]
+            readinessChecks: [PostgresReadinessCheck(client: readiness ?? client)],
+            apiKeys: NHSAPIKeyVerifier(
+                store: PostgresNHSAPIKeyStore(client: client, logger: logger, leaseTimeout: leaseTimeout)
+            )
         )
     }
 

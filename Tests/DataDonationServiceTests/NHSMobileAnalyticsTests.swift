@@ -125,6 +125,7 @@ struct NHSMobileAnalyticsTests {
             "not json", Self.packet(metrics: #""checkedIn":null"#), Self.packet(metrics: #""startedIsolation":-1"#),
             Self.packet(metrics: #""startedIsolation":true"#), Self.packet(metrics: #""checkedIn":1.5"#),
             #"{"analyticsWindow":{},"metrics":{}}"#, Self.packet(metrics: #""checkedIn":3000000000"#),
+            Self.packet(district: #"AL2\u0000"#),
         ]
     )
     func refusals(body: String) async throws {
@@ -177,7 +178,10 @@ struct NHSMobileAnalyticsTests {
                 ) == 0
             )
 
-            for bad in [#"[]"#, #"[{"type":"x","version":1}]"#, #"[{"type":"x","version":"1","payload":{}}]"#] {
+            for bad in [
+                #"[]"#, #"[{"type":"x","version":1}]"#, #"[{"type":"x","version":"1","payload":{}}]"#,
+                #"[{"type":"x","version":1,"payload":{"a":"\u0000"}}]"#,
+            ] {
                 let refused = try await self.post(service, "/submission/mobile-analytics-events", Self.events(bad))
                 #expect(refused.status == .badRequest)
                 #expect(refused.headers[.amzMetaSignature] != nil)

@@ -169,9 +169,9 @@ struct RedemptionTests {
         let database = try PostgresTestDatabase.require()
         let readable = [
             "exposure_risk_metadata", "test_result_metadata", "key_submission_metadata", "exposure_window",
-            "client_metadata",
+            "client_metadata", "nhs_mobile_analytics", "nhs_mobile_analytics_event",
         ]
-        let secret = ["one_time_password", "salt", "android_id", "api_token", "device_token"]
+        let secret = ["one_time_password", "salt", "android_id", "api_token", "device_token", "nhs_api_key"]
         func privilege(_ table: String, _ privilege: String) async throws -> Bool {
             let rows = try await database.client.query(
                 "SELECT has_table_privilege('datadonation_analyst', \(table), \(privilege))"

@@ -134,8 +134,12 @@ struct DistributionProcessTests {
     .enabled(if: MotoServer.isAvailable, "moto server (python3 -m moto.server) is not installed")
 )
 struct DistributionToS3Tests {
-    @Test("with NHS_ENABLED the documents reach the bucket with the signature as user metadata, served as headers")
-    func nhsDocumentsToBucket() async throws {
+    /// A fresh moto server with the bucket `cwa`, a store on it (public-read objects with `publicRead`), and an HTTP
+    /// client; all end afterwards.
+    static func withBucket(
+        publicRead: Bool = false,
+        _ body: (S3ObjectStore, HTTPClient, MotoServer) async throws -> Void
+    ) async throws {
         let database = try PostgresTestDatabase.require()
         let client = HTTPClient(eventLoopGroupProvider: .singleton)
         try await withCleanup {
@@ -149,38 +153,13 @@ struct DistributionToS3Tests {
                         region: "us-east-1",
                         accessKeyID: "AKIAIOSFODNN7EXAMPLE",
                         secretAccessKey: "moto-takes-any-secret",
-                        publicReadACL: true,
+                        publicReadACL: publicRead,
                         requestTimeout: .seconds(30)
                     ),
                     httpClient: client,
                     logger: database.logger
                 )
-                try await DistributionFixture.with(settings: TestNHS.settings()) { fixture in
-                    let run = DistributionRun(
-                        configuration: fixture.configuration,
-                        keys: PostgresDiagnosisKeyRepository(client: database.client, logger: database.logger),
-                        store: store,
-                        clock: fixture.clock.wallClock,
-                        metrics: DistributionMetrics(factory: TestMetrics()),
-                        logger: database.logger
-                    )
-                    _ = try #require(try await run.run())
-                    let response = try await client.execute(
-                        HTTPClientRequest(url: "\(moto.endpoint)/cwa/distribution/availability-android"),
-                        timeout: .seconds(10)
-                    )
-                    let body = Array(try await response.body.collect(upTo: 1 << 20).readableBytesView)
-                    #expect(response.status == .ok)
-                    #expect(throws: Never.self) {
-                        try TestNHS.verifier.verifyFile(
-                            signature: response.headers.first(name: "x-amz-meta-signature"),
-                            date: response.headers.first(name: "x-amz-meta-signature-date"),
-                            body: body
-                        )
-                    }
-                    let second = try #require(try await run.run())
-                    #expect(second.publish.uploaded == 0, "unchanged documents are not uploaded again")
-                }
+                try await body(store, client, moto)
             } cleanup: {
                 await moto.stop()
             }
@@ -189,60 +168,71 @@ struct DistributionToS3Tests {
         }
     }
 
+    @Test("with NHS_ENABLED the documents reach the bucket with the signature as user metadata, served as headers")
+    func nhsDocumentsToBucket() async throws {
+        let database = try PostgresTestDatabase.require()
+        try await Self.withBucket(publicRead: true) { store, client, moto in
+            try await DistributionFixture.with(settings: TestNHS.settings()) { fixture in
+                let run = DistributionRun(
+                    configuration: fixture.configuration,
+                    keys: PostgresDiagnosisKeyRepository(client: database.client, logger: database.logger),
+                    store: store,
+                    clock: fixture.clock.wallClock,
+                    metrics: DistributionMetrics(factory: TestMetrics()),
+                    logger: database.logger
+                )
+                _ = try #require(try await run.run())
+                let response = try await client.execute(
+                    HTTPClientRequest(url: "\(moto.endpoint)/cwa/distribution/availability-android"),
+                    timeout: .seconds(10)
+                )
+                let body = Array(try await response.body.collect(upTo: 1 << 20).readableBytesView)
+                #expect(response.status == .ok)
+                #expect(throws: Never.self) {
+                    try TestNHS.verifier.verifyFile(
+                        signature: response.headers.first(name: "x-amz-meta-signature"),
+                        date: response.headers.first(name: "x-amz-meta-signature-date"),
+                        body: body
+                    )
+                }
+                let second = try #require(try await run.run())
+                #expect(second.publish.uploaded == 0, "unchanged documents are not uploaded again")
+            }
+        }
+    }
+
     @Test("a run publishes the tree to the bucket; the next run uploads nothing, since nothing changed")
     func runToBucket() async throws {
         let database = try PostgresTestDatabase.require()
-        let client = HTTPClient(eventLoopGroupProvider: .singleton)
-        try await withCleanup {
-            let moto = try await MotoServer.start()
-            try await withCleanup {
-                try await moto.createBucket("cwa", client: client)
-                let store = S3ObjectStore(
-                    configuration: S3Configuration(
-                        endpoint: moto.endpoint,
-                        bucket: "cwa",
-                        region: "us-east-1",
-                        accessKeyID: "AKIAIOSFODNN7EXAMPLE",
-                        secretAccessKey: "moto-takes-any-secret",
-                        publicReadACL: false,
-                        requestTimeout: .seconds(30)
-                    ),
-                    httpClient: client,
+        try await Self.withBucket { store, _, _ in
+            try await DistributionFixture.with { fixture in
+                // Keys of yesterday's 3 o'clock hour, expired long before they were submitted.
+                _ = try await fixture.insertKeys(150, hour: (DistributionFixture.today - 1) * 24 + 3)
+                let run = DistributionRun(
+                    configuration: fixture.configuration,
+                    keys: PostgresDiagnosisKeyRepository(client: database.client, logger: database.logger),
+                    store: store,
+                    clock: fixture.clock.wallClock,
+                    metrics: DistributionMetrics(factory: TestMetrics()),
                     logger: database.logger
                 )
-                try await DistributionFixture.with { fixture in
-                    // Keys of yesterday's 3 o'clock hour, expired long before they were submitted.
-                    _ = try await fixture.insertKeys(150, hour: (DistributionFixture.today - 1) * 24 + 3)
-                    let run = DistributionRun(
-                        configuration: fixture.configuration,
-                        keys: PostgresDiagnosisKeyRepository(client: database.client, logger: database.logger),
-                        store: store,
-                        clock: fixture.clock.wallClock,
-                        metrics: DistributionMetrics(factory: TestMetrics()),
-                        logger: database.logger
-                    )
-                    let first = try #require(try await run.run())
-                    let keys = try await store.list(prefix: "version")
-                    #expect(keys.contains("version"))
-                    #expect(keys.contains("version/v1/diagnosis-keys/country/DE/date/2026-11-21"))
-                    #expect(keys.contains("version/v1/diagnosis-keys/country/DE/date/2026-11-21/hour/3"))
-                    #expect(!keys.contains { $0.hasSuffix("/index") })
-                    #expect(first.publish.uploaded == keys.count)
-                    let dayChecksum = try await store.checksum(
-                        of: "version/v1/diagnosis-keys/country/DE/date/2026-11-21"
-                    )
-                    #expect(dayChecksum?.count == 32)
+                let first = try #require(try await run.run())
+                let keys = try await store.list(prefix: "version")
+                #expect(keys.contains("version"))
+                #expect(keys.contains("version/v1/diagnosis-keys/country/DE/date/2026-11-21"))
+                #expect(keys.contains("version/v1/diagnosis-keys/country/DE/date/2026-11-21/hour/3"))
+                #expect(!keys.contains { $0.hasSuffix("/index") })
+                #expect(first.publish.uploaded == keys.count)
+                let dayChecksum = try await store.checksum(
+                    of: "version/v1/diagnosis-keys/country/DE/date/2026-11-21"
+                )
+                #expect(dayChecksum?.count == 32)
 
-                    let second = try #require(try await run.run())
-                    #expect(second.publish.uploaded == 0)
-                    // Only the app configurations: published key files are not rebuilt.
-                    #expect(second.archivesBuilt == 4)
-                }
-            } cleanup: {
-                await moto.stop()
+                let second = try #require(try await run.run())
+                #expect(second.publish.uploaded == 0)
+                // Only the app configurations: published key files are not rebuilt.
+                #expect(second.archivesBuilt == 4)
             }
-        } cleanup: {
-            try await client.shutdown()
         }
     }
 }

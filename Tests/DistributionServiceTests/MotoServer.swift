@@ -41,7 +41,7 @@ final class MotoServer: Sendable {
         return probe.terminationStatus == 0
     }()
 
-    /// Starts moto and waits (at most 15 s) until it answers HTTP.
+    /// Starts moto and waits (at most 60 s: several start at once, and a loaded machine is slow) until it answers HTTP.
     static func start() async throws -> MotoServer {
         var environment = ProcessInfo.processInfo.environment
         environment["PYTHONUNBUFFERED"] = "1"
@@ -50,7 +50,7 @@ final class MotoServer: Sendable {
             arguments: ["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", "0"],
             environment: environment
         )
-        let deadline = ContinuousClock.now + .seconds(15)
+        let deadline = ContinuousClock.now + .seconds(60)
         while ContinuousClock.now < deadline {
             if let port = self.port(in: process.output) {
                 let server = MotoServer(process: process, endpoint: "http://127.0.0.1:\(port)")

@@ -8,6 +8,11 @@ import ENKeyStore
 import ENServiceKit
 import ENTestSupport
 import Foundation
+import HTTPTypes
+import Hummingbird
+import HummingbirdTesting
+import MetricsTestKit
+import NIOCore
 import Testing
 
 @testable import DistributionService
@@ -142,6 +147,89 @@ struct NHSDocumentsPublishingTests {
         try await DistributionFixture.with { fixture in
             try await fixture.completedRun()
             #expect(!fixture.exists("distribution/availability-ios"))
+        }
+    }
+}
+
+@Suite("NHS risky venues published by distribution (internal port)")
+struct NHSListPublisherTests {
+    static let list =
+        #"{"venues":[{"id":"CD2","riskyWindow":{"from":"2023-11-10T13:33:03Z","until":"2023-11-12T23:33:03Z"},"messageType":"M1"}]}"#
+
+    /// The internal router over a directory store in a temporary folder, with portal-service's test key trusted.
+    static func withRouter(
+        _ body: (Application<RouterResponder<ServiceRequestContext>>, URL) async throws -> Void
+    ) async throws {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nhs-lists-\(UUID().uuidString)")
+        try await withCleanup {
+            let settings = SettingsReader(values: [
+                "SERVICE_CALLER_KEYS": TestServiceKeys.callerKeys(["portal-service"])
+            ])
+            let callers = settings.serviceTokenVerifier(
+                audience: "distribution-service",
+                routes: NHSListPublisher.routes
+            )
+            try settings.finish()
+            let signer = NHSSigner(keys: [NHSSigner.Key(id: "test-nhs", pem: TestNHS.signingKey.pemRepresentation)!])
+            let router = Distribution.buildInternalRouter(
+                publisher: NHSListPublisher(
+                    store: DirectoryStore(root: folder),
+                    signer: signer,
+                    clock: .system,
+                    metrics: TestMetrics()
+                ),
+                callers: callers,
+                checks: [],
+                environment: .testing()
+            )
+            try await body(Application(router: router), folder)
+        } cleanup: {
+            try? FileManager.default.removeItem(at: folder)
+        }
+    }
+
+    static func post(
+        _ app: some ApplicationProtocol,
+        _ json: String,
+        caller: String? = "portal-service"
+    ) async throws
+        -> RouterReply
+    {
+        var headers: HTTPFields = caller.map { TestServiceKeys.header($0, for: "distribution-service") } ?? [:]
+        headers[.contentType] = "application/json"
+        return try await app.post("/version/v1/nhs/risky-venues", headers: headers, body: ByteBuffer(string: json))
+    }
+
+    @Test("portal-service's list is published at once, signed, as one file; a bad list is 422 and changes nothing")
+    func publish() async throws {
+        try await Self.withRouter {
+            (app: Application<RouterResponder<ServiceRequestContext>>, folder: URL) async throws in
+            #expect(try await Self.post(app, Self.list).status == .noContent)
+            let file = try [UInt8](Data(contentsOf: folder.appendingPathComponent("distribution/risky-venues")))
+            let (signature, body) = try #require(DirectoryStore.signedFile(file))
+            #expect(String(decoding: body, as: UTF8.self) == Self.list)
+            #expect(throws: Never.self) {
+                try TestNHS.verifier.verifyFile(signature: signature.value, date: signature.date, body: body)
+            }
+            for bad in [
+                "not json", Self.list.replacingOccurrences(of: "CD2", with: "AB1"),
+                Self.list.replacingOccurrences(of: "M1", with: "M3"),
+                #"{"venues":[{"id":"CD2","riskyWindow":{"from":"2023-11-10T13:33:03Z","until":"2023-11-10T13:33:03Z"},"messageType":"M1"}]}"#,
+            ] {
+                #expect(try await Self.post(app, bad).status == .unprocessableContent)
+            }
+            #expect(try [UInt8](Data(contentsOf: folder.appendingPathComponent("distribution/risky-venues"))) == file)
+        }
+    }
+
+    @Test("only portal-service, with a service token, may publish")
+    func authentication() async throws {
+        try await Self.withRouter {
+            (app: Application<RouterResponder<ServiceRequestContext>>, folder: URL) async throws in
+            #expect(try await Self.post(app, Self.list, caller: nil).status == .unauthorized)
+            #expect(
+                !FileManager.default.fileExists(atPath: folder.appendingPathComponent("distribution/risky-venues").path)
+            )
         }
     }
 }

@@ -34,6 +34,8 @@ struct PortalHarness: Sendable {
     let issuer: InMemoryTeleTANClient
     /// The stand-in for verification-service's circuit-breaker routes.
     let circuitBreakers: InMemoryCircuitBreakerClient
+    /// The stand-in for distribution-service's publication of the NHS lists.
+    let lists: InMemoryNHSListClient
     let configuration: PortalConfiguration
     let engine: PortalEngine
     let app: App
@@ -82,11 +84,13 @@ struct PortalHarness: Sendable {
                 logger: logger
             )
             let circuitBreakers = InMemoryCircuitBreakerClient()
+            let lists = InMemoryNHSListClient()
             let harness = PortalHarness(
                 database: database,
                 clock: clock,
                 issuer: issuer,
                 circuitBreakers: circuitBreakers,
+                lists: lists,
                 configuration: configuration,
                 engine: engine,
                 app: try await Self.app(
@@ -94,6 +98,7 @@ struct PortalHarness: Sendable {
                     engine: engine,
                     client: database.client,
                     circuitBreakers: circuitBreakers,
+                    lists: lists,
                     logger: logger
                 ),
                 logs: logs,
@@ -150,17 +155,21 @@ struct PortalHarness: Sendable {
         engine: PortalEngine,
         client: PostgresClient,
         circuitBreakers: any CircuitBreakerClient = InMemoryCircuitBreakerClient(),
+        lists: any NHSListClient = InMemoryNHSListClient(),
         logger: Logger
     ) async throws -> App {
+        var dependencies = PortalDependencies.postgres(
+            client: client,
+            teleTANs: engine.teleTANs,
+            circuitBreakers: circuitBreakers,
+            logger: logger
+        )
+        dependencies.lists = lists
+        dependencies.apiKeys = NHSAPIKeyVerifier(store: TestNHS.keyStore())
         let router = try await Portal.buildRouter(
             configuration: configuration,
             engine: engine,
-            dependencies: .postgres(
-                client: client,
-                teleTANs: engine.teleTANs,
-                circuitBreakers: circuitBreakers,
-                logger: logger
-            ),
+            dependencies: dependencies,
             environment: .testing(logger: logger)
         )
         return Application(

@@ -176,7 +176,7 @@ struct LegacyTOTPSecretTests {
         )
         let applied = try await DatabaseMigrator(group: PortalMigrations.group)
             .migrate(client: database.client, logger: database.logger)
-        try #require(applied == ["0002_seal_totp_secrets"])
+        try #require(applied == ["0002_seal_totp_secrets", "0003_create_nhs_api_key"])
         #expect(try await secretColumns(username).clear == secret, "the migration itself cannot seal")
         return secret
     }

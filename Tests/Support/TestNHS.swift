@@ -30,6 +30,8 @@ package enum TestNHS {
     package static let lab = NHSAPIKeyCredential(keyName: "lab-test", secret: "lab-secret-of-the-tests")
     /// The isolation payment website's key (`isolationPayment`).
     package static let paymentWebsite = NHSAPIKeyCredential(keyName: "ipc-web-test", secret: "ipc-secret-of-the-tests")
+    /// The risky venues' uploader (`highRiskVenuesCodeUpload`).
+    package static let venues = NHSAPIKeyCredential(keyName: "venues-test", secret: "venues-secret-of-the-tests")
 
     /// A key store that knows `mobile`, `lab` and `paymentWebsite`.
     package static func keyStore() -> InMemoryNHSAPIKeyStore {
@@ -37,6 +39,7 @@ package enum TestNHS {
         store.add(self.mobile, api: .mobile)
         store.add(self.lab, api: .testResultUpload)
         store.add(self.paymentWebsite, api: .isolationPayment)
+        store.add(self.venues, api: .highRiskVenuesCodeUpload)
         return store
     }
 }

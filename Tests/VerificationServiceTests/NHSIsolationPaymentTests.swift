@@ -61,6 +61,9 @@ struct NHSIsolationPaymentTests {
         #expect(try early.string("state") == "invalid")
         #expect(early.headers[.amzMetaSignature] == nil, "the website's routes are not signed")
 
+        let fractional =
+            #"{"ipcToken":"\#(token)","riskyEncounterDate":"2020-01-01T00:00:00.123Z","isolationPeriodEndDate":"x"}"#
+        #expect(try await harness.app(.post, Self.update, fractional).status == .badRequest, "a bad end date")
         let updated = try await self.update(harness, token)
         #expect(updated.status == .ok)
         #expect(try updated.string("websiteUrlWithQuery") == "https://claim.example/start?ipcToken=\(token)")
@@ -88,6 +91,14 @@ struct NHSIsolationPaymentTests {
         #expect(try await self.website(harness, Self.consume, token).status == .unprocessableContent)
         #expect(try await self.website(harness, Self.verify, token).status == .unprocessableContent)
         #expect(try await database.count("nhs_isolation_payment_token") == 0)
+    }
+
+    @Test("instants with and without fractional seconds are read; others are not")
+    func instants() {
+        #expect(NHSIsolationPaymentController.instant("2026-11-24T10:00:00Z") != nil)
+        #expect(NHSIsolationPaymentController.instant("2026-11-24T10:00:00.123Z") != nil)
+        #expect(NHSIsolationPaymentController.instant("2026-11-24 10:00:00") == nil)
+        #expect(NHSIsolationPaymentController.instant("yesterday") == nil)
     }
 
     @Test("one of 50 parallel consumptions of a token succeeds, the others are invalid (422)")

@@ -211,6 +211,16 @@ if [ "$nhs" = on ]; then
   expect "a name that is no document is 404 at the CDN" "^404$" \
     curl -s -o /dev/null -w '%{http_code}' --cacert "$CWA_CA_FILE" --interface "$client_address" "$CWA_APP_URL/distribution/.tmp-x"
 
+  # ---- risky venues (§5): an external system uploads the list; it is on the CDN, signed, at once ----
+  printf '# venue_id, start_time, end_time, message_type, optional_parameter\n"4WT59M5Y", "%s", "%s", "M2", ""\n' \
+    "$(date -u -d '3 days ago' +%Y-%m-%dT10:00:00Z)" "$(date -u -d '3 days ago' +%Y-%m-%dT14:00:00Z)" >"$work/venues.csv"
+  expect "a venue with a bad id is refused whole (422, the reason named)" "HTTP 422 validation error: VenueId must match" \
+    "$cwa" nhs upload-venues - <<<"$(sed 's/4WT59M5Y/AB1/' "$work/venues.csv")"
+  expect "the list of risky venues is uploaded with the API key (202)" "^HTTP 202 successfully uploaded$" \
+    "$cwa" nhs upload-venues "$work/venues.csv"
+  expect "the venue is on the CDN at once, signed (/distribution/risky-venues)" '"id":"4WT59M5Y".*"messageType":"M2"' \
+    "$cwa" nhs documents --show risky-venues
+
   # ---- NHS mobile analytics (§10): a daily packet and an event, merged to coarse areas before they are stored ----
   expect "N's app sends its daily analytics packet (200) and an exposure-window event (200, signed)" \
     "^event: HTTP 200 .*signature verified" "$cwa" nhs analytics --postal-district AL2 --local-authority E07000098 --event
@@ -508,8 +518,8 @@ if [ "$nhs" = on ]; then
     absent "$nhs_secrets" "${logs[@]}" "$work/dump"
   check "no log line and no table holds the isolation payment token or the circuit-breaker approval token" \
     absent "$(printf '%s\n%s\n' "$ipc" "$cb_token")" "${logs[@]}" "$work/dump"
-  check "no log line holds the analytics' area (AL2_AL4_WD7, E07000098) or its payload (riskScore)" \
-    absent "$(printf 'AL2_AL4_WD7\nE07000098\nriskScore\n')" "${logs[@]}"
+  check "no log line holds the analytics' area (AL2_AL4_WD7, E07000098), its payload (riskScore) or a venue id" \
+    absent "$(printf 'AL2_AL4_WD7\nE07000098\nriskScore\n4WT59M5Y\n')" "${logs[@]}"
 fi
 otp="$(state_values lastOTP s.json)"
 check "no log line and no table holds the self-report OTP (data donation keeps its SHA-256 only)" \

@@ -39,7 +39,7 @@ offset="${EN_PORT_OFFSET:-0}"
 if ! [[ $offset =~ ^[0-9]+$ ]] || [ "$((10#$offset))" -gt 1000 ]; then say "EN_PORT_OFFSET must be 0…1000"; exit 2; fi
 offset=$((10#$offset))
 port_submission=$((8001 + offset)) port_verification=$((8002 + offset)) port_testresult=$((8003 + offset))
-port_portal=$((8004 + offset)) port_distribution=$((8005 + offset))
+port_portal=$((8004 + offset)) port_distribution=$((8005 + offset)) port_distribution_internal=$((8015 + offset))
 port_verification_internal=$((8012 + offset)) port_testresult_internal=$((8013 + offset))
 port_submission_metrics=$((9001 + offset)) port_verification_metrics=$((9002 + offset))
 port_testresult_metrics=$((9003 + offset)) port_portal_metrics=$((9004 + offset))
@@ -89,8 +89,8 @@ services=(
   "test-result|test-result-service|HTTP_PORT=$port_testresult INTERNAL_HTTP_PORT=$port_testresult_internal METRICS_PORT=$port_testresult_metrics DATABASE_URL=@db:testresult SERVICE_CALLER_KEYS=verification-service=@data/keys/service-token-verification.pub.pem $lab_settings $nhs_cta"
   "verification|verification-service|HTTP_PORT=$port_verification INTERNAL_HTTP_PORT=$port_verification_internal METRICS_PORT=$port_verification_metrics DATABASE_URL=@db:verification TEST_RESULT_INTERNAL_URL=http://127.0.0.1:$port_testresult_internal TELETAN_JWT_PUBLIC_KEYS=@data/keys/teletan-trusted.pem TELETAN_JWT_ISSUERS=portal-service,dev-identity-provider TELETAN_PEPPER_FILE=@data/keys/teletan-pepper.keys SERVICE_TOKEN_KEY_FILE=@data/keys/service-token-verification.pem SERVICE_CALLER_KEYS=submission-service=@data/keys/service-token-submission.pub.pem,portal-service=@data/keys/service-token-portal.pub.pem $nhs_cta $nhs_signing"
   "submission|submission-service|HTTP_PORT=$port_submission METRICS_PORT=$port_submission_metrics DATABASE_URL=@db:submission VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal DATA_DONATION_INTERNAL_URL=http://127.0.0.1:$port_datadonation_internal SERVICE_TOKEN_KEY_FILE=@data/keys/service-token-submission.pem ORIGIN_COUNTRY=$country $nhs_signing"
-  "portal|portal-service|HTTP_PORT=$port_portal METRICS_PORT=$port_portal_metrics DATABASE_URL=@db:portal VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal PORTAL_JWT_KEY_FILE=@data/keys/portal-jwt.pem TOTP_KEY_FILE=@data/keys/totp.keys SERVICE_TOKEN_KEY_FILE=@data/keys/service-token-portal.pem $portal_settings"
-  "distribution|distribution-service serve|HTTP_PORT=$port_distribution DATABASE_URL=@db:distribution SIGNING_KEY_FILES=@data/keys/cdn-signing.pem CDN_DIRECTORY=@data/cdn SIGNATURE_APP_BUNDLE_ID=de.rki.coronawarnapp-dev ORIGIN_COUNTRY=$country $nhs_signing"
+  "portal|portal-service|HTTP_PORT=$port_portal METRICS_PORT=$port_portal_metrics DATABASE_URL=@db:portal VERIFICATION_INTERNAL_URL=http://127.0.0.1:$port_verification_internal PORTAL_JWT_KEY_FILE=@data/keys/portal-jwt.pem TOTP_KEY_FILE=@data/keys/totp.keys SERVICE_TOKEN_KEY_FILE=@data/keys/service-token-portal.pem $portal_settings NHS_ENABLED=true DISTRIBUTION_INTERNAL_URL=http://127.0.0.1:$port_distribution_internal"
+  "distribution|distribution-service serve|HTTP_PORT=$port_distribution DATABASE_URL=@db:distribution SIGNING_KEY_FILES=@data/keys/cdn-signing.pem CDN_DIRECTORY=@data/cdn SIGNATURE_APP_BUNDLE_ID=de.rki.coronawarnapp-dev ORIGIN_COUNTRY=$country $nhs_signing INTERNAL_HTTP_PORT=$port_distribution_internal SERVICE_CALLER_KEYS=portal-service=@data/keys/service-token-portal.pub.pem"
 )
 distribution_entry="${services[4]}"
 # Android apps prove themselves with Play Integrity verdicts of the rehearsal app's keys (`cwa phone self-report` makes
@@ -180,12 +180,12 @@ ensure_nhs_keys() {
 
 # The NHS API keys (nhs.md §1), made once and installed at every start (the command is idempotent): `app-dev` of
 # API `mobile` in verification, submission and data donation, `lab-dev` of `testResultUpload` in test-result, `ipc-website-dev` of
-# `isolationPayment` (the payment website) in verification. The values after `Bearer ` are in
-# .data/secrets/nhs-{mobile,lab,ipc}.key.
+# `isolationPayment` (the payment website) in verification, `venues-dev` of `highRiskVenuesCodeUpload` in the portal.
+# The values after `Bearer ` are in .data/secrets/nhs-{mobile,lab,ipc,venues}.key.
 ensure_nhs_api_keys() {
   local name
   mkdir -p "$data/secrets"
-  for name in mobile lab ipc; do
+  for name in mobile lab ipc venues; do
     [ -s "$data/secrets/nhs-$name.secret" ] || ( umask 077; openssl rand -hex 24 >"$data/secrets/nhs-$name.secret" )
   done
   install_nhs_key() {
@@ -201,6 +201,7 @@ ensure_nhs_api_keys() {
   install_nhs_key data-donation data-donation-service mobile app-dev mobile datadonation
   install_nhs_key test-result test-result-service testResultUpload lab-dev lab testresult
   install_nhs_key verification verification-service isolationPayment ipc-website-dev ipc verification
+  install_nhs_key portal portal-service highRiskVenuesCodeUpload venues-dev venues portal
 }
 
 # The rehearsal app's attestation keys, created once: the Play Integrity decryption key (Base64 AES-256) and the key
@@ -375,6 +376,7 @@ export CWA_NHS_PUBLIC_KEYS=nhs-dev-1=$data/keys/nhs-signing.pub.pem
 export CWA_NHS_MOBILE_KEY=$(cat "$data/secrets/nhs-mobile.key" 2>/dev/null)
 export CWA_NHS_LAB_KEY=$(cat "$data/secrets/nhs-lab.key" 2>/dev/null)
 export CWA_NHS_IPC_KEY=$(cat "$data/secrets/nhs-ipc.key" 2>/dev/null)
+export CWA_NHS_VENUES_KEY=$(cat "$data/secrets/nhs-venues.key" 2>/dev/null)
 ENV
 }
 
@@ -584,7 +586,7 @@ Through the gateway (TLS with the development CA $pki/ca.pem):
   labs      https://127.0.0.1:$port_gateway_lab     POST /api/v1/lab/results … (client certificate $pki/lab-1.pem + .key)
                                               POST /upload/virology-test/v2/{npex-result,eng-result-tokengen} … (NHS, API key)
                                               POST /isolation-payment/ipc-token/{verify-token,consume-token} (NHS payment website)
-  officers  https://127.0.0.1:$port_gateway_portal     the portal (teleTANs; /circuit-breakers): user 'officer', password in $data/secrets/portal-officer,
+  officers  https://127.0.0.1:$port_gateway_portal     the portal (teleTANs; /circuit-breakers; POST /upload/identified-risk-venues, API key): user 'officer', password in $data/secrets/portal-officer,
             second factor: $(cat "$data/keys/portal-officer.otpauth" 2>/dev/null)
 
 The services themselves, on loopback only (the gateway never routes internal ports, /health/* or /metrics):

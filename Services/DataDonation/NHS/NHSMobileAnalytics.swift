@@ -161,8 +161,8 @@ struct NHSAnalyticsPacket: Sendable, Equatable {
             )
         }
         guard let window = fields["analyticsWindow"] as? [String: Any],
-            let start = Self.text(window["startDate"]).flatMap({ try? Date($0, strategy: .iso8601) }),
-            let end = Self.text(window["endDate"]).flatMap({ try? Date($0, strategy: .iso8601) }), start <= end
+            let start = Self.text(window["startDate"]).flatMap(Self.instant),
+            let end = Self.text(window["endDate"]).flatMap(Self.instant), start <= end
         else { throw Invalid(reason: "analyticsWindow needs startDate <= endDate, ISO-8601 instants") }
         let multiple = fields["includesMultipleApplicationVersions"]
         guard multiple == nil || Self.isBool(multiple) else {
@@ -195,12 +195,29 @@ struct NHSAnalyticsPacket: Sendable, Equatable {
         self.counters = counters
     }
 
-    /// A non-blank string of at most 100 characters.
+    /// A non-blank string of at most 100 bytes, without NUL (which PostgreSQL's text refuses).
     static func text(_ value: Any?) -> String? {
-        guard let text = value as? String, !text.trimmingCharacters(in: .whitespaces).isEmpty, text.count <= 100 else {
-            return nil
-        }
+        guard let text = value as? String, !text.trimmingCharacters(in: .whitespaces).isEmpty, text.utf8.count <= 100,
+            !text.utf8.contains(0)
+        else { return nil }
         return text
+    }
+
+    /// Whether a JSON value holds NUL in any key or string (jsonb refuses `\u0000`).
+    static func holdsNUL(_ value: Any) -> Bool {
+        switch value {
+        case let text as String: return text.utf8.contains(0)
+        case let array as [Any]: return array.contains(where: Self.holdsNUL)
+        case let object as [String: Any]:
+            return object.contains { $0.key.utf8.contains(0) || Self.holdsNUL($0.value) }
+        default: return false
+        }
+    }
+
+    /// An ISO-8601 instant, with or without fractional seconds (`Instant.toString()` adds them when not zero).
+    static func instant(_ text: String) -> Date? {
+        (try? Date(text, strategy: .iso8601))
+            ?? (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
     }
 
     /// A JSON boolean: Foundation gives `true` and `false` as numbers of type `c` (char), numbers as `i`, `q` or `d`,
@@ -262,7 +279,7 @@ struct NHSAnalyticsEvents: Sendable, Equatable {
         for item in list {
             guard let event = item as? [String: Any], let type = NHSAnalyticsPacket.text(event["type"]),
                 let version = NHSAnalyticsPacket.count(event["version"]), (1...1000).contains(version),
-                let payload = event["payload"], payload is [String: Any],
+                let payload = event["payload"], payload is [String: Any], !NHSAnalyticsPacket.holdsNUL(payload),
                 let data = try? JSONSerialization.data(withJSONObject: payload, options: [.sortedKeys])
             else { throw Invalid(reason: "every event needs type, version and an object payload") }
             events.append(

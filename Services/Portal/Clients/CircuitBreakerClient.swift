@@ -53,10 +53,12 @@ extension HTTPTeleTANClient: CircuitBreakerClient {
     )
         async throws(UpstreamUnavailable) -> Body
     {
-        // Setting a switch twice or resolving what is resolved changes nothing more: every failure may be repeated.
+        // A state read or a switch set twice changes nothing more and may be repeated; a resolve is not, since a
+        // repeat would also answer requests that arrived meanwhile.
         let response = try await self.upstream.postJSON(
             self.baseURL.trimmingSuffix("/") + "/version/v1/nhs/circuit-breakers/\(action)",
-            json
+            json,
+            retries: action == "resolve" ? .unsentOnly : .allFailures
         )
         guard response.status == 200,
             let body = try? JSONDecoder().decode(Body.self, from: Data(response.body.readableBytesView))

@@ -93,11 +93,23 @@ struct NHSCircuitBreakerStore: Sendable {
         self.logger = logger.cappedForDatabase
     }
 
-    /// Counts a request in its minute and returns the requests of the last hour (this one included) and of the same
-    /// hour on each of the 7 days before, then the switch and the rule's quiet time.
-    func count(kind: NHSCircuitBreakerKind, now: Date) async throws -> NHSCircuitBreakerCounts {
+    /// Decides a new request and stores it, in one transaction that holds the kind's switch row shared: a switch
+    /// change or an officer's resolution (which lock it exclusively) sees every request decided before it, and none
+    /// of the requests decided after it are left behind. The request is counted in its minute first, so the last hour
+    /// includes it.
+    func request(
+        kind: NHSCircuitBreakerKind,
+        tokenHash: String,
+        rule: NHSCircuitBreakerRule,
+        now: Date,
+        expiresAt: Date
+    ) async throws -> (approval: NHSApproval, byRule: Bool, lastHour: Int) {
         let minute = Date(timeIntervalSince1970: (now.timeIntervalSince1970 / 60).rounded(.down) * 60)
         return try await self.database.withTransaction(logger: self.logger) { connection in
+            try await connection.query(
+                "SELECT 1 FROM nhs_circuit_breaker_switch WHERE kind = \(kind.rawValue) FOR SHARE",
+                logger: self.logger
+            )
             try await connection.query(
                 """
                 INSERT INTO nhs_circuit_breaker_count (kind, minute, requests) VALUES (\(kind.rawValue), \(minute), 1)
@@ -105,7 +117,21 @@ struct NHSCircuitBreakerStore: Sendable {
                 """,
                 logger: self.logger
             )
-            return try await self.counts(kind: kind, now: now, on: connection)
+            let counts = try await self.counts(kind: kind, now: now, on: connection)
+            let (approval, byRule) = rule.decide(
+                mode: counts.mode,
+                lastHour: counts.lastHour,
+                sameHour: counts.sameHour,
+                quiet: (counts.quietUntil ?? .distantPast) > now
+            )
+            try await connection.query(
+                """
+                INSERT INTO nhs_circuit_breaker_request (token_hash, kind, approval, held_by_rule, created_at, expires_at)
+                VALUES (\(tokenHash), \(kind.rawValue), \(approval.rawValue), \(byRule), \(now), \(expiresAt))
+                """,
+                logger: self.logger
+            )
+            return (approval, byRule, counts.lastHour)
         }
     }
 
@@ -146,25 +172,6 @@ struct NHSCircuitBreakerStore: Sendable {
         )
     }
 
-    func insert(
-        tokenHash: String,
-        kind: NHSCircuitBreakerKind,
-        approval: NHSApproval,
-        byRule: Bool,
-        now: Date,
-        expiresAt: Date
-    )
-        async throws
-    {
-        try await self.database.query(
-            """
-            INSERT INTO nhs_circuit_breaker_request (token_hash, kind, approval, held_by_rule, created_at, expires_at)
-            VALUES (\(tokenHash), \(kind.rawValue), \(approval.rawValue), \(byRule), \(now), \(expiresAt))
-            """,
-            logger: self.logger
-        )
-    }
-
     /// The approval of an unexpired token of `kind`.
     func approval(tokenHash: String, kind: NHSCircuitBreakerKind, now: Date) async throws -> NHSApproval? {
         let rows = try await self.database.query(
@@ -200,6 +207,11 @@ struct NHSCircuitBreakerStore: Sendable {
         -> Int
     {
         try await self.database.withTransaction(logger: self.logger) { connection in
+            // Exclusive: waits for requests being decided, and holds new ones back until this commits.
+            try await connection.query(
+                "SELECT 1 FROM nhs_circuit_breaker_switch WHERE kind = \(kind.rawValue) FOR UPDATE",
+                logger: self.logger
+            )
             let resolved = try await connection.query(
                 """
                 UPDATE nhs_circuit_breaker_request SET approval = \(approval.rawValue), resolved_at = \(now)
@@ -354,19 +366,11 @@ struct NHSCircuitBreakerController: Sendable {
             }
         }
         let now = self.clock.now
-        let counted = try await self.store.count(kind: kind, now: now)
-        let (approval, byRule) = self.rule.decide(
-            mode: counted.mode,
-            lastHour: counted.lastHour,
-            sameHour: counted.sameHour,
-            quiet: (counted.quietUntil ?? .distantPast) > now
-        )
         let token = Self.newToken()
-        try await self.store.insert(
-            tokenHash: SecretHash.sha256Hex(token),
+        let (approval, byRule, lastHour) = try await self.store.request(
             kind: kind,
-            approval: approval,
-            byRule: byRule,
+            tokenHash: SecretHash.sha256Hex(token),
+            rule: self.rule,
             now: now,
             expiresAt: now.addingTimeInterval(self.settings.tokenLifetime.timeInterval)
         )
@@ -374,7 +378,7 @@ struct NHSCircuitBreakerController: Sendable {
         if byRule {
             context.logger.notice(
                 "circuit breaker holds a request: spike over the 7-day median",
-                metadata: ["nhs.cb.kind": "\(kind.rawValue)", "nhs.cb.last_hour": "\(counted.lastHour)"]
+                metadata: ["nhs.cb.kind": "\(kind.rawValue)", "nhs.cb.last_hour": "\(lastHour)"]
             )
         }
         return try NHSResponse.json(.ok, ["approvalToken": token, "approval": approval.rawValue])

@@ -264,8 +264,10 @@ struct NHSIsolationPaymentController: Sendable {
             }
     }
 
+    /// An ISO-8601 instant, with or without fractional seconds (Android's `Instant.toString()` adds them).
     static func instant(_ text: String) -> Date? {
-        try? Date(text, strategy: .iso8601)
+        (try? Date(text, strategy: .iso8601))
+            ?? (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
     }
 
     static func format(_ date: Date) -> String {

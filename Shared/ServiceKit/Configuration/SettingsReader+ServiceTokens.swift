@@ -15,17 +15,22 @@ extension SettingsReader {
         ) { ServiceTokenSigner(issuer: issuer, pem: $0) } ?? .random(issuer: issuer)
     }
 
-    /// `SERVICE_CALLER_KEYS` (required): `caller=<PEM file>` entries, comma-separated, naming the services allowed to
-    /// call this one's internal port and the public keys (one or more `PUBLIC KEY` blocks) their tokens are checked
-    /// with. Each caller must be one of `routes`' keys; what it may call is fixed there.
-    package func serviceTokenVerifier(audience: String, routes: ServiceRoutes) -> ServiceTokenVerifier {
+    /// `SERVICE_CALLER_KEYS` (required unless `required` is false): `caller=<PEM file>` entries, comma-separated,
+    /// naming the services allowed to call this one's internal port and the public keys (one or more `PUBLIC KEY`
+    /// blocks) their tokens are checked with. Each caller must be one of `routes`' keys; what it may call is fixed
+    /// there.
+    package func serviceTokenVerifier(
+        audience: String,
+        routes: ServiceRoutes,
+        required: Bool = true
+    ) -> ServiceTokenVerifier {
         let name = "SERVICE_CALLER_KEYS"
         let known = routes.callers.sorted().joined(separator: ", ")
         let entries = self.list(
             name,
             help: "caller=<PEM public key file> per service allowed on the internal port (\(known))."
         )
-        if entries.isEmpty { self.report(name, "is required") }
+        if entries.isEmpty && required { self.report(name, "is required") }
         var callers: [String: [ServiceTokenPublicKey]] = [:]
         for entry in entries {
             let parts = entry.split(separator: "=", maxSplits: 1).map(String.init)

@@ -18,6 +18,8 @@ package enum NHSAPIName: String, Sendable, CaseIterable {
     case testResultUpload
     /// The isolation payment website's token checks (verify, consume).
     case isolationPayment
+    /// The uploads of the risky venues' list.
+    case highRiskVenuesCodeUpload
 }
 
 /// What an `Authorization` header of the NHS family carries.

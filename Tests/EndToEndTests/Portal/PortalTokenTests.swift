@@ -58,6 +58,8 @@ struct PortalTokenTests {
                 "TOTP_KEY_FILE": TestKeyFiles.standard,
                 "SERVICE_TOKEN_KEY_FILE": TestServiceKeys.privateKeyFile("portal-service"),
                 "VERIFICATION_INTERNAL_URL": verificationURL,
+                // The whole suite runs beside this test: a slow answer must not read as a refusal.
+                "VERIFICATION_READ_TIMEOUT": "60s",
             ])
         )
         let teleTANs = HTTPTeleTANClient(

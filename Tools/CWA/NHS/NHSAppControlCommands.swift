@@ -158,6 +158,39 @@ extension NHSCommand {
 }
 
 extension NHSCommand {
+    struct UploadVenues: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "upload-venues",
+            abstract: "An external system uploads the whole list of risky venues (CSV) to the portal with its API key."
+        )
+        @OptionGroup var gateway: GatewayOptions
+        @Option(name: .customLong("portal-url"), help: "The gateway's portal server (env CWA_PORTAL_URL).")
+        var portalURL: String = environment("CWA_PORTAL_URL", "https://127.0.0.1:8445")!
+        @Option(name: .customLong("venues-key"), help: "The API key highRiskVenuesCodeUpload (env CWA_NHS_VENUES_KEY).")
+        var keyOption: String?
+        @Argument(help: "The CSV file (- for standard input).")
+        var file: String
+
+        func run() async throws {
+            guard let key = self.keyOption ?? environment("CWA_NHS_VENUES_KEY") else {
+                throw ValidationError("--venues-key (or CWA_NHS_VENUES_KEY) is required")
+            }
+            let data =
+                self.file == "-"
+                ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: self.file))
+            let reply = try await withGateway(try self.gateway.client()) { client in
+                try await client.send(
+                    .POST,
+                    self.portalURL.trimmingSuffix("/") + "/upload/identified-risk-venues",
+                    headers: [("Authorization", "Bearer \(key)"), ("Content-Type", "text/csv")],
+                    body: [UInt8](data)
+                )
+            }
+            print("HTTP \(reply.status) \(reply.text)")
+            guard reply.status == 202 else { throw ExitCode(1) }
+        }
+    }
+
     struct Documents: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Fetch the signed static documents from the CDN and verify each (prints one line per document).",
@@ -165,7 +198,9 @@ extension NHSCommand {
         )
         @OptionGroup var gateway: GatewayOptions
         @OptionGroup var nhs: NHSOptions
-        @Argument(help: "Document names (default: all seven).")
+        @Flag(help: "Also print each document's body after its line.")
+        var show = false
+        @Argument(help: "Document names (default: the seven static ones; risky-venues is another).")
         var names: [String] = [
             "availability-android", "availability-ios", "exposure-configuration", "risky-venue-configuration",
             "self-isolation", "symptomatic-questionnaire", "tier-metadata",
@@ -189,6 +224,7 @@ extension NHSCommand {
                             body: reply.body
                         )
                         print("\(name): \(reply.body.count) bytes, signature verified (key \(key))")
+                        if self.show { print(reply.text) }
                     } catch {
                         print("\(name): REJECTED, \(error)")
                         failed += 1

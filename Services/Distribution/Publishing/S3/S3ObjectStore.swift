@@ -117,7 +117,8 @@ final class S3ObjectStore: ObjectStore {
     func put(_ object: CDNObject) async throws {
         var headers = [
             ("Content-Type", object.contentType.rawValue),
-            ("Cache-Control", Self.cacheControl),
+            // Signed documents (the kill switch among them) must reach the apps at once: never cached (nhs.md §9).
+            ("Cache-Control", object.signature == nil ? Self.cacheControl : "no-cache"),
             (Self.checksumHeader, object.checksum),
         ]
         if self.configuration.publicReadACL {

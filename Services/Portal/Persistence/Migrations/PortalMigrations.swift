@@ -1,8 +1,12 @@
 // The schema of the `portal` database, in order.
 
 import ENPersistence
+import ENServiceKit
 
 /// The migrations of the `portal` database, in order.
 enum PortalMigrations {
-    static let group = MigrationGroup(name: "portal", migrations: [CreatePortal(), SealTOTPSecrets()])
+    static let group = MigrationGroup(
+        name: "portal",
+        migrations: [CreatePortal(), SealTOTPSecrets(), NHSAPIKeysMigration(name: "0003_create_nhs_api_key")]
+    )
 }
