@@ -583,6 +583,9 @@ Through the gateway (TLS with the development CA $pki/ca.pem):
                                               POST /isolation-payment/ipc-token/{create,update} (NHS, verification),
                                               POST /circuit-breaker/{exposure-notification,venue}/request, GET …/resolution/<token>
                                               GET  /version/… the CDN tree ($data/cdn, written by distribution)
+                                              GET  /distribution/{availability-ios,availability-android,exposure-configuration,
+                                                   self-isolation,symptomatic-questionnaire,risky-venue-configuration,
+                                                   tier-metadata,risky-venues} (NHS, signed: X-Amz-Meta-Signature)
   labs      https://127.0.0.1:$port_gateway_lab     POST /api/v1/lab/results … (client certificate $pki/lab-1.pem + .key)
                                               POST /upload/virology-test/v2/{npex-result,eng-result-tokengen} … (NHS, API key)
                                               POST /isolation-payment/ipc-token/{verify-token,consume-token} (NHS payment website)
@@ -597,6 +600,13 @@ The services themselves, on loopback only (the gateway never routes internal por
   distribution-service  http://127.0.0.1:$port_distribution (health, metrics; runs hourly, and now with 'make distribute')
   data-donation-service http://127.0.0.1:$port_datadonation (app API; Android: Play Integrity of the rehearsal app's keys in $data/keys; iOS: no DeviceCheck, 503)  http://127.0.0.1:$port_datadonation_internal (internal: OTP redemption)
   PostgreSQL            127.0.0.1:${EN_PG_PORT:-54329} (URLs: deploy/local/postgres.sh url <service>)
+
+The API documents (OpenAPI 3.1), each served by its service at /openapi.yaml:
+  test-result   http://127.0.0.1:$port_testresult/openapi.yaml
+  verification  http://127.0.0.1:$port_verification/openapi.yaml   http://127.0.0.1:$port_verification_internal/openapi.yaml (internal)
+  submission    http://127.0.0.1:$port_submission/openapi.yaml
+  data donation http://127.0.0.1:$port_datadonation/openapi.yaml   http://127.0.0.1:$port_datadonation_internal/openapi.yaml (internal)
+  federation    http://127.0.0.1:$port_federation/openapi.yaml (with EN_FEDERATION=on)
 $federation_info
 The public key of the CDN signature (development; also in $data/keys/cdn-signing.pub.pem):
 $(cdn_public_key)
