@@ -64,7 +64,7 @@ extension DataDonation {
                 .add(middleware: NHSMaintenanceMiddleware(enabled: nhs.maintenance))
                 .add(middleware: NHSAPIKeyMiddleware(api: .mobile, verifier: runtime.dependencies.apiKeys))
             // The daily packet is not signed (nhs.md §2), the events are.
-            analytics.addPacketRoute(to: submission.group().add(middleware: ErrorMiddleware()))
+            analytics.addPacketRoute(to: submission)
             analytics.addEventsRoute(
                 to: submission.group()
                     .add(middleware: NHSSigningMiddleware(signer: signer, clock: runtime.dependencies.clock))

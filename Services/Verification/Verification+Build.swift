@@ -66,7 +66,6 @@ extension Verification {
                 payments.addAppRoutes(to: group.group().add(middleware: mobile).add(middleware: signing))
                 payments.addWebsiteRoutes(
                     to: group.group().add(middleware: NHSAPIKeyMiddleware(api: .isolationPayment, verifier: keys))
-                        .add(middleware: ErrorMiddleware())
                 )
             }
             runtime.circuitBreakerController?.addRoutes(

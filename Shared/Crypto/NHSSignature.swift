@@ -84,8 +84,9 @@ package struct NHSSigner: Sendable {
         )
     }
 
-    /// The UTC calendar of `dateText`, made once: every signed answer is dated.
-    private static let calendar: Calendar = {
+    /// The Gregorian calendar in UTC, made once: every signed answer is dated, and the NHS family's days (test end
+    /// dates, venue windows) are UTC days.
+    package static let utc: Calendar = {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
         return calendar
@@ -93,7 +94,7 @@ package struct NHSSigner: Sendable {
 
     /// `Sun, 02 Aug 2020 10:18:44 UTC`: English names, UTC, the zone always printed as `UTC`.
     package static func dateText(_ date: Date) -> String {
-        let parts = Self.calendar.dateComponents([.year, .month, .day, .hour, .minute, .second, .weekday], from: date)
+        let parts = Self.utc.dateComponents([.year, .month, .day, .hour, .minute, .second, .weekday], from: date)
         let weekdays = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"]
         let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
         func two(_ value: Int?) -> String {

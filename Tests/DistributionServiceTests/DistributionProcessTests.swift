@@ -28,13 +28,7 @@ struct DistributionProcessTests {
             let environment = try Self.environment(database, folder: folder).merging(TestNHS.settings()) { _, new in new
             }
             let root = folder.appendingPathComponent("cdn")
-            let publish = try ServiceProcess.start(
-                BuiltProduct.url("distribution-service"),
-                arguments: ["publish", "availability"],
-                environment: environment
-            )
-            defer { publish.kill() }
-            #expect(try await publish.waitForExit() == 0)
+            #expect(try await Self.exitCode(["publish", "availability"], environment) == 0)
             for name in NHSDocuments.availability {
                 let file = try Data(contentsOf: root.appendingPathComponent("distribution/\(name)"))
                 let (signature, body) = try #require(DirectoryStore.signedFile([UInt8](file)))
@@ -47,23 +41,24 @@ struct DistributionProcessTests {
             )
             #expect(!FileManager.default.fileExists(atPath: root.appendingPathComponent("version").path), "no key run")
 
-            let off = try ServiceProcess.start(
-                BuiltProduct.url("distribution-service"),
-                arguments: ["publish", "availability"],
-                environment: try Self.environment(database, folder: folder)
+            #expect(
+                try await Self.exitCode(["publish", "availability"], Self.environment(database, folder: folder)) == 2
             )
-            defer { off.kill() }
-            #expect(try await off.waitForExit() == 2)
-            let wrong = try ServiceProcess.start(
-                BuiltProduct.url("distribution-service"),
-                arguments: ["publish", "everything"],
-                environment: environment
-            )
-            defer { wrong.kill() }
-            #expect(try await wrong.waitForExit() == 2)
+            #expect(try await Self.exitCode(["publish", "everything"], environment) == 2)
         } cleanup: {
             try? FileManager.default.removeItem(at: folder)
         }
+    }
+
+    /// The exit code of the binary run with `arguments` in `environment` (killed if the test ends first).
+    static func exitCode(_ arguments: [String], _ environment: [String: String]) async throws -> Int32 {
+        let process = try ServiceProcess.start(
+            BuiltProduct.url("distribution-service"),
+            arguments: arguments,
+            environment: environment
+        )
+        defer { process.kill() }
+        return try await process.waitForExit()
     }
 
     /// The environment of the binary: the test's database, a fresh signing key and CDN folder under `folder`.

@@ -21,8 +21,8 @@ struct NHSIsolationPaymentTests {
 
     func update(_ harness: NHSAppControlHarness, _ token: String, days: Double = 10) async throws -> RouterReply {
         let now = harness.clock.now
-        let encounter = NHSIsolationPaymentController.format(now.addingTimeInterval(-2 * 86_400))
-        let end = NHSIsolationPaymentController.format(now.addingTimeInterval(days * 86_400))
+        let encounter = NHSInstant.text(now.addingTimeInterval(-2 * 86_400))
+        let end = NHSInstant.text(now.addingTimeInterval(days * 86_400))
         return try await harness.app(
             .post,
             Self.update,
@@ -95,10 +95,10 @@ struct NHSIsolationPaymentTests {
 
     @Test("instants with and without fractional seconds are read; others are not")
     func instants() {
-        #expect(NHSIsolationPaymentController.instant("2026-11-24T10:00:00Z") != nil)
-        #expect(NHSIsolationPaymentController.instant("2026-11-24T10:00:00.123Z") != nil)
-        #expect(NHSIsolationPaymentController.instant("2026-11-24 10:00:00") == nil)
-        #expect(NHSIsolationPaymentController.instant("yesterday") == nil)
+        #expect(NHSInstant.parse("2026-11-24T10:00:00Z") != nil)
+        #expect(NHSInstant.parse("2026-11-24T10:00:00.123Z") != nil)
+        #expect(NHSInstant.parse("2026-11-24 10:00:00") == nil)
+        #expect(NHSInstant.parse("yesterday") == nil)
     }
 
     @Test("one of 50 parallel consumptions of a token succeeds, the others are invalid (422)")
@@ -143,8 +143,8 @@ struct NHSIsolationPaymentTests {
         )
         let now = harness.clock.now
         let backwards =
-            #"{"ipcToken":"\#(token)","riskyEncounterDate":"\#(NHSIsolationPaymentController.format(now))","#
-            + #""isolationPeriodEndDate":"\#(NHSIsolationPaymentController.format(now.addingTimeInterval(-86_400)))"}"#
+            #"{"ipcToken":"\#(token)","riskyEncounterDate":"\#(NHSInstant.text(now))","#
+            + #""isolationPeriodEndDate":"\#(NHSInstant.text(now.addingTimeInterval(-86_400)))"}"#
         #expect(try await harness.app(.post, Self.update, backwards).status == .badRequest)
         #expect(try await self.update(harness, token, days: -1).status == .badRequest, "an isolation that has ended")
         #expect(try await self.update(harness, token, days: 40).status == .badRequest, "an isolation beyond 28 days")

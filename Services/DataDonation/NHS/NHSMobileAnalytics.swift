@@ -53,7 +53,10 @@ enum NHSAnalyticsMetrics {
         "hasReceivedRiskyVenueM2WarningBackgroundTick",
     ]
 
-    static var all: [String] { Self.byteCounts + Self.requiredCounts + Self.optionalCounts }
+    static let all = Self.byteCounts + Self.requiredCounts + Self.optionalCounts
+    /// Lookups of every packet, made once.
+    static let required = Set(Self.requiredCounts)
+    static let bytes = Set(Self.byteCounts)
 }
 
 /// A postcode district and a local authority as they are stored: merged so that no area is small enough to point at
@@ -161,18 +164,18 @@ struct NHSAnalyticsPacket: Sendable, Equatable {
             )
         }
         guard let window = fields["analyticsWindow"] as? [String: Any],
-            let start = Self.text(window["startDate"]).flatMap(Self.instant),
-            let end = Self.text(window["endDate"]).flatMap(Self.instant), start <= end
+            let start = Self.text(window["startDate"]).flatMap(NHSInstant.parse),
+            let end = Self.text(window["endDate"]).flatMap(NHSInstant.parse), start <= end
         else { throw Invalid(reason: "analyticsWindow needs startDate <= endDate, ISO-8601 instants") }
         let multiple = fields["includesMultipleApplicationVersions"]
-        guard multiple == nil || Self.isBool(multiple) else {
+        guard multiple == nil || NHSJSONObject.isBoolean(multiple) else {
             throw Invalid(reason: "includesMultipleApplicationVersions must be a boolean")
         }
         guard let metrics = fields["metrics"] as? [String: Any] else { throw Invalid(reason: "metrics is required") }
         var counters: [String: Int64?] = [:]
         for name in NHSAnalyticsMetrics.all {
             let value = metrics[name]
-            let required = NHSAnalyticsMetrics.requiredCounts.contains(name)
+            let required = NHSAnalyticsMetrics.required.contains(name)
             if value == nil {
                 counters[name] = required ? 0 : .some(nil)
                 continue
@@ -182,7 +185,7 @@ struct NHSAnalyticsPacket: Sendable, Equatable {
                 counters[name] = .some(nil)
                 continue
             }
-            let limit = NHSAnalyticsMetrics.byteCounts.contains(name) ? Int64.max : Int64(Int32.max)
+            let limit = NHSAnalyticsMetrics.bytes.contains(name) ? Int64.max : Int64(Int32.max)
             guard let number = Self.count(value), number <= limit else {
                 throw Invalid(reason: "metrics.\(name) must be a whole number from 0")
             }
@@ -214,23 +217,9 @@ struct NHSAnalyticsPacket: Sendable, Equatable {
         }
     }
 
-    /// An ISO-8601 instant, with or without fractional seconds (`Instant.toString()` adds them when not zero).
-    static func instant(_ text: String) -> Date? {
-        (try? Date(text, strategy: .iso8601))
-            ?? (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
-    }
-
-    /// A JSON boolean: Foundation gives `true` and `false` as numbers of type `c` (char), numbers as `i`, `q` or `d`,
-    /// so `1` is never taken for `true` nor `true` for `1`.
-    static func isBool(_ value: Any?) -> Bool {
-        guard let number = value as? NSNumber else { return false }
-        let type = String(cString: number.objCType)
-        return type == "c" || type == "B"
-    }
-
     /// A whole JSON number from 0, not a boolean.
     static func count(_ value: Any?) -> Int64? {
-        guard let number = value as? NSNumber, !Self.isBool(value) else { return nil }
+        guard let number = value as? NSNumber, !NHSJSONObject.isBoolean(value) else { return nil }
         let double = number.doubleValue
         guard double >= 0, double.rounded() == double, double < 9.2e18 else { return nil }
         return number.int64Value

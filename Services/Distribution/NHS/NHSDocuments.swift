@@ -3,6 +3,7 @@
 // `/distribution/<name>`.
 
 import ENCrypto
+import ENServiceKit
 import Foundation
 
 /// The shape a JSON value must have; checked with the path of the offending member.
@@ -30,15 +31,19 @@ indirect enum NHSShape: Sendable {
         case .string:
             return (value as? String).map { $0.isEmpty ? fail("must not be empty") : nil } ?? fail("must be a string")
         case .integer:
-            guard let number = value as? NSNumber, !Self.isBool(number),
+            guard let number = value as? NSNumber, !NHSJSONObject.isBoolean(number),
                 number.doubleValue.rounded() == number.doubleValue
             else { return fail("must be a whole number") }
             return nil
         case .number:
-            guard let number = value as? NSNumber, !Self.isBool(number) else { return fail("must be a number") }
+            guard let number = value as? NSNumber, !NHSJSONObject.isBoolean(number) else {
+                return fail("must be a number")
+            }
             return nil
         case .boolean:
-            guard let number = value as? NSNumber, Self.isBool(number) else { return fail("must be true or false") }
+            guard let number = value as? NSNumber, NHSJSONObject.isBoolean(number) else {
+                return fail("must be true or false")
+            }
             return nil
         case .version:
             guard let text = value as? String,
@@ -98,12 +103,6 @@ indirect enum NHSShape: Sendable {
             }
             return nil
         }
-    }
-
-    /// Foundation reads `true` and `false` as numbers of type `c`; numbers are `i`, `q` or `d`.
-    static func isBool(_ number: NSNumber) -> Bool {
-        let type = String(cString: number.objCType)
-        return type == "c" || type == "B"
     }
 }
 
@@ -228,14 +227,6 @@ enum NHSDocuments {
     /// The folder of the documents shipped with the service.
     static var bundledFolder: URL? {
         Bundle.module.url(forResource: "nhs", withExtension: nil)
-    }
-
-    /// The tier names of the tier metadata (for the post-district uploads).
-    static func tiers(in documents: [NHSDocument]) -> Set<String> {
-        guard let metadata = documents.first(where: { $0.name == "tier-metadata" }),
-            let object = try? JSONSerialization.jsonObject(with: Data(metadata.bytes)) as? [String: Any]
-        else { return [] }
-        return Set(object.keys)
     }
 }
 

@@ -28,9 +28,9 @@ struct NHSListPublisher: Sendable {
         let venues: [NHSRiskyVenue]
         do {
             venues = try Self.venues(Data(body.readableBytesView))
-        } catch let problem as NHSRiskyVenueCSV.Problem {
+        } catch {
             self.count("risky-venues", "invalid")
-            throw HTTPError(.unprocessableContent, message: problem.message)
+            throw HTTPError(.unprocessableContent, message: error.message)
         }
         let bytes = NHSRiskyVenueList.json(venues)
         let headers = try self.signer.signFile(bytes, at: self.clock.now)

@@ -4,22 +4,9 @@ import ENServiceKit
 import Foundation
 import NIOCore
 
-/// One kind's state, as verification-service reports it: the officer's switch and counts, never a request.
-struct CircuitBreakerView: Sendable, Codable, Equatable {
-    var kind: String
-    var mode: String
-    var pending: Int
-    var pendingByRule: Int
-    var oldestPending: String?
-    var lastHour: Int
-    var sameHourMedian: Int
-    var threshold: Int
-    var ruleQuietUntil: String?
-}
-
 /// The circuit-breaker routes of verification-service's internal port.
 protocol CircuitBreakerClient: Sendable {
-    func circuitBreakers() async throws(UpstreamUnavailable) -> [CircuitBreakerView]
+    func circuitBreakers() async throws(UpstreamUnavailable) -> [NHSCircuitBreakerState]
     /// Sets the officer's switch of `kind` (`yes`, `no`, `pending`).
     func setCircuitBreaker(kind: String, mode: String) async throws(UpstreamUnavailable)
     /// Answers every pending request of `kind` with `approval` (`yes`, `no`); returns how many.
@@ -27,13 +14,13 @@ protocol CircuitBreakerClient: Sendable {
 }
 
 extension HTTPTeleTANClient: CircuitBreakerClient {
-    func circuitBreakers() async throws(UpstreamUnavailable) -> [CircuitBreakerView] {
-        struct Body: Decodable { var kinds: [CircuitBreakerView] }
+    func circuitBreakers() async throws(UpstreamUnavailable) -> [NHSCircuitBreakerState] {
+        struct Body: Decodable { var kinds: [NHSCircuitBreakerState] }
         return try await self.circuitBreakerCall("state", "{}", as: Body.self).kinds
     }
 
     func setCircuitBreaker(kind: String, mode: String) async throws(UpstreamUnavailable) {
-        struct Body: Decodable { var kinds: [CircuitBreakerView] }
+        struct Body: Decodable { var kinds: [NHSCircuitBreakerState] }
         _ = try await self.circuitBreakerCall("switch", Self.json(["kind": kind, "mode": mode]), as: Body.self)
     }
 
@@ -75,8 +62,8 @@ extension HTTPTeleTANClient: CircuitBreakerClient {
 
 /// The circuit breakers in memory, decided as verification-service would for route tests of the portal.
 actor InMemoryCircuitBreakerClient: CircuitBreakerClient {
-    private(set) var views: [String: CircuitBreakerView] = [
-        "exposure-notification": CircuitBreakerView(
+    private(set) var views: [String: NHSCircuitBreakerState] = [
+        "exposure-notification": NHSCircuitBreakerState(
             kind: "exposure-notification",
             mode: "yes",
             pending: 0,
@@ -85,7 +72,7 @@ actor InMemoryCircuitBreakerClient: CircuitBreakerClient {
             sameHourMedian: 0,
             threshold: 100
         ),
-        "venue": CircuitBreakerView(
+        "venue": NHSCircuitBreakerState(
             kind: "venue",
             mode: "yes",
             pending: 0,
@@ -101,7 +88,7 @@ actor InMemoryCircuitBreakerClient: CircuitBreakerClient {
         self.views[kind]?.pending += count
     }
 
-    func circuitBreakers() -> [CircuitBreakerView] {
+    func circuitBreakers() -> [NHSCircuitBreakerState] {
         self.views.values.sorted { $0.kind < $1.kind }
     }
 

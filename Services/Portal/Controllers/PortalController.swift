@@ -290,7 +290,7 @@ struct PortalController: Sendable {
         guard caller.officer.has(.circuitBreakerOfficer) else {
             return self.pages.error(.forbidden, "forbidden", language: language)
         }
-        let views: [CircuitBreakerView]
+        let views: [NHSCircuitBreakerState]
         do { views = try await self.circuitBreakers.circuitBreakers() } catch {
             return self.pages.error(.serviceUnavailable, "unavailable", language: language)
         }

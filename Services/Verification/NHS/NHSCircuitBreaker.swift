@@ -58,23 +58,6 @@ struct NHSCircuitBreakerSettings: Sendable {
     }
 }
 
-/// One kind's state as an officer sees it: counts, never a request.
-struct NHSCircuitBreakerState: Sendable, Codable, Equatable {
-    var kind: NHSCircuitBreakerKind
-    /// The officer's switch: `yes` (the rule decides), `no` or `pending` (every new request).
-    var mode: NHSApproval
-    var pending: Int
-    var pendingByRule: Int
-    /// ISO-8601 instants.
-    var oldestPending: String?
-    var lastHour: Int
-    /// The median of the same hour on the 7 days before, and the count above which the rule holds.
-    var sameHourMedian: Int
-    var threshold: Int
-    /// Until when an officer's release quiets the rule.
-    var ruleQuietUntil: String?
-}
-
 /// The requests of one kind in the last hour and in the same hour of the 7 days before; the switch and quiet time.
 struct NHSCircuitBreakerCounts: Sendable, Equatable {
     var lastHour: Int
@@ -413,16 +396,16 @@ struct NHSCircuitBreakerController: Sendable {
             let hours = try await self.store.counts(kind: kind, now: now)
             states.append(
                 NHSCircuitBreakerState(
-                    kind: kind,
-                    mode: hours.mode,
+                    kind: kind.rawValue,
+                    mode: hours.mode.rawValue,
                     pending: pending.pending,
                     pendingByRule: pending.byRule,
-                    oldestPending: pending.oldest.map(NHSIsolationPaymentController.format),
+                    oldestPending: pending.oldest.map(NHSInstant.text),
                     lastHour: hours.lastHour,
                     sameHourMedian: NHSCircuitBreakerRule.median(hours.sameHour),
                     threshold: self.rule.threshold(sameHour: hours.sameHour),
                     ruleQuietUntil: hours.quietUntil.flatMap {
-                        $0 > now ? NHSIsolationPaymentController.format($0) : nil
+                        $0 > now ? NHSInstant.text($0) : nil
                     }
                 )
             )

@@ -195,8 +195,8 @@ struct NHSIsolationPaymentController: Sendable {
         try self.requireEnabled()
         let body = try await Self.body(request, context: context)
         let token = try Self.token(body)
-        guard let encounter = body.string("riskyEncounterDate").flatMap(Self.instant),
-            let end = body.string("isolationPeriodEndDate").flatMap(Self.instant)
+        guard let encounter = body.string("riskyEncounterDate").flatMap(NHSInstant.parse),
+            let end = body.string("isolationPeriodEndDate").flatMap(NHSInstant.parse)
         else {
             throw NHSError(.badRequest, "riskyEncounterDate and isolationPeriodEndDate must be ISO-8601 instants")
         }
@@ -239,10 +239,10 @@ struct NHSIsolationPaymentController: Sendable {
             NHSIPCState(
                 ipcToken: token,
                 state: "valid",
-                riskyEncounterDate: Self.format(claim.riskyEncounterDate),
-                isolationPeriodEndDate: Self.format(claim.isolationPeriodEndDate),
-                createdTimestamp: Self.format(claim.createdAt),
-                updatedTimestamp: Self.format(claim.updatedAt)
+                riskyEncounterDate: NHSInstant.text(claim.riskyEncounterDate),
+                isolationPeriodEndDate: NHSInstant.text(claim.isolationPeriodEndDate),
+                createdTimestamp: NHSInstant.text(claim.createdAt),
+                updatedTimestamp: NHSInstant.text(claim.updatedAt)
             )
         )
     }
@@ -262,16 +262,6 @@ struct NHSIsolationPaymentController: Sendable {
             && token.utf8.allSatisfy {
                 (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0)
             }
-    }
-
-    /// An ISO-8601 instant, with or without fractional seconds (Android's `Instant.toString()` adds them).
-    static func instant(_ text: String) -> Date? {
-        (try? Date(text, strategy: .iso8601))
-            ?? (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
-    }
-
-    static func format(_ date: Date) -> String {
-        date.formatted(.iso8601)
     }
 
     private static func body(_ request: Request, context: some RequestContext) async throws -> NHSJSONObject {

@@ -1,5 +1,6 @@
 // Risky venues of the NHS family (nhs.md §5): the upload's CSV, checked row by row, and the list phones download.
 
+import ENCrypto
 package import Foundation
 
 /// A venue where people were at risk, in one time window, with the message the app shows.
@@ -31,14 +32,9 @@ package struct NHSRiskyVenue: Sendable, Equatable {
 package enum NHSRiskyVenueList {
     package static func json(_ venues: [NHSRiskyVenue]) -> [UInt8] {
         let entries = venues.map { venue in
-            #"{"id":"\#(venue.id)","riskyWindow":{"from":"\#(Self.instant(venue.from))","until":"\#(Self.instant(venue.until))"},"messageType":"\#(venue.messageType)"}"#
+            #"{"id":"\#(venue.id)","riskyWindow":{"from":"\#(NHSInstant.text(venue.from))","until":"\#(NHSInstant.text(venue.until))"},"messageType":"\#(venue.messageType)"}"#
         }
         return Array(#"{"venues":[\#(entries.joined(separator: ","))]}"#.utf8)
-    }
-
-    /// `2019-07-04T13:33:03Z`.
-    package static func instant(_ date: Date) -> String {
-        date.formatted(.iso8601)
     }
 }
 
@@ -94,7 +90,7 @@ package enum NHSRiskyVenueCSV {
         else {
             return .failure(Problem("Invalid header. Expected [\(Self.header.joined(separator: ", "))]"))
         }
-        let startOfToday = Self.utc.startOfDay(for: now)
+        let startOfToday = NHSSigner.utc.startOfDay(for: now)
         var seen: Set<String> = []
         var rows: [NHSRiskyVenueRow] = []
         for (index, line) in lines.dropFirst().enumerated() {
@@ -104,38 +100,45 @@ package enum NHSRiskyVenueCSV {
                 continue
             }
             var row = NHSRiskyVenueRow(number: number, fields: fields)
-            row.problem = Self.problem(fields, seen: seen, startOfToday: startOfToday)
-            if row.problem == nil {
-                row.venue = NHSRiskyVenue(
-                    id: fields[0],
-                    from: Self.instant(fields[1])!,
-                    until: Self.instant(fields[2])!,
-                    messageType: fields[3]
-                )
-                seen.insert(fields[0])
+            switch Self.venue(fields, seen: seen, startOfToday: startOfToday) {
+            case .success(let venue):
+                row.venue = venue
+                seen.insert(venue.id)
+            case .failure(let problem):
+                row.problem = problem.message
             }
             rows.append(row)
         }
         return .success(rows)
     }
 
-    /// The reference's checks in its order, then the contract's.
-    private static func problem(_ fields: [String], seen: Set<String>, startOfToday: Date) -> String? {
-        guard NHSRiskyVenue.isValidID(fields[0]) else { return "VenueId must match [CDEFHJKMPRTVWXY2345689]{1,12}" }
+    /// The row's venue, or its problem: the reference's checks in its order, then the contract's.
+    private static func venue(
+        _ fields: [String],
+        seen: Set<String>,
+        startOfToday: Date
+    ) -> Result<NHSRiskyVenue, Problem> {
+        guard NHSRiskyVenue.isValidID(fields[0]) else {
+            return .failure(Problem("VenueId must match [CDEFHJKMPRTVWXY2345689]{1,12}"))
+        }
         guard let from = Self.instant(fields[1]), let until = Self.instant(fields[2]) else {
-            return "Date did not conform to expected format yyyy-MM-dd'T'HH:mm:ss'Z'"
+            return .failure(Problem("Date did not conform to expected format yyyy-MM-dd'T'HH:mm:ss'Z'"))
         }
         // The reference says "<=" and checks "<": a window must not be empty.
-        guard from < until else { return "Start date must be <= end date" }
-        guard fields[3] == "M1" || fields[3] == "M2" else { return "Message Type must match M[1-2]" }
+        guard from < until else { return .failure(Problem("Start date must be <= end date")) }
+        guard fields[3] == "M1" || fields[3] == "M2" else { return .failure(Problem("Message Type must match M[1-2]")) }
         guard fields[4].isEmpty else {
-            return fields[4].count > 32
-                ? "Optional parameter must be at most 32 characters"
-                : "Message type \(fields[3]) does not support optional parameter"
+            return .failure(
+                Problem(
+                    fields[4].count > 32
+                        ? "Optional parameter must be at most 32 characters"
+                        : "Message type \(fields[3]) does not support optional parameter"
+                )
+            )
         }
-        guard !seen.contains(fields[0]) else { return "Duplicate venue id \(fields[0])" }
-        guard from < startOfToday else { return "Start date must be yesterday or before" }
-        return nil
+        guard !seen.contains(fields[0]) else { return .failure(Problem("Duplicate venue id \(fields[0])")) }
+        guard from < startOfToday else { return .failure(Problem("Start date must be yesterday or before")) }
+        return .success(NHSRiskyVenue(id: fields[0], from: from, until: until, messageType: fields[3]))
     }
 
     /// One RFC 4180 record: comma-separated, optionally quoted fields (`""` is a quote inside a quoted field),
@@ -182,12 +185,6 @@ package enum NHSRiskyVenueCSV {
         guard text.utf8.count == 20, text.hasSuffix("Z") else { return nil }
         return try? Date(text, strategy: .iso8601)
     }
-
-    private static let utc: Calendar = {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        return calendar
-    }()
 
     /// What is wrong with an upload, as `validation error: <message>` says it.
     package struct Problem: Error, Sendable, Equatable {

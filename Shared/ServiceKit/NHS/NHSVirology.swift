@@ -1,6 +1,7 @@
 // The value sets of the NHS test path (nhs.md §3.3, §3.5), shared by test-result-service, verification-service and
 // the `cwa` client.
 
+import ENCrypto
 package import Foundation
 import HTTPTypes
 package import Hummingbird
@@ -50,19 +51,12 @@ package struct NHSTestEndDate: Sendable, Hashable, Codable, CustomStringConverti
             let year = Int(parts[0]), let month = Int(parts[1]), let dayOfMonth = Int(parts[2]),
             (1...12).contains(month), dayOfMonth >= 1, year >= 2000
         else { return nil }
-        let calendar = Self.calendar
+        let calendar = NHSSigner.utc
         guard let date = calendar.date(from: DateComponents(year: year, month: month, day: dayOfMonth)),
             calendar.component(.day, from: date) == dayOfMonth
         else { return nil }
         self.day = day
     }
-
-    /// The UTC calendar every day is checked with, made once (a lab upload and every result read check one).
-    private static let calendar: Calendar = {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        return calendar
-    }()
 
     /// The day starting at `date` (UTC).
     package init(date: Date) {
@@ -156,5 +150,30 @@ package struct NHSJSONObject: @unchecked Sendable {
     /// Names present beyond `known` (the strict V1 bodies refuse them).
     package func unknownNames(beyond known: Set<String>) -> [String] {
         self.fields.keys.filter { !known.contains($0) }.sorted()
+    }
+}
+
+/// Instants of the NHS family's JSON (`2020-08-24T21:59:00Z`).
+package enum NHSInstant {
+    /// An ISO-8601 instant, with or without fractional seconds (Android's `Instant.toString()` adds them when they are
+    /// not zero); `nil` for anything else.
+    package static func parse(_ text: String) -> Date? {
+        (try? Date(text, strategy: .iso8601))
+            ?? (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+    }
+
+    /// `2020-08-24T21:59:00Z`.
+    package static func text(_ date: Date) -> String {
+        date.formatted(.iso8601)
+    }
+}
+
+extension NHSJSONObject {
+    /// Whether a parsed JSON value is `true` or `false`: Foundation gives both as numbers of type `c` (numbers are `i`,
+    /// `q` or `d`), so `1` is never taken for `true` nor `true` for `1`.
+    package static func isBoolean(_ value: Any?) -> Bool {
+        guard let number = value as? NSNumber else { return false }
+        let type = String(cString: number.objCType)
+        return type == "c" || type == "B"
     }
 }
