@@ -197,7 +197,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             // Resources/nhs: the NHS app's static documents (our own content, nhs.md §9).
-            resources: [.copy("Resources/app-config.json"), .copy("Resources/nhs")]
+            resources: [.copy("Resources/app-config.json"), .copy("Resources/nhs"), .copy("openapi-internal.yaml")]
         ),
 
         service(
@@ -242,7 +242,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
-            resources: [.copy("Resources")]
+            resources: [.copy("Resources"), .copy("openapi.yaml")]
         ),
 
         // MARK: - Tools

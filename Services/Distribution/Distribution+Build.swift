@@ -18,7 +18,7 @@ extension Distribution {
         configuration: DistributionConfiguration,
         dependencies: DistributionDependencies,
         environment: ServiceEnvironment
-    ) -> ServiceApplication<ServiceRequestContext> {
+    ) throws -> ServiceApplication<ServiceRequestContext> {
         let run = self.distributionRun(
             configuration: configuration,
             dependencies: dependencies,
@@ -37,12 +37,13 @@ extension Distribution {
         if let nhs = configuration.nhs, let callers = configuration.callers {
             services.append(
                 Application(
-                    router: self.buildInternalRouter(
+                    router: try self.buildInternalRouter(
                         publisher: NHSListPublisher(
                             store: dependencies.objectStore.store,
                             signer: nhs.signer,
                             clock: dependencies.clock,
-                            metrics: environment.metricsFactory
+                            metrics: environment.metricsFactory,
+                            tierMetadata: nhs.documents.first { $0.name == "tier-metadata" }?.bytes ?? []
                         ),
                         callers: callers,
                         checks: dependencies.readinessChecks,
@@ -67,12 +68,13 @@ extension Distribution {
         callers: ServiceTokenVerifier,
         checks: [any ReadinessCheck],
         environment: ServiceEnvironment
-    ) -> Router<ServiceRequestContext> {
+    ) throws -> Router<ServiceRequestContext> {
         let router = Router<ServiceRequestContext>.service(
             maxBodyBytes: 4 * 1_048_576,
             checks: checks,
             environment: environment
         )
+        try DocumentController.openAPI(resource: "openapi-internal", in: Bundle.module).addRoutes(to: router)
         publisher.addRoutes(
             to: router.group("version/v1").add(
                 middleware: ServiceAuthenticationMiddleware(verifier: callers, routes: NHSListPublisher.routes)

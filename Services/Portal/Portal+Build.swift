@@ -75,8 +75,9 @@ extension Portal {
         environment: ServiceEnvironment
     ) async throws -> Router<PortalRequestContext> {
         let router = Router<PortalRequestContext>.service(
-            // The risky venues' CSV may be up to 1 MB; the pages' forms stay small (the gateway allows 16 KB there).
-            maxBodyBytes: configuration.nhsEnabled ? NHSRiskyVenueCSV.maxBytes + 1024 : 16 * 1024,
+            // With NHS, a local-risk list may be up to 1 MB (base64 on a venue officer's confirmation); the other
+            // pages' forms stay small (FormFields reads 16 KB there, and the gateway allows no more).
+            maxBodyBytes: configuration.nhsEnabled ? FormFields.maxUploadBytes : FormFields.maxBytes,
             checks: dependencies.readinessChecks,
             environment: environment,
             responseHeaders: [
@@ -91,18 +92,20 @@ extension Portal {
         let stylesheet =
             try Bundle.module.url(forResource: "portal", withExtension: "css", subdirectory: "Resources/static")
             .map { try String(contentsOf: $0, encoding: .utf8) } ?? ""
+        let localRisk =
+            configuration.nhsEnabled ? NHSLocalRisk(lists: dependencies.lists, clock: dependencies.clock) : nil
         PortalController(
             engine: engine,
             circuitBreakers: dependencies.circuitBreakers,
+            localRisk: localRisk,
             pages: try await Pages.load(),
             secureCookies: configuration.secureCookies,
             stylesheet: stylesheet
         )
         .addRoutes(to: router)
-        if configuration.nhsEnabled, let keys = dependencies.apiKeys {
-            NHSUploadController(engine: engine, lists: dependencies.lists).addRoutes(
-                to: router.group().add(middleware: NHSAPIKeyMiddleware(api: .highRiskVenuesCodeUpload, verifier: keys))
-            )
+        try DocumentController.openAPI(in: Bundle.module).addRoutes(to: router)
+        if let localRisk, let keys = dependencies.apiKeys {
+            NHSUploadController(engine: engine, localRisk: localRisk).addRoutes(to: router, keys: keys)
         }
         return router
     }

@@ -4,6 +4,10 @@
 Run by deploy/local/browser-test.sh (make test-browser, and so make test) against a portal, verification- and
 test-result-service on throw-away databases. The flow:
 
+  0. with --local-risk-screenshot (the user also has role venue_officer): log in, and on /local-risk upload a CSV of
+     risky venues with a bad row through the file input; the preview (HTTP 422) checks every row, names the bad
+     row's problem and offers no confirmation; a screenshot of it is saved; a corrected file previews with the
+     confirmation button (HTTP 200). Nothing is published (the confirmation is the e2e test's). Log out;
   1. log in with user name and password, then with the TOTP code this script computes from the otpauth:// URI
      (RFC 6238: HMAC-SHA1, 30-second steps, 6 digits);
   2. on the start page, issue a TEST teleTAN; the result page shows it (10 characters), its validity and a link back,
@@ -27,6 +31,10 @@ Page contract (ids and names the portal's templates use):
                form#logout with button#logout-submit
   POST /teletan  200: #teletan (the teleTAN), #validity, a#back to /, Cache-Control: no-store;
                429 within 30 s of the officer's last one: #rate-limited holding the seconds to wait
+  GET /local-risk  role venue_officer: form#upload-risky-venues (multipart POST /local-risk/preview) with
+               input#file-risky-venues (type file) and a submit button
+  POST /local-risk/preview  #entries, #problems, one tr#row-N per row (class good or bad, the last cell the check),
+               button#confirm when every row is valid, #not-publishable otherwise
   POST /logout redirects to /login
 """
 
@@ -279,7 +287,7 @@ class PortalFlow:
 
     # ---- the steps
 
-    def login(self, secret):
+    def login(self, secret, step_offset=0):
         from selenium.webdriver.common.by import By
         driver = self.driver
         driver.get(self.portal + "/login")
@@ -295,9 +303,10 @@ class PortalFlow:
 
         form = driver.find_element(By.CSS_SELECTOR, "form#totp")
         self.check_csrf(form, "the TOTP form")
-        # One login, so the code of the current step is used once: no waiting for a fresh step is needed (the
-        # portal accepts the previous and next step too, so a step boundary during the submission is harmless).
-        self.within(form, "input[name=code]", "the code field").send_keys(totp(secret, time.time()))
+        # Each login uses its own step's code once (the portal accepts the previous and next step too, so a step
+        # boundary during the submission is harmless, and a second login within a step takes the next step's code).
+        self.within(form, "input[name=code]", "the code field").send_keys(
+            totp(secret, time.time() + 30 * step_offset))
         outcome = self.submit(self.within(form, "button#totp-submit", "the code button"),
                               {"start": "#user", "refused": "form#totp"}, "submitting the TOTP code")
         if outcome != "start" or self.path() != "/":
@@ -396,7 +405,7 @@ class PortalFlow:
         self.submit(buttons[0], {"login": "form#login"}, "logging out")
         if self.path() != "/login":
             raise CheckFailed(f"logging out did not lead to /login: {self.describe()}")
-        if teletan in self.driver.page_source:
+        if teletan and teletan in self.driver.page_source:
             raise CheckFailed("the login page after logout contains the teleTAN")
         self.ok("logged out, redirected to /login")
 
@@ -417,6 +426,58 @@ class PortalFlow:
                 raise CheckFailed(f"back button, step {step} (from {before}): the page at {self.driver.current_url} "
                                   "shows the teleTAN again")
         self.ok(f"back button {steps} times after logout, the teleTAN never shown ({', '.join(seen)})")
+
+    def local_risk(self, screenshot):
+        """A venue officer's preview of a CSV with one bad row (screenshot), then of the corrected file."""
+        import tempfile
+        from selenium.webdriver.common.by import By
+        day = time.strftime("%Y-%m-%d", time.gmtime(time.time() - 3 * 86400))
+        rows = [f'"C5MPR2X9", "{day}T18:00:00Z", "{day}T21:30:00Z", "M1", ""',
+                f'"4WT59M5Y", "{day}T09:00:00Z", "{day}T11:00:00Z", "M2", ""',
+                f'"HJK3", "{day}T12:00:00Z", "{day}T14:00:00Z", "M2", ""',
+                f'"AB1", "{day}T12:00:00Z", "{day}T14:00:00Z", "M1", ""']
+        header = "# venue_id, start_time, end_time, message_type, optional_parameter"
+
+        def preview(lines, expected_status):
+            with tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False) as file:
+                file.write("\n".join([header] + lines) + "\n")
+            try:
+                self.driver.get(self.portal + "/local-risk")
+                form = self.find("form#upload-risky-venues", "the risky venues' upload form (role venue_officer)")
+                self.check_csrf(form, "the risky venues' upload form")
+                if (form.get_attribute("enctype") or "").lower() != "multipart/form-data":
+                    raise CheckFailed("form#upload-risky-venues is not multipart/form-data")
+                self.within(form, "input#file-risky-venues", "the file input").send_keys(file.name)
+                self.responses.forget()
+                self.submit(self.within(form, "button[type=submit]", "the preview button"),
+                            {"preview": "#summary", "problem": "#upload-problem"}, "uploading the CSV")
+            finally:
+                os.unlink(file.name)
+            status, _ = self.responses.latest("/local-risk/preview")
+            if status != expected_status:
+                raise CheckFailed(f"the preview came with HTTP {status}, not {expected_status}: {self.describe()}")
+            entries = self.find("#entries", "the number of entries").text.strip()
+            problems = self.find("#problems", "the number of problems").text.strip()
+            return entries, problems
+
+        entries, problems = preview(rows, 422)
+        if (entries, problems) != ("4", "1"):
+            raise CheckFailed(f"the preview counts {entries} entries and {problems} problems, not 4 and 1")
+        bad = self.find("tr#row-4", "the preview's row 4")
+        if "bad" not in (bad.get_attribute("class") or "") or "VenueId must match" not in bad.text:
+            raise CheckFailed(f"row 4 (venue id AB1) is not marked with its problem: {bad.text!r}")
+        if "good" not in (self.find("tr#row-1", "row 1").get_attribute("class") or ""):
+            raise CheckFailed("row 1, a valid venue, is not marked valid")
+        if self.driver.find_elements(By.CSS_SELECTOR, "#confirm") or not self.driver.find_elements(
+                By.CSS_SELECTOR, "#not-publishable"):
+            raise CheckFailed("a list with a bad row offers the confirmation")
+        self.screenshot(screenshot)
+        self.ok("local-risk preview of 4 venues: HTTP 422, row 4 marked 'VenueId must match …', no confirmation")
+        entries, problems = preview(rows[:3], 200)
+        if (entries, problems) != ("3", "0") or not self.driver.find_elements(By.CSS_SELECTOR, "button#confirm"):
+            raise CheckFailed(f"the corrected list previews {entries} entries, {problems} problems, "
+                              "without the confirmation button")
+        self.ok("the corrected list previews 3 valid venues with the confirmation button (HTTP 200)")
 
     def screenshot(self, path):
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
@@ -443,8 +504,13 @@ def run(args):
         return 1
     flow = PortalFlow(driver, args)
     try:
+        if args.local_risk_screenshot:
+            # Before the teleTAN: the back button's check after logout walks the teleTAN pages' history.
+            flow.login(secret)
+            flow.local_risk(args.local_risk_screenshot)
+            flow.logout("")
         started = time.monotonic()
-        flow.login(secret)
+        flow.login(secret, step_offset=1 if args.local_risk_screenshot else 0)
         button = flow.check_start_page()
         teletan = flow.issue_first(button)
         issued_at = time.monotonic()
@@ -471,6 +537,8 @@ def run(args):
         driver.quit()
     print(f"portal_flow: officer flow (login page to teleTAN shown): {officer_seconds:.2f} s")
     print(f"portal_flow: screenshot of the result page: {args.screenshot}")
+    if args.local_risk_screenshot:
+        print(f"portal_flow: screenshot of the local-risk preview: {args.local_risk_screenshot}")
     print(f"portal_flow: all {flow.checks} checks passed")
     return 0
 
@@ -490,6 +558,8 @@ def main():
     parser.add_argument("--screenshot", help="where to save a PNG of the result page")
     parser.add_argument("--check-event-form", action="store_true",
                         help="the user also has role c19hotline_event: check the EVENT form on the start page")
+    parser.add_argument("--local-risk-screenshot",
+                        help="the user also has role venue_officer: preview a risky venues' CSV, save a PNG of it")
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     parser.add_argument("--chromedriver", default="/usr/bin/chromedriver")
     args = parser.parse_args()

@@ -153,8 +153,9 @@ struct NHSDocumentsPublishingTests {
     }
 }
 
-@Suite("NHS risky venues published by distribution (internal port)")
+@Suite("NHS risky venues and post districts published by distribution (internal port)")
 struct NHSListPublisherTests {
+    static let metadata = #"{"EN.Tier1":{"colorScheme":"yellow"},"WA.Tier2":{"colorScheme":"amber"}}"#
     static let list =
         #"{"venues":[{"id":"CD2","riskyWindow":{"from":"2023-11-10T13:33:03Z","until":"2023-11-12T23:33:03Z"},"messageType":"M1"}]}"#
 
@@ -173,12 +174,13 @@ struct NHSListPublisherTests {
             )
             try settings.finish()
             let signer = NHSSigner(keys: [NHSSigner.Key(id: "test-nhs", pem: TestNHS.signingKey.pemRepresentation)!])
-            let router = Distribution.buildInternalRouter(
+            let router = try Distribution.buildInternalRouter(
                 publisher: NHSListPublisher(
                     store: DirectoryStore(root: folder),
                     signer: signer,
                     clock: .system,
-                    metrics: TestMetrics()
+                    metrics: TestMetrics(),
+                    tierMetadata: Array(Self.metadata.utf8)
                 ),
                 callers: callers,
                 checks: [],
@@ -193,13 +195,57 @@ struct NHSListPublisherTests {
     static func post(
         _ app: some ApplicationProtocol,
         _ json: String,
+        to path: String = "/version/v1/nhs/risky-venues",
         caller: String? = "portal-service"
     ) async throws
         -> RouterReply
     {
         var headers: HTTPFields = caller.map { TestServiceKeys.header($0, for: "distribution-service") } ?? [:]
         headers[.contentType] = "application/json"
-        return try await app.post("/version/v1/nhs/risky-venues", headers: headers, body: ByteBuffer(string: json))
+        return try await app.post(path, headers: headers, body: ByteBuffer(string: json))
+    }
+
+    /// The signed body of a published list; fails the test when the signature does not verify.
+    static func published(_ folder: URL, _ key: String) throws -> String {
+        let file = try [UInt8](Data(contentsOf: folder.appendingPathComponent(key)))
+        let (signature, body) = try #require(DirectoryStore.signedFile(file))
+        try TestNHS.verifier.verifyFile(signature: signature.value, date: signature.date, body: body)
+        return String(decoding: body, as: UTF8.self)
+    }
+
+    @Test("post districts are published as v1 and v2 (with the whole metadata), signed; a bad upload changes nothing")
+    func postDistricts() async throws {
+        try await Self.withRouter {
+            (app: Application<RouterResponder<ServiceRequestContext>>, folder: URL) async throws in
+            let path = "/version/v1/nhs/risky-post-districts"
+            let upload =
+                #"{"postDistricts":{"M1":{"riskIndicator":"M","tierIndicator":"EN.Tier1"},"CF10":{"riskIndicator":"H","tierIndicator":"WA.Tier2"}},"localAuthorities":{"E07000240":{"tierIndicator":"EN.Tier1"}}}"#
+            #expect(try await Self.post(app, upload, to: path).status == .noContent)
+            #expect(
+                try Self.published(folder, "distribution/risky-post-districts")
+                    == #"{"postDistricts":{"CF10":"H","M1":"M"}}"#
+            )
+            let v2 = try Self.published(folder, "distribution/risky-post-districts-v2")
+            #expect(
+                v2
+                    == #"{"postDistricts":{"CF10":"WA.Tier2","M1":"EN.Tier1"},"localAuthorities":{"E07000240":"EN.Tier1"},"riskLevels":"#
+                    + Self.metadata + "}"
+            )
+            for bad in [
+                "[]", upload.replacingOccurrences(of: "EN.Tier1", with: "EN.Tier9"),
+                upload.replacingOccurrences(of: #""M""#, with: #""X""#), #"{"postDistricts":{}}"#,
+            ] {
+                let reply = try await Self.post(app, bad, to: path)
+                #expect(reply.status == .unprocessableContent)
+            }
+            #expect(try Self.published(folder, "distribution/risky-post-districts-v2") == v2)
+            let tiers = try await app.get(
+                "/version/v1/nhs/tiers",
+                headers: TestServiceKeys.header("portal-service", for: "distribution-service")
+            )
+            #expect(tiers.status == .ok)
+            #expect(String(buffer: tiers.body) == #"{"tiers":["EN.Tier1","WA.Tier2"]}"#)
+        }
     }
 
     @Test("portal-service's list is published at once, signed, as one file; a bad list is 422 and changes nothing")
@@ -221,6 +267,25 @@ struct NHSListPublisherTests {
                 #expect(try await Self.post(app, bad).status == .unprocessableContent)
             }
             #expect(try [UInt8](Data(contentsOf: folder.appendingPathComponent("distribution/risky-venues"))) == file)
+        }
+    }
+
+    @Test("the internal port's OpenAPI document names exactly its routes and is served")
+    func openAPI() async throws {
+        let document = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Services/Distribution/openapi-internal.yaml")
+        let operations = try OpenAPIDocument.operations(in: document).map { "\($0.method) \($0.path)" }
+        #expect(
+            Set(operations) == [
+                "POST /version/v1/nhs/risky-venues", "POST /version/v1/nhs/risky-post-districts",
+                "GET /version/v1/nhs/tiers", "GET /health/live", "GET /health/ready", "GET /metrics",
+                "GET /openapi.yaml",
+            ]
+        )
+        try await Self.withRouter { (app: Application<RouterResponder<ServiceRequestContext>>, _: URL) async throws in
+            let served = try await app.get("/openapi.yaml")
+            #expect(served.status == .ok)
+            #expect(served.text == (try String(contentsOf: document, encoding: .utf8)))
         }
     }
 

@@ -138,6 +138,40 @@ final class PortalBrowser {
         return try await self.send(.post, path, body: ByteBuffer(string: body))
     }
 
+    /// Posts a multipart/form-data form, as a browser sends a file input: the page's CSRF token, `fields`, and the
+    /// file's bytes as the part `file`.
+    func upload(
+        _ path: String,
+        _ fields: KeyValuePairs<String, String> = [:],
+        file: [UInt8],
+        filename: String = "list.csv",
+        csrf: CSRF = .page
+    ) async throws -> PortalReply {
+        let boundary = "----portal-test-\(UUID().uuidString)"
+        var body: [UInt8] = []
+        var pairs: [(String, String)] = []
+        switch csrf {
+        case .page: pairs.append(("csrf", self.csrf ?? ""))
+        case .missing: break
+        case .forged: pairs.append(("csrf", PortalEngine.randomToken()))
+        }
+        pairs += fields.map { ($0.key, $0.value) }
+        for (name, value) in pairs {
+            body += Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name)\"\r\n\r\n\(value)\r\n".utf8)
+        }
+        body += Array(
+            "--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"\(filename)\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+                .utf8
+        )
+        body += file + Array("\r\n--\(boundary)--\r\n".utf8)
+        return try await self.send(
+            .post,
+            path,
+            body: ByteBuffer(bytes: body),
+            contentType: "multipart/form-data; boundary=\(boundary)"
+        )
+    }
+
     /// A GET with `cookie` instead of the browser's own (an old or stolen cookie); the browser's state is untouched.
     func probe(_ path: String, cookie: String) async throws -> PortalReply {
         var headers = self.extraHeaders
@@ -145,10 +179,15 @@ final class PortalBrowser {
         return try await self.transport(.get, path, headers, nil)
     }
 
-    private func send(_ method: HTTPRequest.Method, _ path: String, body: ByteBuffer?) async throws -> PortalReply {
+    private func send(
+        _ method: HTTPRequest.Method,
+        _ path: String,
+        body: ByteBuffer?,
+        contentType: String = "application/x-www-form-urlencoded"
+    ) async throws -> PortalReply {
         var headers = self.extraHeaders
         if let cookie = self.cookie { headers[.cookie] = "\(SessionMiddleware.cookieName)=\(cookie)" }
-        if body != nil { headers[.contentType] = "application/x-www-form-urlencoded" }
+        if body != nil { headers[.contentType] = contentType }
         let reply = try await self.transport(method, path, headers, body)
         self.absorb(reply)
         return reply

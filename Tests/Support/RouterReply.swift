@@ -29,6 +29,14 @@ package struct RouterReply: Sendable {
 }
 
 extension ApplicationProtocol {
+    /// One GET through the router.
+    package func get(_ uri: String, headers: HTTPFields = [:]) async throws -> RouterReply {
+        try await self.test(.router) { client in
+            let response = try await client.execute(uri: uri, method: .get, headers: headers, body: nil)
+            return RouterReply(status: response.status, headers: response.headers, body: response.body)
+        }
+    }
+
     /// One POST through the router.
     package func post(_ uri: String, headers: HTTPFields, body: ByteBuffer?) async throws -> RouterReply {
         try await self.test(.router) { client in

@@ -32,6 +32,11 @@ package enum TestNHS {
     package static let paymentWebsite = NHSAPIKeyCredential(keyName: "ipc-web-test", secret: "ipc-secret-of-the-tests")
     /// The risky venues' uploader (`highRiskVenuesCodeUpload`).
     package static let venues = NHSAPIKeyCredential(keyName: "venues-test", secret: "venues-secret-of-the-tests")
+    /// The risky post districts' uploader (`highRiskPostCodeUpload`).
+    package static let postDistricts = NHSAPIKeyCredential(
+        keyName: "districts-test",
+        secret: "districts-secret-of-the-tests"
+    )
 
     /// A key store that knows `mobile`, `lab` and `paymentWebsite`.
     package static func keyStore() -> InMemoryNHSAPIKeyStore {
@@ -40,6 +45,7 @@ package enum TestNHS {
         store.add(self.lab, api: .testResultUpload)
         store.add(self.paymentWebsite, api: .isolationPayment)
         store.add(self.venues, api: .highRiskVenuesCodeUpload)
+        store.add(self.postDistricts, api: .highRiskPostCodeUpload)
         return store
     }
 }

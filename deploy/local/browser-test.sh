@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Drives portal-service in headless Chromium (make test-browser, and the last step of make test): creates an officer
 # with the portal's CLI, then Tests/Browser/portal_flow.py logs in with password and TOTP, issues a TEST teleTAN,
-# registers it at verification-service, sees the rate-limit page for a second one, logs out and checks that the back
-# button does not bring the teleTAN back. It prints how long the officer needed from the login page to the teleTAN.
+# registers it at verification-service, sees the rate-limit page for a second one, previews a risky venues' CSV with a
+# bad row as a venue officer, logs out and checks that the back button does not bring the teleTAN back. It prints how
+# long the officer needed from the login page to the teleTAN.
 #
 # deploy/local/run.sh starts test-result-, verification- and portal-service from .build/debug (make test-browser builds
 # them) without the gateway: a fresh fleet in .data/browser with its own PostgreSQL cluster on port 54349
 # (BROWSER_PG_PORT) and every port moved by 200 (BROWSER_PORT_OFFSET), so it runs beside a development fleet and make
-# e2e's. It is stopped at the end; its logs stay in .data/browser/logs until the next run. A screenshot of the result
-# page goes to .build/test-artifacts/portal-teletan.png. Chromium and its driver (Debian's packages) and Selenium (PyPI,
-# in the venv .data/browser-venv) are installed when missing. Exits with the flow's status.
+# e2e's. It is stopped at the end; its logs stay in .data/browser/logs until the next run. Screenshots of the result
+# page and of the local-risk preview go to .build/test-artifacts/portal-teletan.png and portal-local-risk-preview.png.
+# Chromium and its driver (Debian's packages) and Selenium (PyPI, in the venv .data/browser-venv) are installed when
+# missing. Exits with the flow's status.
 set -euo pipefail
 
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
@@ -64,7 +66,7 @@ fleet_up "$run" "$EN_DATA_DIR/up.log"
 password="$(head -c 18 /dev/urandom | base64 | tr '+/' '-_')"
 totp_uri="$(DATABASE_URL="$("$pg" url portal)" TOTP_KEY_FILE="$EN_DATA_DIR/keys/totp.keys" \
   && export DATABASE_URL TOTP_KEY_FILE && printf '%s\n' "$password" \
-  | "$root/.build/debug/portal-service" user add "$username" c19hotline,c19hotline_event)" || fail "portal-service user add failed"
+  | "$root/.build/debug/portal-service" user add "$username" c19hotline,c19hotline_event,venue_officer)" || fail "portal-service user add failed"
 if [ "$(printf '%s\n' "$totp_uri" | wc -l)" != 1 ] || [[ $totp_uri != otpauth://totp/* ]]; then
   fail "portal-service user add printed something other than one otpauth://totp/ URI"
 fi
@@ -74,7 +76,8 @@ say "services ready in $(( $(date +%s) - installed )) s (installation check $(( 
 status=0
 PORTAL_FLOW_PASSWORD="$password" PORTAL_FLOW_TOTP_URI="$totp_uri" SE_OFFLINE=true \
   "$venv/bin/python" "$root/Tests/Browser/portal_flow.py" --portal "$EN_PORTAL_URL" --verification "$EN_VERIFICATION_URL" \
-    --username "$username" --check-event-form --screenshot "$screenshot" || status=$?
+    --username "$username" --check-event-form --screenshot "$screenshot" \
+    --local-risk-screenshot "$root/.build/test-artifacts/portal-local-risk-preview.png" || status=$?
 if [ "$status" -ne 0 ]; then
   for name in portal verification test-result; do
     if [ -s "$EN_DATA_DIR/logs/$name.log" ]; then say "last lines of $name's log:"; tail -n 20 "$EN_DATA_DIR/logs/$name.log" | sed 's/^/    /' >&2; fi

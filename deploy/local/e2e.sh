@@ -221,6 +221,42 @@ if [ "$nhs" = on ]; then
   expect "the venue is on the CDN at once, signed (/distribution/risky-venues)" '"id":"4WT59M5Y".*"messageType":"M2"' \
     "$cwa" nhs documents --show risky-venues
 
+  # ---- a venue officer uploads the list at the portal: preview per row, confirm, signed on the CDN within a minute ----
+  printf '# venue_id, start_time, end_time, message_type, optional_parameter\n"C5MPR2X9", "%s", "%s", "M1", ""\n"X4", "bad", "%s", "M1", ""\n' \
+    "$(date -u -d '2 days ago' +%Y-%m-%dT18:00:00Z)" "$(date -u -d '2 days ago' +%Y-%m-%dT21:00:00Z)" \
+    "$(date -u -d '2 days ago' +%Y-%m-%dT21:00:00Z)" >"$work/officer-venues.csv"
+  expect "the officer's preview names the bad row's problem and offers no confirmation (nothing published)" \
+    "^  row 2: Date did not conform" "$cwa" officer local-risk --list risky-venues "$work/officer-venues.csv"
+  sed -i '$d' "$work/officer-venues.csv"
+  expect "the officer confirms the corrected list at /local-risk (preview: 1 entry, 0 with problems; published)" \
+    "^published risky-venues: 1 entries$" "$cwa" officer local-risk --list risky-venues "$work/officer-venues.csv"
+  officer_started=$(date +%s)
+  venue_seen=""
+  for _ in $(seq 1 30); do
+    if "$cwa" nhs documents --show risky-venues 2>/dev/null | grep -q '"id":"C5MPR2X9"'; then venue_seen=yes; break; fi
+    [ $(( $(date +%s) - officer_started )) -ge 60 ] && break
+    sleep 2
+  done
+  officer_seconds=$(( $(date +%s) - officer_started ))
+  check "the officer's venue is on the CDN, signed, within a minute (${officer_seconds} s after the confirmation)" \
+    test "$venue_seen" = yes -a "$officer_seconds" -le 60
+  expect "/distribution/risky-venues verifies with openssl dgst -verify (date: and the bytes)" "^Verified OK$" \
+    verify_document risky-venues
+  check "the officer's publication is in the portal's audit trail" \
+    test "$(sql portal "SELECT count(*) FROM audit_event WHERE action = 'risky_venues_published' AND details = 'venues=1 source=portal'")" = 1
+
+  # ---- risky post districts (§6): uploaded with the API key, published as v1 and v2 (with the tier metadata) ----
+  printf '{"postDistricts":{"AL1":{"riskIndicator":"H","tierIndicator":"EN.Tier3"}},"localAuthorities":{"E07000240":{"tierIndicator":"EN.Tier3"}}}' \
+    >"$work/districts.json"
+  expect "a tier that is not in the tier metadata is refused (422, the reason named)" \
+    "HTTP 422 validation error: Invalid tier indicator: EN.Tier99 for post district: AL1" \
+    "$cwa" nhs upload-post-districts - <<<"$(sed 's/"EN.Tier3"}},"local/"EN.Tier99"}},"local/' "$work/districts.json")"
+  expect "the risky post districts are uploaded with the API key (202)" "^HTTP 202 successfully uploaded$" \
+    "$cwa" nhs upload-post-districts "$work/districts.json"
+  expect "v1 and v2 are on the CDN at once, signed; v2 carries the tier metadata as riskLevels" \
+    '"localAuthorities":\{"E07000240":"EN.Tier3"\},"riskLevels":\{' \
+    "$cwa" nhs documents --show risky-post-districts risky-post-districts-v2
+
   # ---- NHS mobile analytics (§10): a daily packet and an event, merged to coarse areas before they are stored ----
   expect "N's app sends its daily analytics packet (200) and an exposure-window event (200, signed)" \
     "^event: HTTP 200 .*signature verified" "$cwa" nhs analytics --postal-district AL2 --local-authority E07000098 --event

@@ -180,12 +180,13 @@ ensure_nhs_keys() {
 
 # The NHS API keys (nhs.md §1), made once and installed at every start (the command is idempotent): `app-dev` of
 # API `mobile` in verification, submission and data donation, `lab-dev` of `testResultUpload` in test-result, `ipc-website-dev` of
-# `isolationPayment` (the payment website) in verification, `venues-dev` of `highRiskVenuesCodeUpload` in the portal.
-# The values after `Bearer ` are in .data/secrets/nhs-{mobile,lab,ipc,venues}.key.
+# `isolationPayment` (the payment website) in verification, `venues-dev` of `highRiskVenuesCodeUpload` and
+# `districts-dev` of `highRiskPostCodeUpload` in the portal.
+# The values after `Bearer ` are in .data/secrets/nhs-{mobile,lab,ipc,venues,districts}.key.
 ensure_nhs_api_keys() {
   local name
   mkdir -p "$data/secrets"
-  for name in mobile lab ipc venues; do
+  for name in mobile lab ipc venues districts; do
     [ -s "$data/secrets/nhs-$name.secret" ] || ( umask 077; openssl rand -hex 24 >"$data/secrets/nhs-$name.secret" )
   done
   install_nhs_key() {
@@ -202,6 +203,7 @@ ensure_nhs_api_keys() {
   install_nhs_key test-result test-result-service testResultUpload lab-dev lab testresult
   install_nhs_key verification verification-service isolationPayment ipc-website-dev ipc verification
   install_nhs_key portal portal-service highRiskVenuesCodeUpload venues-dev venues portal
+  install_nhs_key portal portal-service highRiskPostCodeUpload districts-dev districts portal
 }
 
 # The rehearsal app's attestation keys, created once: the Play Integrity decryption key (Base64 AES-256) and the key
@@ -227,15 +229,15 @@ ensure_attestation_keys() {
   fi
 }
 
-# The development officer (every role: both teleTAN kinds and the NHS circuit breakers), created once; the password
-# and the TOTP URI stay in .data.
+# The development officer (every role: both teleTAN kinds, the NHS circuit breakers and local-risk lists), created
+# once; the password and the TOTP URI stay in .data.
 ensure_officer() {
   local password_file="$data/secrets/portal-officer" uri_file="$data/keys/portal-officer.otpauth"
   [ -s "$uri_file" ] && return 0
   mkdir -p "$data/secrets"
   ( umask 077; head -c 18 /dev/urandom | base64 | tr '+/' '-_' >"$password_file" )
   ( DATABASE_URL="$("$pg" url portal)" TOTP_KEY_FILE="$data/keys/totp.keys" && export DATABASE_URL TOTP_KEY_FILE \
-      && "$bin/portal-service" user add officer c19hotline,c19hotline_event,circuit_breaker_officer <"$password_file" >"$uri_file" ) \
+      && "$bin/portal-service" user add officer c19hotline,c19hotline_event,circuit_breaker_officer,venue_officer <"$password_file" >"$uri_file" ) \
     || fail "could not create the development officer"
   say "created the development officer 'officer'"
 }
@@ -377,6 +379,7 @@ export CWA_NHS_MOBILE_KEY=$(cat "$data/secrets/nhs-mobile.key" 2>/dev/null)
 export CWA_NHS_LAB_KEY=$(cat "$data/secrets/nhs-lab.key" 2>/dev/null)
 export CWA_NHS_IPC_KEY=$(cat "$data/secrets/nhs-ipc.key" 2>/dev/null)
 export CWA_NHS_VENUES_KEY=$(cat "$data/secrets/nhs-venues.key" 2>/dev/null)
+export CWA_NHS_DISTRICTS_KEY=$(cat "$data/secrets/nhs-districts.key" 2>/dev/null)
 ENV
 }
 
@@ -589,7 +592,7 @@ Through the gateway (TLS with the development CA $pki/ca.pem):
   labs      https://127.0.0.1:$port_gateway_lab     POST /api/v1/lab/results … (client certificate $pki/lab-1.pem + .key)
                                               POST /upload/virology-test/v2/{npex-result,eng-result-tokengen} … (NHS, API key)
                                               POST /isolation-payment/ipc-token/{verify-token,consume-token} (NHS payment website)
-  officers  https://127.0.0.1:$port_gateway_portal     the portal (teleTANs; /circuit-breakers; POST /upload/identified-risk-venues, API key): user 'officer', password in $data/secrets/portal-officer,
+  officers  https://127.0.0.1:$port_gateway_portal     the portal (teleTANs; /circuit-breakers; /local-risk; POST /upload/identified-risk-venues and /upload/high-risk-postal-districts, API keys): user 'officer', password in $data/secrets/portal-officer,
             second factor: $(cat "$data/keys/portal-officer.otpauth" 2>/dev/null)
 
 The services themselves, on loopback only (the gateway never routes internal ports, /health/* or /metrics):
@@ -606,6 +609,8 @@ The API documents (OpenAPI 3.1), each served by its service at /openapi.yaml:
   verification  http://127.0.0.1:$port_verification/openapi.yaml   http://127.0.0.1:$port_verification_internal/openapi.yaml (internal)
   submission    http://127.0.0.1:$port_submission/openapi.yaml
   data donation http://127.0.0.1:$port_datadonation/openapi.yaml   http://127.0.0.1:$port_datadonation_internal/openapi.yaml (internal)
+  portal        http://127.0.0.1:$port_portal/openapi.yaml (the uploads; the pages are in Services/Portal/README.md)
+  distribution  http://127.0.0.1:$port_distribution_internal/openapi.yaml (internal: the NHS lists)
   federation    http://127.0.0.1:$port_federation/openapi.yaml (with EN_FEDERATION=on)
 $federation_info
 The public key of the CDN signature (development; also in $data/keys/cdn-signing.pub.pem):

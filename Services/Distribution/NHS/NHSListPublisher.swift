@@ -1,5 +1,5 @@
-// The NHS lists that change between runs (nhs.md §5): portal-service hands over a confirmed list of risky venues
-// on the internal port, and it is signed and published at once, not at the next hourly run.
+// The NHS lists that change between runs (nhs.md §5, §6): portal-service hands over a confirmed list of risky venues
+// or of risky post districts on the internal port, and it is signed and published at once, not at the next hourly run.
 
 import ENCrypto
 import ENServiceKit
@@ -7,20 +7,76 @@ import Foundation
 import Hummingbird
 import Logging
 import Metrics
+import NIOCore
 
-/// `POST /version/v1/nhs/risky-venues` on the internal port (caller `portal-service`, service token): the list as
-/// phones get it, checked again (a bad list is 422 and the published one stays), signed and written to
-/// `distribution/risky-venues` before the answer (204).
+/// The internal port's NHS routes (caller `portal-service`, service token). Each list is checked again (a bad list is
+/// 422 and the published one stays), signed and written before the answer (204):
+/// - `POST /version/v1/nhs/risky-venues`: the venues as phones get them → `distribution/risky-venues`;
+/// - `POST /version/v1/nhs/risky-post-districts`: the upload's JSON → `distribution/risky-post-districts` (v1) and
+///   `distribution/risky-post-districts-v2` (with the whole tier metadata), in that order;
+/// - `GET /version/v1/nhs/tiers`: `{"tiers":[…]}`, the tier indicators an upload may name (the keys of the published
+///   tier metadata), for the portal's preview.
 struct NHSListPublisher: Sendable {
     let store: any ObjectStore
     let signer: NHSSigner
     let clock: WallClock
     let metrics: any MetricsFactory
+    /// The tier metadata document as distribution-service publishes it (`distribution/tier-metadata`).
+    let tierMetadata: [UInt8]
 
-    static let routes = ServiceRoutes(["portal-service": ["POST /version/v1/nhs/risky-venues"]])
+    static let routes = ServiceRoutes([
+        "portal-service": [
+            "POST /version/v1/nhs/risky-venues", "POST /version/v1/nhs/risky-post-districts",
+            "GET /version/v1/nhs/tiers",
+        ]
+    ])
+
+    var tiers: Set<String> { NHSRiskyPostDistricts.tiers(ofMetadata: self.tierMetadata) }
 
     func addRoutes(to group: RouterGroup<some RequestContext>) {
         group.post("nhs/risky-venues") { request, context in try await self.riskyVenues(request, context: context) }
+        group.post("nhs/risky-post-districts") { request, context in
+            try await self.riskyPostDistricts(request, context: context)
+        }
+        group.get("nhs/tiers") { _, _ in
+            Response(
+                status: .ok,
+                headers: [.contentType: "application/json"],
+                body: .init(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(["tiers": self.tiers.sorted()])))
+            )
+        }
+    }
+
+    func riskyPostDistricts(_ request: Request, context: some RequestContext) async throws -> Response {
+        let body = try await request.body.collect(upTo: context.maxUploadSize)
+        let upload: NHSRiskyPostDistricts
+        switch NHSRiskyPostDistricts.parse(Array(body.readableBytesView), tiers: self.tiers) {
+        case .failure(let problem):
+            self.count("risky-post-districts", "invalid")
+            throw HTTPError(.unprocessableContent, message: problem.message)
+        case .success(let checked): upload = checked
+        }
+        let now = self.clock.now
+        // v1 before v2, as the reference writes them; a failure between the two leaves v2 as it was, and the
+        // portal's repeat publishes both.
+        for (key, bytes) in [
+            ("distribution/risky-post-districts", upload.v1),
+            ("distribution/risky-post-districts-v2", upload.v2(metadata: self.tierMetadata)),
+        ] {
+            guard try await self.publish(key: key, bytes: bytes, at: now, context: context) else {
+                self.count("risky-post-districts", "store_failed")
+                throw HTTPError(.serviceUnavailable, message: "the object store failed; publish the list again")
+            }
+        }
+        self.count("risky-post-districts", "published")
+        context.logger.notice(
+            "Risky post districts published",
+            metadata: [
+                "postDistricts": "\(upload.postDistricts.count)",
+                "localAuthorities": "\(upload.localAuthorities.count)",
+            ]
+        )
+        return Response(status: .noContent)
     }
 
     func riskyVenues(_ request: Request, context: some RequestContext) async throws -> Response {
@@ -33,22 +89,10 @@ struct NHSListPublisher: Sendable {
             throw HTTPError(.unprocessableContent, message: error.message)
         }
         let bytes = NHSRiskyVenueList.json(venues)
-        let headers = try self.signer.signFile(bytes, at: self.clock.now)
-        let signature = CDNObject.Signature(value: headers.signature, date: headers.date)
-        do {
-            try await self.store.put(
-                CDNObject(
-                    key: "distribution/risky-venues",
-                    body: bytes,
-                    contentType: .json,
-                    isDirectoryIndex: false,
-                    checksum: CDNObject.signedChecksum(bytes, keyID: signature.keyID),
-                    signature: signature
-                )
-            )
-        } catch {
+        guard
+            try await self.publish(key: "distribution/risky-venues", bytes: bytes, at: self.clock.now, context: context)
+        else {
             self.count("risky-venues", "store_failed")
-            context.logger.error("Risky venues not published: the object store failed")
             throw HTTPError(.serviceUnavailable, message: "the object store failed; the published list is unchanged")
         }
         self.count("risky-venues", "published")
@@ -82,6 +126,29 @@ struct NHSListPublisher: Sendable {
             venues.append(NHSRiskyVenue(id: venue.id, from: from, until: until, messageType: venue.messageType))
         }
         return venues
+    }
+
+    /// Signs `bytes` (`date:` ‖ bytes) and writes them under `key`; `false` when the object store failed.
+    private func publish(key: String, bytes: [UInt8], at date: Date, context: some RequestContext) async throws -> Bool
+    {
+        let headers = try self.signer.signFile(bytes, at: date)
+        let signature = CDNObject.Signature(value: headers.signature, date: headers.date)
+        do {
+            try await self.store.put(
+                CDNObject(
+                    key: key,
+                    body: bytes,
+                    contentType: .json,
+                    isDirectoryIndex: false,
+                    checksum: CDNObject.signedChecksum(bytes, keyID: signature.keyID),
+                    signature: signature
+                )
+            )
+            return true
+        } catch {
+            context.logger.error("An NHS list was not published: the object store failed", metadata: ["key": "\(key)"])
+            return false
+        }
     }
 
     private func count(_ list: String, _ outcome: String) {

@@ -106,6 +106,29 @@ enum PageTexts {
         "cb_median": "Median of the same hour, 7 days before", "cb_threshold": "The spike rule holds above",
         "cb_quiet": "Spike rule quiet until", "cb_release": "Release all waiting (yes)",
         "cb_refuse": "Refuse all waiting (no)", "cb_resolved": "Requests answered",
+        "can_local_risk": "The NHS lists of risky venues and risky post districts",
+        "lr_title": "Risky venues and post districts",
+        "lr_hint":
+            "Upload the whole list: it replaces the published one. You see every entry checked before you publish; "
+            + "a published list reaches the phones' download within a minute.",
+        "lr_venues": "Risky venues (CSV)",
+        "lr_venues_hint":
+            "Header: # venue_id, start_time, end_time, message_type, optional_parameter. Times as "
+            + "2026-11-20T18:00:00Z, starting yesterday or before; message type M1 or M2.",
+        "lr_post_districts": "Risky post districts (JSON)",
+        "lr_post_districts_hint":
+            "{\"postDistricts\":{\"M1\":{\"riskIndicator\":\"M\",\"tierIndicator\":\"EN.Tier1\"}},"
+            + "\"localAuthorities\":{\"E07000240\":{\"tierIndicator\":\"EN.Tier2\"}}}",
+        "lr_preview": "Check and preview", "lr_preview_title": "Preview", "lr_not_a_list": "This upload is not a list",
+        "lr_entries": "Entries", "lr_problems": "with problems", "lr_result": "Check", "lr_ok": "valid",
+        "lr_publish": "Publish this list", "lr_publish_hint": "Publishing replaces the list phones download.",
+        "lr_fix": "Nothing was published. Correct the entries marked and upload the file again.",
+        "lr_again": "Upload another file", "lr_published": "Published",
+        "lr_risky-venues": "risky venues", "lr_risky-post-districts": "risky post districts",
+        "lr_row": "Row", "lr_venue": "Venue id", "lr_from": "From", "lr_until": "Until", "lr_type": "Message type",
+        "lr_parameter": "Parameter", "lr_kind": "Area", "lr_code": "Code", "lr_risk": "Risk", "lr_tier": "Tier",
+        "lr_invalid": "The list is no longer valid; nothing was published",
+        "lr_unavailable": "The distribution service cannot be reached; nothing was published. Please try again soon.",
     ]
 
     static let german: [String: String] = [
@@ -155,5 +178,31 @@ enum PageTexts {
         "cb_median": "Median derselben Stunde der 7 Tage davor", "cb_threshold": "Die Spitzenregel hält an über",
         "cb_quiet": "Spitzenregel ausgesetzt bis", "cb_release": "Alle wartenden freigeben (yes)",
         "cb_refuse": "Alle wartenden ablehnen (no)", "cb_resolved": "Beantwortete Anfragen",
+        "can_local_risk": "Die NHS-Listen der Risiko-Orte und Risiko-Postbezirke",
+        "lr_title": "Risiko-Orte und Postbezirke",
+        "lr_hint":
+            "Laden Sie die ganze Liste hoch: sie ersetzt die veröffentlichte. Sie sehen jeden Eintrag geprüft, bevor "
+            + "Sie veröffentlichen; eine veröffentlichte Liste erreicht den Download der Telefone binnen einer Minute.",
+        "lr_venues": "Risiko-Orte (CSV)",
+        "lr_venues_hint":
+            "Kopfzeile: # venue_id, start_time, end_time, message_type, optional_parameter. Zeiten wie "
+            + "2026-11-20T18:00:00Z, Beginn gestern oder früher; Meldungstyp M1 oder M2.",
+        "lr_post_districts": "Risiko-Postbezirke (JSON)",
+        "lr_post_districts_hint":
+            "{\"postDistricts\":{\"M1\":{\"riskIndicator\":\"M\",\"tierIndicator\":\"EN.Tier1\"}},"
+            + "\"localAuthorities\":{\"E07000240\":{\"tierIndicator\":\"EN.Tier2\"}}}",
+        "lr_preview": "Prüfen und Vorschau", "lr_preview_title": "Vorschau",
+        "lr_not_a_list": "Diese Datei ist keine Liste",
+        "lr_entries": "Einträge", "lr_problems": "mit Fehlern", "lr_result": "Prüfung", "lr_ok": "gültig",
+        "lr_publish": "Diese Liste veröffentlichen",
+        "lr_publish_hint": "Die Veröffentlichung ersetzt die Liste, die Telefone laden.",
+        "lr_fix": "Nichts wurde veröffentlicht. Korrigieren Sie die markierten Einträge und laden Sie die Datei neu.",
+        "lr_again": "Eine andere Datei hochladen", "lr_published": "Veröffentlicht",
+        "lr_risky-venues": "Risiko-Orte", "lr_risky-post-districts": "Risiko-Postbezirke",
+        "lr_row": "Zeile", "lr_venue": "Orts-ID", "lr_from": "Von", "lr_until": "Bis", "lr_type": "Meldungstyp",
+        "lr_parameter": "Parameter", "lr_kind": "Gebiet", "lr_code": "Code", "lr_risk": "Risiko", "lr_tier": "Stufe",
+        "lr_invalid": "Die Liste ist nicht mehr gültig; nichts wurde veröffentlicht",
+        "lr_unavailable":
+            "Der Verteildienst ist nicht erreichbar; nichts wurde veröffentlicht. Bitte versuchen Sie es gleich erneut.",
     ]
 }

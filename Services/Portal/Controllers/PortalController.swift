@@ -14,6 +14,8 @@ struct PortalController: Sendable {
 
     let engine: PortalEngine
     let circuitBreakers: any CircuitBreakerClient
+    /// The NHS local-risk lists (`NHS_ENABLED`); without them the venue officer's pages are refused.
+    let localRisk: NHSLocalRisk?
     let pages: Pages
     let secureCookies: Bool
     let stylesheet: String
@@ -30,11 +32,14 @@ struct PortalController: Sendable {
         officer.get("/", use: self.start)
         officer.get("/password", use: self.passwordPage)
         officer.get("/circuit-breakers", use: self.circuitBreakerPage)
+        officer.get("/local-risk", use: self.localRiskPage)
         officer.group().add(middleware: CSRFRequiredMiddleware(pages: self.pages))
             .post("/teletan", use: self.teleTAN)
             .post("/password", use: self.changePassword)
             .post("/circuit-breakers/switch", use: self.setCircuitBreaker)
             .post("/circuit-breakers/resolve", use: self.resolveCircuitBreaker)
+            .post("/local-risk/preview", use: self.localRiskPreview)
+            .post("/local-risk/publish", use: self.localRiskPublish)
 
         router.get("/.well-known/jwks.json") { _, _ in
             Response(
@@ -165,7 +170,7 @@ struct PortalController: Sendable {
     // MARK: - Pages of an officer
 
     /// Renders an officer's page with a fresh CSRF token (the session is renewed, keeping its age).
-    private func officerPage(
+    func officerPage(
         _ template: String,
         status: HTTPResponse.Status = .ok,
         request: Request,
@@ -180,8 +185,8 @@ struct PortalController: Sendable {
         context["canTest"] = officer.has(.hotline)
         context["canEvent"] = officer.has(.hotlineEvent)
         context["canCircuitBreakers"] = officer.has(.circuitBreakerOfficer)
-        context["noRoles"] =
-            !officer.has(.hotline) && !officer.has(.hotlineEvent) && !officer.has(.circuitBreakerOfficer)
+        context["canLocalRisk"] = self.localRisk != nil && officer.has(.venueOfficer)
+        context["noRoles"] = !PortalRole.allCases.contains { officer.has($0) }
         context["authorities"] = self.engine.authorities.map { ["id": $0.id, "name": $0.name] }
         var response = self.pages.render(
             template,

@@ -8,6 +8,8 @@ enum PortalRole: String, CaseIterable, Sendable {
     case hotlineEvent = "c19hotline_event"
     /// NHS public-health staff: the circuit breakers of exposure and venue alerts (nhs.md §7).
     case circuitBreakerOfficer = "circuit_breaker_officer"
+    /// NHS public-health staff: the lists of risky venues and risky post districts (nhs.md §5, §6).
+    case venueOfficer = "venue_officer"
 }
 
 /// The two teleTAN types, as verification-service's `X-CWA-TELETAN-TYPE` names them.

@@ -20,6 +20,8 @@ package enum NHSAPIName: String, Sendable, CaseIterable {
     case isolationPayment
     /// The uploads of the risky venues' list.
     case highRiskVenuesCodeUpload
+    /// The uploads of the risky post districts' tiers.
+    case highRiskPostCodeUpload
 }
 
 /// What an `Authorization` header of the NHS family carries.

@@ -118,6 +118,21 @@ package final class UpstreamClient: Service, Sendable {
         headers: [(String, String)] = [],
         retries: Retries = .allFailures
     ) async throws(UpstreamUnavailable) -> UpstreamResponse {
+        try await self.call(url, json, headers: headers, retries: retries)
+    }
+
+    /// GETs `url` (a lookup: every failed attempt may be repeated) and returns the first answer below 500.
+    package func get(_ url: String) async throws(UpstreamUnavailable) -> UpstreamResponse {
+        try await self.call(url, nil, headers: [], retries: .allFailures)
+    }
+
+    /// A POST of `json`, or a GET when it is `nil`, repeated as `retries` admits.
+    private func call(
+        _ url: String,
+        _ json: String?,
+        headers: [(String, String)],
+        retries: Retries
+    ) async throws(UpstreamUnavailable) -> UpstreamResponse {
         var generator = SystemRandomNumberGenerator()
         var backoff = self.policy.backoff
         var attempt = 0
@@ -170,16 +185,16 @@ package final class UpstreamClient: Service, Sendable {
         case cancelled
     }
 
-    private func attempt(_ url: String, _ json: String, headers: [(String, String)]) async -> Attempt {
+    private func attempt(_ url: String, _ json: String?, headers: [(String, String)]) async -> Attempt {
         var request = HTTPClientRequest(url: url)
-        request.method = .POST
-        request.headers.add(name: "Content-Type", value: "application/json")
+        request.method = json == nil ? .GET : .POST
+        if json != nil { request.headers.add(name: "Content-Type", value: "application/json") }
         request.headers.add(
             name: HTTPField.Name.cwaServiceToken.rawName,
             value: self.serviceToken.token(audience: self.peer, now: Date())
         )
         for (name, value) in headers { request.headers.add(name: name, value: value) }
-        request.body = .bytes(ByteBuffer(string: json))
+        if let json { request.body = .bytes(ByteBuffer(string: json)) }
         let response: HTTPClientResponse
         let body: ByteBuffer
         do {

@@ -175,20 +175,68 @@ extension NHSCommand {
             guard let key = self.keyOption ?? environment("CWA_NHS_VENUES_KEY") else {
                 throw ValidationError("--venues-key (or CWA_NHS_VENUES_KEY) is required")
             }
-            let data =
-                self.file == "-"
-                ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: self.file))
-            let reply = try await withGateway(try self.gateway.client()) { client in
-                try await client.send(
-                    .POST,
-                    self.portalURL.trimmingSuffix("/") + "/upload/identified-risk-venues",
-                    headers: [("Authorization", "Bearer \(key)"), ("Content-Type", "text/csv")],
-                    body: [UInt8](data)
-                )
-            }
-            print("HTTP \(reply.status) \(reply.text)")
-            guard reply.status == 202 else { throw ExitCode(1) }
+            try await NHSCommand.upload(
+                self.file,
+                to: self.portalURL.trimmingSuffix("/") + "/upload/identified-risk-venues",
+                key: key,
+                contentType: "text/csv",
+                gateway: self.gateway
+            )
         }
+    }
+
+    struct UploadPostDistricts: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "upload-post-districts",
+            abstract:
+                "An external system uploads the risky post districts' tiers (JSON) to the portal with its API key."
+        )
+        @OptionGroup var gateway: GatewayOptions
+        @Option(name: .customLong("portal-url"), help: "The gateway's portal server (env CWA_PORTAL_URL).")
+        var portalURL: String = environment("CWA_PORTAL_URL", "https://127.0.0.1:8445")!
+        @Option(
+            name: .customLong("districts-key"),
+            help: "The API key highRiskPostCodeUpload (env CWA_NHS_DISTRICTS_KEY)."
+        )
+        var keyOption: String?
+        @Argument(help: "The JSON file (- for standard input).")
+        var file: String
+
+        func run() async throws {
+            guard let key = self.keyOption ?? environment("CWA_NHS_DISTRICTS_KEY") else {
+                throw ValidationError("--districts-key (or CWA_NHS_DISTRICTS_KEY) is required")
+            }
+            try await NHSCommand.upload(
+                self.file,
+                to: self.portalURL.trimmingSuffix("/") + "/upload/high-risk-postal-districts",
+                key: key,
+                contentType: "application/json",
+                gateway: self.gateway
+            )
+        }
+    }
+
+    /// Posts a list file with an NHS API key; prints `HTTP <status> <body>`, exit status 1 unless 202.
+    static func upload(
+        _ file: String,
+        to url: String,
+        key: String,
+        contentType: String,
+        gateway: GatewayOptions
+    ) async throws {
+        let data =
+            file == "-"
+            ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: file))
+        let reply = try await withGateway(try gateway.client()) { client in
+            try await client.send(
+                .POST,
+                url,
+                headers: [("Authorization", "Bearer \(key)"), ("Content-Type", contentType)],
+                body: [UInt8](data)
+            )
+        }
+        print("HTTP \(reply.status) \(reply.text)")
+        guard reply.status == 202 else { throw ExitCode(1) }
     }
 
     struct Documents: AsyncParsableCommand {
@@ -200,7 +248,10 @@ extension NHSCommand {
         @OptionGroup var nhs: NHSOptions
         @Flag(help: "Also print each document's body after its line.")
         var show = false
-        @Argument(help: "Document names (default: the seven static ones; risky-venues is another).")
+        @Argument(
+            help:
+                "Document names (default: the seven static ones; risky-venues, risky-post-districts and -v2 are others)."
+        )
         var names: [String] = [
             "availability-android", "availability-ios", "exposure-configuration", "risky-venue-configuration",
             "self-isolation", "symptomatic-questionnaire", "tier-metadata",

@@ -21,6 +21,7 @@ struct NHSCommand: AsyncParsableCommand {
         subcommands: [
             Order.self, LabResult.self, TokenGen.self, Poll.self, Exchange.self, Submit.self, IPC.self,
             CircuitBreaker.self, Analytics.self, Documents.self, UploadVenues.self,
+            UploadPostDistricts.self,
         ]
     )
 }

@@ -1,5 +1,5 @@
-// `cwa officer …`: an officer logging into the portal (password, then the TOTP code) and issuing a teleTAN, or minding
-// the NHS circuit breakers.
+// `cwa officer …`: an officer logging into the portal (password, then the TOTP code) and issuing a teleTAN, minding
+// the NHS circuit breakers, or publishing an NHS local-risk list.
 
 import ArgumentParser
 import ENCrypto
@@ -10,7 +10,7 @@ struct OfficerCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "officer",
         abstract: "A public-health officer at the portal.",
-        subcommands: [TeleTANCommand.self, CircuitBreakerCommand.self]
+        subcommands: [TeleTANCommand.self, CircuitBreakerCommand.self, LocalRiskCommand.self]
     )
 }
 
@@ -100,6 +100,62 @@ extension OfficerCommand {
 
         static func element(_ id: String, _ text: String) -> String? {
             PortalBrowserSession.element(id, in: text).map { $0.split(separator: " ").last.map(String.init) ?? $0 }
+        }
+    }
+}
+
+extension OfficerCommand {
+    struct LocalRiskCommand: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "local-risk",
+            abstract: "Log in, upload an NHS list on the venue officer's page, show the preview, publish it, log out.",
+            discussion: """
+                Needs the role venue_officer. Prints the preview's counts and every entry with a problem; publishes \
+                only a list without problems (exit status 1 otherwise), unless --preview-only.
+                """
+        )
+
+        @OptionGroup var gateway: GatewayOptions
+        @OptionGroup var login: OfficerLogin
+        @Option(help: "risky-venues (a CSV) or risky-post-districts (JSON).")
+        var list = "risky-venues"
+        @Flag(name: .customLong("preview-only"), help: "Show the preview; publish nothing.")
+        var previewOnly = false
+        @Argument(help: "The file to upload ('-': standard input).")
+        var file: String
+
+        func validate() throws {
+            guard ["risky-venues", "risky-post-districts"].contains(self.list) else {
+                throw ValidationError("--list must be risky-venues or risky-post-districts")
+            }
+        }
+
+        func run() async throws {
+            let bytes: [UInt8]
+            if self.file == "-" {
+                bytes = Array(FileHandle.standardInput.readDataToEndOfFile())
+            } else {
+                guard let data = FileManager.default.contents(atPath: self.file) else {
+                    throw ClientFailure("cannot read \(self.file)")
+                }
+                bytes = Array(data)
+            }
+            let published = try await self.login.withSession(self.gateway) { session in
+                let preview = try await session.localRiskPreview(list: self.list, file: bytes)
+                if let problem = PortalBrowserSession.element("upload-problem", in: preview.text) {
+                    print(problem)
+                    return false
+                }
+                let entries = PortalBrowserSession.element("entries", in: preview.text) ?? "?"
+                let problems = PortalBrowserSession.element("problems", in: preview.text) ?? "?"
+                print("preview: \(entries) entries, \(problems) with problems")
+                for line in PortalBrowserSession.problemRows(in: preview.text) { print("  \(line)") }
+                guard problems == "0", !self.previewOnly else { return problems == "0" }
+                try await session.localRiskPublish(preview: preview.text)
+                print("published \(self.list): \(entries) entries")
+                return true
+            }
+            if !published { throw ExitCode(1) }
         }
     }
 }
@@ -240,6 +296,68 @@ final class PortalBrowserSession {
             let mode = Self.element("switch-\(kind)", in: page) ?? "?"
             return "\(kind) switch \(mode), \(Self.element("pending-\(kind)", in: page) ?? "?") waiting"
         }
+    }
+
+    /// The venue officer's preview of `file` as the list `list` (multipart upload, as the page's form sends it).
+    func localRiskPreview(list: String, file: [UInt8]) async throws -> Reply {
+        try await self.page("/local-risk")
+        let boundary = "----cwa-\(UUID().uuidString)"
+        var body: [UInt8] = []
+        for (name, value) in [("csrf", self.csrf ?? ""), ("list", list)] {
+            body += Array("--\(boundary)\r\nContent-Disposition: form-data; name=\"\(name)\"\r\n\r\n\(value)\r\n".utf8)
+        }
+        body += Array(
+            ("--\(boundary)\r\nContent-Disposition: form-data; name=\"file\"; filename=\"\(list)\"\r\n"
+                + "Content-Type: application/octet-stream\r\n\r\n").utf8
+        )
+        body += file + Array("\r\n--\(boundary)--\r\n".utf8)
+        let reply = try await self.client.send(
+            .POST,
+            self.base + "/local-risk/preview",
+            headers: self.cookieHeader + [("Content-Type", "multipart/form-data; boundary=\(boundary)")],
+            body: body
+        )
+        self.absorb(reply)
+        guard reply.status == 200 || reply.status == 422 else {
+            throw ClientFailure(
+                "the portal answered HTTP \(reply.status): \(Self.element("error-message", in: reply.text) ?? "")"
+            )
+        }
+        return reply
+    }
+
+    /// Confirms a preview: posts its hidden fields back, expecting the redirect to the upload page.
+    func localRiskPublish(preview: String) async throws {
+        guard let list = Self.attribute(after: #"name="list" value=""#, in: preview),
+            let content = Self.attribute(after: #"name="content" value=""#, in: preview)
+        else { throw ClientFailure("the preview offers no confirmation") }
+        let reply = try await self.post("/local-risk/publish", ["list": list, "content": content])
+        guard reply.status == 303, reply.header("Location")?.hasPrefix("/local-risk?published=") == true else {
+            throw ClientFailure(
+                "the portal answered HTTP \(reply.status): \(Self.element("error-message", in: reply.text) ?? "")"
+                    + " \(Self.element("error-detail", in: reply.text) ?? "")"
+            )
+        }
+    }
+
+    /// `<row>: <problem>` for every row the preview marks as bad.
+    static func problemRows(in text: String) -> [String] {
+        var rows: [String] = []
+        var rest = Substring(text)
+        while let range = rest.range(of: #"<tr class="bad" id="row-"#) {
+            let number = rest[range.upperBound...].prefix { $0 != "\"" }
+            let rowEnd = rest[range.upperBound...].range(of: "</tr>")?.lowerBound ?? rest.endIndex
+            let row = rest[range.upperBound..<rowEnd]
+            let problem = row.range(of: "<td>", options: .backwards).map { String(row[$0.upperBound...]) } ?? ""
+            var plain = problem.replacingOccurrences(of: "</td>", with: "")
+            for (entity, character) in [("&lt;", "<"), ("&gt;", ">"), ("&quot;", "\""), ("&#39;", "'"), ("&amp;", "&")]
+            {
+                plain = plain.replacingOccurrences(of: entity, with: character)
+            }
+            rows.append("row \(number): \(plain)")
+            rest = rest[rowEnd...]
+        }
+        return rows
     }
 
     func logOut() async throws {
