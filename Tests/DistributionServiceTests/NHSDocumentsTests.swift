@@ -270,6 +270,41 @@ struct NHSListPublisherTests {
         }
     }
 
+    @Test("20 uploads at once: the published v1 and v2 come from the same one")
+    func postDistrictsRace() async throws {
+        try await Self.withRouter {
+            (app: Application<RouterResponder<ServiceRequestContext>>, folder: URL) async throws in
+            var fields = TestServiceKeys.header("portal-service", for: "distribution-service")
+            fields[.contentType] = "application/json"
+            let headers = fields
+            let statuses = try await app.test(.router) { client in
+                try await withThrowingTaskGroup(of: HTTPResponse.Status.self) { group in
+                    for index in 0..<20 {
+                        let upload =
+                            #"{"postDistricts":{"D\#(index)":{"riskIndicator":"H","tierIndicator":"EN.Tier1"}},"localAuthorities":{}}"#
+                        group.addTask {
+                            try await client.execute(
+                                uri: "/version/v1/nhs/risky-post-districts",
+                                method: .post,
+                                headers: headers,
+                                body: ByteBuffer(string: upload)
+                            ).status
+                        }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+            }
+            #expect(statuses.allSatisfy { $0 == .noContent })
+            let v1 = try Self.published(folder, "distribution/risky-post-districts")
+            let v2 = try Self.published(folder, "distribution/risky-post-districts-v2")
+            let code = try #require(v1.split(separator: "\"").dropFirst(3).first)
+            #expect(
+                v2.hasPrefix(#"{"postDistricts":{"\#(code)":"EN.Tier1"}"#),
+                "v1 names \(code), v2 is \(v2.prefix(40))"
+            )
+        }
+    }
+
     @Test("the internal port's OpenAPI document names exactly its routes and is served")
     func openAPI() async throws {
         let document = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

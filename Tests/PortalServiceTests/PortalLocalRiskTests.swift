@@ -110,6 +110,8 @@ struct PortalLocalRiskTests {
             #expect(await harness.lists.publishedPostDistricts.count == 1)
             await harness.lists.setUnavailable(true)
             #expect(try await self.uploadDistricts(harness, Self.districts).status == .serviceUnavailable)
+            let bad = try await self.uploadDistricts(harness, "not json")
+            #expect(bad.status == .unprocessableContent, "what needs no tiers is checked without distribution")
             #expect(await harness.lists.publishedPostDistricts.count == 1)
         }
     }
@@ -139,7 +141,7 @@ struct PortalLocalRiskTests {
                 #expect(preview.has(id: "row-2") && preview.has(id: "confirm"))
                 #expect(await harness.lists.published.isEmpty, "a preview publishes nothing")
                 let content = try #require(Self.content(of: preview))
-                #expect(Data(base64Encoded: content) == Data(Self.venues.utf8))
+                #expect(FormFields.bytes(base64url: content) == Array(Self.venues.utf8))
                 let published = try await browser.post(
                     "/local-risk/publish",
                     ["list": "risky-venues", "content": content]
@@ -179,6 +181,15 @@ struct PortalLocalRiskTests {
                 #expect(!preview.has(id: "confirm") && preview.has(id: "not-publishable"))
 
                 _ = try await browser.get("/local-risk")
+                let noToken = try await browser.upload(
+                    "/local-risk/preview",
+                    ["list": "risky-venues"],
+                    file: Array(Self.venues.utf8),
+                    csrf: .missing
+                )
+                #expect(noToken.status == .forbidden, "a preview needs the CSRF token too")
+
+                _ = try await browser.get("/local-risk")
                 let notAList = try await browser.upload("/local-risk/preview", ["list": "risky-venues"], file: [])
                 #expect(notAList.has(id: "upload-problem"))
                 #expect(notAList.content(ofID: "upload-problem")?.hasSuffix("No payload") == true)
@@ -187,7 +198,7 @@ struct PortalLocalRiskTests {
                 _ = try await browser.get("/local-risk")
                 let forged = try await browser.post(
                     "/local-risk/publish",
-                    ["list": "risky-venues", "content": Data(csv.utf8).base64EncodedString()]
+                    ["list": "risky-venues", "content": FormFields.base64url(Array(csv.utf8))]
                 )
                 #expect(forged.status == .unprocessableContent)
             }
@@ -235,8 +246,15 @@ struct PortalLocalRiskTests {
     @Test("without the role or the CSRF token nothing is previewed or published; distribution down is 503")
     func officerRefusals() async throws {
         try await PortalHarness.run(["NHS_ENABLED": "true"]) { (harness: PortalHarness) async throws in
+            let large = ByteBuffer(repeating: UInt8(ascii: "a"), count: 100_000)
+            let anonymous = try await harness.app.post(
+                "/local-risk/preview",
+                headers: [.contentType: "application/x-www-form-urlencoded"],
+                body: large
+            )
+            #expect(anonymous.status == .contentTooLarge, "without a venue officer's session a form is read to 16 KB")
             let hotline = try await harness.addOfficer("hotline1", roles: ["c19hotline"])
-            let content = Data(Self.venues.utf8).base64EncodedString()
+            let content = FormFields.base64url(Array(Self.venues.utf8))
             try await harness.browse { browser in
                 let start = try await harness.signIn(browser, hotline)
                 #expect(!start.has(id: "local-risk"))
@@ -312,5 +330,15 @@ struct FormFieldsTests {
         #expect(form.bytes("file") == file)
         #expect(FormFields(multipart: body, boundary: "Other")["csrf"] == nil)
         #expect(FormFields(multipart: Array(body.prefix(60)), boundary: "XyZ")["csrf"] == nil)
+    }
+
+    @Test("base64url round-trips any bytes without + / or =; other text is refused")
+    func base64url() {
+        let bytes: [UInt8] = [0xFB, 0xFF, 0xBF, 0xEF, 0xBF, 0xBF, 0x00, 0x3E]
+        let text = FormFields.base64url(bytes)
+        #expect(!text.contains("+") && !text.contains("/") && !text.contains("="))
+        #expect(FormFields.bytes(base64url: text) == bytes)
+        #expect(FormFields.bytes(base64url: "+/8=") == nil)
+        #expect(FormFields.bytes(base64url: "not base64!") == nil)
     }
 }

@@ -227,6 +227,8 @@ if [ "$nhs" = on ]; then
     "$(date -u -d '2 days ago' +%Y-%m-%dT21:00:00Z)" >"$work/officer-venues.csv"
   expect "the officer's preview names the bad row's problem and offers no confirmation (nothing published)" \
     "^  row 2: Date did not conform" "$cwa" officer local-risk --list risky-venues "$work/officer-venues.csv"
+  check "a preview publishes nothing (the venue is not on the CDN)" \
+    bash -c "! '$cwa' nhs documents --show risky-venues | grep -q C5MPR2X9"
   sed -i '$d' "$work/officer-venues.csv"
   expect "the officer confirms the corrected list at /local-risk (preview: 1 entry, 0 with problems; published)" \
     "^published risky-venues: 1 entries$" "$cwa" officer local-risk --list risky-venues "$work/officer-venues.csv"

@@ -23,6 +23,8 @@ struct NHSListPublisher: Sendable {
     let metrics: any MetricsFactory
     /// The tier metadata document as distribution-service publishes it (`distribution/tier-metadata`).
     let tierMetadata: [UInt8]
+    /// One post districts' publication at a time in this process.
+    let gate = PublicationGate()
 
     static let routes = ServiceRoutes([
         "portal-service": [
@@ -51,23 +53,33 @@ struct NHSListPublisher: Sendable {
         let body = try await request.body.collect(upTo: context.maxUploadSize)
         let upload: NHSRiskyPostDistricts
         switch NHSRiskyPostDistricts.parse(Array(body.readableBytesView), tiers: self.tiers) {
-        case .failure(let problem):
+        case .failure:
             self.count("risky-post-districts", "invalid")
-            throw HTTPError(.unprocessableContent, message: problem.message)
+            // The portal checked the upload against these tiers: the reason (it names a post district) stays out of
+            // the answer, which the error middleware logs.
+            throw HTTPError(.unprocessableContent, message: "not a valid upload of risky post districts")
         case .success(let checked): upload = checked
         }
         let now = self.clock.now
-        // v1 before v2, as the reference writes them; a failure between the two leaves v2 as it was, and the
-        // portal's repeat publishes both.
+        // v1 before v2, as the reference writes them, and one upload's pair at a time, so the two never come from
+        // different uploads; a failure between the two leaves v2 as it was, and the portal's repeat publishes both.
+        await self.gate.enter()
         for (key, bytes) in [
             ("distribution/risky-post-districts", upload.v1),
             ("distribution/risky-post-districts-v2", upload.v2(metadata: self.tierMetadata)),
         ] {
-            guard try await self.publish(key: key, bytes: bytes, at: now, context: context) else {
+            let written: Bool
+            do { written = try await self.publish(key: key, bytes: bytes, at: now, context: context) } catch {
+                await self.gate.leave()
+                throw error
+            }
+            guard written else {
+                await self.gate.leave()
                 self.count("risky-post-districts", "store_failed")
                 throw HTTPError(.serviceUnavailable, message: "the object store failed; publish the list again")
             }
         }
+        await self.gate.leave()
         self.count("risky-post-districts", "published")
         context.logger.notice(
             "Risky post districts published",
@@ -157,5 +169,23 @@ struct NHSListPublisher: Sendable {
             dimensions: [("list", list), ("outcome", outcome)],
             factory: self.metrics
         ).increment()
+    }
+}
+
+/// Lets one publication through at a time, the others wait in order (an actor alone would interleave at each await).
+actor PublicationGate {
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    func enter() async {
+        guard self.busy else {
+            self.busy = true
+            return
+        }
+        await withCheckedContinuation { self.waiting.append($0) }
+    }
+
+    func leave() {
+        if self.waiting.isEmpty { self.busy = false } else { self.waiting.removeFirst().resume() }
     }
 }

@@ -48,6 +48,22 @@ struct FormFields: Sendable {
         }
     }
 
+    /// Bytes as base64url without padding (RFC 4648 §5): characters a form sends as they are, so a file carried back
+    /// in a hidden field grows by a third and no more.
+    static func base64url(_ bytes: [UInt8]) -> String {
+        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+    }
+
+    /// The bytes of a base64url text (padding optional); `nil` when it is none.
+    static func bytes(base64url text: String) -> [UInt8]? {
+        guard !text.contains("+"), !text.contains("/") else { return nil }
+        var standard = text.trimmingCharacters(in: CharacterSet(charactersIn: "="))
+            .replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        standard += String(repeating: "=", count: (4 - standard.count % 4) % 4)
+        return Data(base64Encoded: standard).map(Array.init)
+    }
+
     /// The `name` parameter of a part's `Content-Disposition: form-data` header.
     private static func partName(_ headers: String) -> String? {
         for line in headers.split(separator: "\r\n") {
@@ -64,11 +80,13 @@ struct FormFields: Sendable {
 
     /// The largest form body of most pages.
     static let maxBytes = 16 * 1024
-    /// The largest form body of the local-risk pages (a list of up to 1 MB, base64-encoded on the way back).
+    /// The largest form body of the local-risk pages (a list of up to 1 MB; base64url on the way back, under 1.4 MB).
     static let maxUploadBytes = 3 * 1_048_576
 
-    static func read(_ request: Request, context: some RequestContext) async throws -> FormFields {
-        let limit = request.uri.path.hasPrefix("/local-risk/") ? Self.maxUploadBytes : Self.maxBytes
+    /// The form of a POST; up to `maxUploadBytes` on the local-risk pages when `large` (a venue officer's session),
+    /// `maxBytes` everywhere else.
+    static func read(_ request: Request, large: Bool) async throws -> FormFields {
+        let limit = large && request.uri.path.hasPrefix("/local-risk/") ? Self.maxUploadBytes : Self.maxBytes
         let buffer = try await request.body.collect(upTo: limit)
         let contentType = request.headers[.contentType] ?? ""
         if contentType.lowercased().hasPrefix("multipart/form-data"),

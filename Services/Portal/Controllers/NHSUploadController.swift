@@ -41,6 +41,10 @@ struct NHSLocalRisk: Sendable {
                     return self.outcome(answer, details: "venues=\(venues.count)", logger: logger)
                 }
             case .postDistricts:
+                // What needs no tier metadata first: a bad upload is 422 also while distribution-service is away.
+                if case .failure(let problem) = NHSRiskyPostDistricts.parse(bytes, tiers: nil) {
+                    return .invalid(problem.message)
+                }
                 switch NHSRiskyPostDistricts.parse(bytes, tiers: try await self.lists.tiers()) {
                 case .failure(let problem): return .invalid(problem.message)
                 case .success(let upload):

@@ -30,7 +30,7 @@ extension PortalController {
 
     /// Behind `OfficerRequiredMiddleware` and `CSRFRequiredMiddleware`: the uploaded file (multipart field `file`, list
     /// in `list`) checked entry by entry, and the confirmation form when every entry is valid. Nothing is stored:
-    /// the confirmation carries the file back, and it is checked again then.
+    /// the confirmation carries the file back (base64url) and it is checked again then.
     func localRiskPreview(_ request: Request, context: Context) async throws -> Response {
         let language = Pages.language(of: request)
         let (session, officer, form) = try context.officer()
@@ -88,7 +88,7 @@ extension PortalController {
         values["count"] = rows.count
         values["problems"] = problems
         values["publishable"] = problems == 0
-        if problems == 0 { values["content"] = Data(bytes).base64EncodedString() }
+        if problems == 0 { values["content"] = FormFields.base64url(bytes) }
         return try await self.officerPage(
             "localriskpreview",
             status: problems == 0 ? .ok : .unprocessableContent,
@@ -108,7 +108,7 @@ extension PortalController {
             return self.pages.error(.forbidden, "forbidden", language: language)
         }
         guard let list = form["list"].flatMap(NHSLocalRisk.List.init(rawValue:)),
-            let content = form["content"].flatMap({ Data(base64Encoded: $0) })
+            let content = form["content"].flatMap(FormFields.bytes(base64url:))
         else { return self.pages.error(.badRequest, "bad_request", language: language) }
         switch await localRisk.publish(list, Array(content), contentType: "text/csv", logger: context.logger) {
         case .invalid(let message):

@@ -26,11 +26,18 @@ struct SessionMiddleware: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: MiddlewareNext<Context>) async throws -> Response {
         var context = context
-        let form = request.method == .post ? try await FormFields.read(request, context: context) : nil
-        if let session = try await self.engine.session(token: request.cookies[Self.cookieName]?.value) {
+        let session = try await self.engine.session(token: request.cookies[Self.cookieName]?.value)
+        var officer: Officer? = nil
+        if let session { officer = try await self.engine.officer(of: session) }
+        // The large bodies of the local-risk pages only for an officer who may send them; anyone else's form is
+        // read up to 16 KB, so no one reaches the 3 MB without logging in.
+        let form =
+            request.method == .post
+            ? try await FormFields.read(request, large: officer?.has(.venueOfficer) == true) : nil
+        if let session {
             context.identity = PortalIdentity(
                 session: session,
-                officer: try await self.engine.officer(of: session),
+                officer: officer,
                 form: form.flatMap { self.engine.checkCSRF($0["csrf"], session: session) ? $0 : nil }
             )
         }

@@ -39,7 +39,7 @@ package struct NHSRiskyPostDistricts: Sendable, Equatable {
     }
 
     /// The upload, or the first problem (the message after `validation error: `).
-    package static func parse(_ bytes: [UInt8], tiers: Set<String>) -> Result<Self, NHSRiskyVenueCSV.Problem> {
+    package static func parse(_ bytes: [UInt8], tiers: Set<String>?) -> Result<Self, NHSRiskyVenueCSV.Problem> {
         switch self.entries(bytes, tiers: tiers) {
         case .failure(let problem): return .failure(problem)
         case .success(let entries):
@@ -57,12 +57,12 @@ package struct NHSRiskyPostDistricts: Sendable, Equatable {
     }
 
     /// Every entry with its own problem, post districts first, each map in code order; or a problem of the whole
-    /// upload. The checks and messages are the reference's (`RiskyPostCodesMapper`): both maps present (empty ones
+    /// upload. Without `tiers` the tier indicators are not checked (the checks that need no tier metadata). The checks and messages are the reference's (`RiskyPostCodesMapper`): both maps present (empty ones
     /// allowed), a post district non-blank and at most 20 characters with a risk indicator of H, M or L, a local
     /// authority non-blank, every tier indicator a key of the tier metadata.
     package static func entries(
         _ bytes: [UInt8],
-        tiers: Set<String>
+        tiers: Set<String>?
     ) -> Result<[Entry], NHSRiskyVenueCSV.Problem> {
         struct Upload: Decodable {
             var postDistricts: [String: Indicators]
@@ -77,12 +77,12 @@ package struct NHSRiskyPostDistricts: Sendable, Equatable {
             var entry = Entry(kind: .postDistrict, code: code, indicators: indicators)
             if isBlank(code) {
                 entry.problem = "Invalid post district - no value"
-            } else if code.count > 20 {
+            } else if code.utf16.count > 20 {  // the reference counts UTF-16 units (Java's length())
                 entry.problem = "Invalid post district longer than 20 characters: \(code)"
             } else if !Self.riskIndicators.contains(indicators.riskIndicator ?? "") {
                 entry.problem =
                     "Invalid risk indicator: \(indicators.riskIndicator ?? "null") for post district: \(code)"
-            } else if !tiers.contains(indicators.tierIndicator ?? "") {
+            } else if let tiers, !tiers.contains(indicators.tierIndicator ?? "") {
                 entry.problem =
                     "Invalid tier indicator: \(indicators.tierIndicator ?? "null") for post district: \(code)"
             }
@@ -96,7 +96,7 @@ package struct NHSRiskyPostDistricts: Sendable, Equatable {
             )
             if isBlank(code) {
                 entry.problem = "Invalid local authority - no value"
-            } else if !tiers.contains(indicators.tierIndicator ?? "") {
+            } else if let tiers, !tiers.contains(indicators.tierIndicator ?? "") {
                 entry.problem =
                     "Invalid tier indicator: \(indicators.tierIndicator ?? "null") for local authority: \(code)"
             }
