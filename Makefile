@@ -24,7 +24,7 @@ PRODUCTS := test-result-service verification-service submission-service portal-s
 build_products = $(if $(SKIP_BUILD),:,for product in $(1); do $(SWIFT) build -c $(2) --product $$product; done)
 BUILD_PRODUCTS = $(call build_products,$(PRODUCTS),$(CONFIG))
 
-.PHONY: help build lint format test test-unit test-browser e2e e2e-federation bench-federation images e2e-containers run stop db-start db-stop db-status protos protos-check protoc-tools bench privacy-check bench-distribution distribute deploy-check clean
+.PHONY: help build lint format test test-unit test-browser e2e drills e2e-federation bench-federation images e2e-containers run stop db-start db-stop db-status protos protos-check protoc-tools bench privacy-check bench-distribution distribute deploy-check clean
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -32,13 +32,14 @@ help: ## List the targets
 build: ## Build every product (debug; CONFIG=release for release)
 	$(BUILD_PRODUCTS)
 
-test: lint db-start ## The lint gate, PostgreSQL if needed, build, the whole suite, the browser test, the end-to-end journeys (loopback, two federating countries, containers), deploy-check
+test: lint db-start ## The lint gate, PostgreSQL if needed, build, the whole suite, the browser test, the end-to-end journeys (loopback, two federating countries, containers), the drills, deploy-check
 	database_env="$$($(PG) env)"; eval "$$database_env"; \
 	export EN_REQUIRE_DB=1; \
 	$(SWIFT) build --build-tests; \
 	$(SWIFT) test --skip-build
 	$(MAKE) test-browser SKIP_BUILD=1
 	$(MAKE) e2e SKIP_BUILD=1 CONFIG=debug
+	$(MAKE) drills SKIP_BUILD=1 CONFIG=debug
 	$(MAKE) e2e-federation SKIP_BUILD=1 CONFIG=debug
 	$(MAKE) e2e-containers CONFIG=debug
 	$(MAKE) deploy-check
@@ -66,6 +67,10 @@ test-browser: ## Drive the portal in headless Chromium: CLI user, login, TOTP, t
 e2e: ## A second fleet (ports +100, .data/e2e) and the whole journey through the gateway with cwa; N passed, M failed
 	$(BUILD_PRODUCTS)
 	CONFIG=$(CONFIG) deploy/local/e2e.sh
+
+drills: ## A fleet of its own (ports +600, .data/drills): races on single-use secrets, secrets at rest; N passed, M failed
+	$(BUILD_PRODUCTS)
+	CONFIG=$(CONFIG) deploy/local/drills.sh
 
 e2e-federation: ## Two fleets (DE, FR) and an efgs-gateway (.data/e2e-federation): keys federate both ways, and the failures
 	$(call build_products,$(PRODUCTS),$(CONFIG))

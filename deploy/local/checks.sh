@@ -1,5 +1,5 @@
 # shellcheck shell=bash disable=SC2154 # $work and $log are the caller's
-# The checks of the end-to-end scripts (e2e.sh, e2e-federation.sh): one line per check, the counts, and the last lines
+# The checks of the end-to-end scripts and the drills (e2e.sh, e2e-federation.sh, drills.sh): one line per check, the counts, and the last lines
 # of a failing check's output. Sourced; the caller sets $work (a temporary folder) and $log (where every check's
 # output is kept) first.
 passed=0
@@ -22,4 +22,12 @@ expect() {
   "$@" >"$work/out" 2>&1
   if grep -Eq -- "$pattern" "$work/out"; then pass "$description"; else flunk "$description"; fi
   cat "$work/out" >>"$log"
+}
+# absent PATTERNS FILE…: no file holds any of the patterns (one per line). grep's status 1 means "no match"; 0 (found)
+# and 2 (a file missing or unreadable) both fail the check.
+absent() {
+  local patterns="$1"; shift
+  [ -n "$patterns" ] || return 1
+  printf '%s\n' "$patterns" | grep -v '^$' | grep -F -f - -- "$@"
+  [ "${PIPESTATUS[2]}" = 1 ]
 }

@@ -65,7 +65,10 @@ extension PhoneCommand {
         @Option(help: "The app's package name in the verdict.")
         var package: String = "de.rki.coronawarnapp"
         @Option(help: "Base64 SHA-256 of the app's signing certificate in the verdict (default: the CWA app's).")
-        var certificateDigest: String = "Dday+17d9vY5YtsnHu1+9QTHd9l3LUhEcqzweVOe5zk="
+        var certificateDigest: String = Self.cwaCertificateDigest
+
+        /// Base64 SHA-256 of the CWA app's signing certificate, which data-donation-service expects by default.
+        static let cwaCertificateDigest = "Dday+17d9vY5YtsnHu1+9QTHd9l3LUhEcqzweVOe5zk="
 
         func run() async throws {
             var state = try self.phone.load()

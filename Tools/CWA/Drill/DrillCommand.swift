@@ -1,0 +1,240 @@
+// `cwa drill races`: the races on single-use secrets (`make drills`): each secret is used many times at once through
+// the gateway, as a crowd of phones would; exactly one use may succeed, the others must get the documented refusal,
+// and none a 5xx or a transport failure.
+
+import ArgumentParser
+import ENModels
+import Foundation
+import NIOHTTP1
+
+struct DrillCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "drill",
+        abstract: "Reliability drills against a fleet (make drills).",
+        subcommands: [Races.self]
+    )
+}
+
+/// How the answers to one race came out: the count per status (0: no answer).
+struct RaceOutcome: Sendable, Equatable {
+    var statuses: [Int: Int]
+
+    init(_ statuses: [Int]) {
+        self.statuses = statuses.reduce(into: [:]) { $0[$1, default: 0] += 1 }
+    }
+
+    /// `201×1 400×999`, statuses in order; `none×3` for requests without an answer.
+    var summary: String {
+        self.statuses.sorted { $0.key < $1.key }.map { "\($0.key == 0 ? "none" : "\($0.key)")×\($0.value)" }
+            .joined(separator: " ")
+    }
+
+    /// Exactly one `success`, every other answer one of `refusals`.
+    func isOneWinner(success: Int, refusals: Set<Int>) -> Bool {
+        self.statuses[success] == 1
+            && self.statuses.allSatisfy { $0.key == success || refusals.contains($0.key) }
+    }
+}
+
+extension DrillCommand {
+    struct Races: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract:
+                "Use one GUID, one teleTAN, one registration token, one TAN and one self-report OTP many times at once.",
+            discussion: """
+                The GUID must have a positive result posted by a lab and be unregistered; the teleTAN must be unused. \
+                Prints one line per race (`ok` or `FAIL`, the race, the answers per status) and exits 1 when a race \
+                did not have exactly one winner with every other answer the documented refusal.
+                """
+        )
+
+        @OptionGroup var gateway: GatewayOptions
+        @OptionGroup var playIntegrity: PlayIntegrityOptions
+        @Option(help: "Uses of each secret at once.")
+        var count = 1000
+        @Option(help: "A GUID with a positive result a lab posted, not yet registered.")
+        var guid: String
+        @Option(help: "An unused teleTAN.")
+        var teletan: String
+        @Option(
+            name: .customLong("secrets-file"),
+            help: "Write the registration token and the TAN the races used here (mode 600), for the check at rest."
+        )
+        var secretsFile: String?
+
+        func validate() throws {
+            guard (2...10_000).contains(self.count) else { throw ValidationError("--count must be 2…10000") }
+        }
+
+        func run() async throws {
+            let app = self.gateway.app
+            let count = self.count
+            let guidHash = LabID.registered(guid: self.guid, rapid: false)
+            let teleTAN = self.teletan
+            let failures = try await withGateway(try self.gateway.client(connections: 256)) { client in
+                var failures = 0
+                func report(_ name: String, _ outcome: RaceOutcome, success: Int, refusals: Set<Int>) -> Bool {
+                    let ok = outcome.isOneWinner(success: success, refusals: refusals)
+                    print("\(ok ? "ok  " : "FAIL") \(name): \(outcome.summary)")
+                    if !ok { failures += 1 }
+                    return ok
+                }
+
+                // 1. One GUID registered by everyone at once: one registration token, the rest 400.
+                let registration = jsonObject(["key": guidHash, "keyType": "GUID"])
+                let registrations = try await Self.race(count) {
+                    try await client.postJSON(
+                        "\(app)/version/v1/registrationToken",
+                        registration,
+                        headers: [("cwa-fake", "0")]
+                    )
+                }
+                _ = report(
+                    "\(count) registrations of one GUID",
+                    RaceOutcome(registrations.map(\.status)),
+                    success: 201,
+                    refusals: [400]
+                )
+                struct Registered: Decodable { var registrationToken: String }
+                guard let winner = registrations.first(where: { $0.status == 201 }),
+                    let token = try? decodeJSON(Registered.self, from: winner, what: "registration").registrationToken
+                else {
+                    print("FAIL the TAN races need the registration token of the GUID's registration")
+                    return failures + 2
+                }
+
+                // 2. One teleTAN registered by everyone at once.
+                let teleTANRegistration = jsonObject(["key": teleTAN, "keyType": "TELETAN"])
+                let teleTANs = try await Self.race(count) {
+                    try await client.postJSON(
+                        "\(app)/version/v1/registrationToken",
+                        teleTANRegistration,
+                        headers: [("cwa-fake", "0")]
+                    )
+                }
+                _ = report(
+                    "\(count) registrations of one teleTAN",
+                    RaceOutcome(teleTANs.map(\.status)),
+                    success: 201,
+                    refusals: [400]
+                )
+
+                // 3. The registration token polled while its TAN is asked for, both by everyone at once: every poll
+                // answers the positive result, one TAN is issued, the other TAN requests 400.
+                let body = jsonObject(["registrationToken": token])
+                async let polls = Self.race(count) {
+                    try await client.postJSON("\(app)/version/v1/testresult", body, headers: [("cwa-fake", "0")])
+                }
+                let tans = try await Self.race(count) {
+                    try await client.postJSON("\(app)/version/v1/tan", body, headers: [("cwa-fake", "0")])
+                }
+                let pollOutcome = RaceOutcome(try await polls.map(\.status))
+                let pollsOK = pollOutcome.statuses == [200: count]
+                print(
+                    "\(pollsOK ? "ok  " : "FAIL") \(count) result polls during the TAN's issue: \(pollOutcome.summary)"
+                )
+                if !pollsOK { failures += 1 }
+                _ = report(
+                    "\(count) TAN requests for one registration token",
+                    RaceOutcome(tans.map(\.status)),
+                    success: 201,
+                    refusals: [400]
+                )
+                struct Issued: Decodable { var tan: String }
+                guard let issued = tans.first(where: { $0.status == 201 }),
+                    let tan = try? decodeJSON(Issued.self, from: issued, what: "TAN").tan
+                else {
+                    print("FAIL the redemption race needs the issued TAN")
+                    return failures + 1
+                }
+
+                try self.remember([token, tan])
+
+                // 4. The TAN redeemed by everyone at once: one submission stored, the rest 403.
+                let payload = try SubmissionBuilder.withRandomKeys(now: Date())
+                let submissions = try await Self.race(count) {
+                    try await SubmissionCalls.submit(client: client, app: app, tan: tan, payload: payload)
+                }
+                _ = report(
+                    "\(count) submissions with one TAN",
+                    RaceOutcome(submissions.map(\.status)),
+                    success: 200,
+                    refusals: [403]
+                )
+
+                // 5. A self-report OTP (created with the rehearsal app's Play Integrity keys) redeemed by everyone at
+                // once: one self-report stored, the rest 403.
+                let now = Date()
+                let otp = UUID().uuidString.lowercased()
+                let created = try await client.send(
+                    .POST,
+                    "\(app)/version/v1/android/srs",
+                    headers: [("Content-Type", "application/x-protobuf"), ("cwa-fake", "0")],
+                    body: try SelfReportOTP.request(
+                        otp: otp,
+                        keys: try self.playIntegrity.load(),
+                        package: "de.rki.coronawarnapp",
+                        certificateDigest: PhoneCommand.SelfReport.cwaCertificateDigest,
+                        now: now
+                    )
+                )
+                guard created.status == 200 else {
+                    print("FAIL the OTP race needs a self-report OTP: HTTP \(created.status) \(created.text)")
+                    return failures + 1
+                }
+                try self.remember([token, tan, otp])
+                // Every self-report carries keys of its own: keys stored by the winner would refuse a copy
+                // (KEYS_ALREADY_EXIST) before its OTP is looked at.
+                let selfReports = try await Self.race(count) {
+                    let selfReport = try SubmissionBuilder.payload(
+                        keys: PhoneState.new(days: 14, now: now).keys,
+                        checkIns: 0,
+                        now: now,
+                        submissionType: .srsSelfTest
+                    )
+                    return try await client.send(
+                        .POST,
+                        "\(app)/version/v1/diagnosis-keys",
+                        headers: [("Content-Type", "application/x-protobuf"), ("cwa-fake", "0"), ("cwa-otp", otp)],
+                        body: selfReport
+                    )
+                }
+                _ = report(
+                    "\(count) self-reports with one OTP",
+                    RaceOutcome(selfReports.map(\.status)),
+                    success: 200,
+                    refusals: [403]
+                )
+                return failures
+            }
+            guard failures == 0 else { throw ExitCode(1) }
+        }
+
+        /// Writes `secrets`, one per line, to `--secrets-file` (readable by its owner only).
+        func remember(_ secrets: [String]) throws {
+            guard let path = self.secretsFile else { return }
+            guard
+                FileManager.default.createFile(
+                    atPath: path,
+                    contents: Data((secrets.joined(separator: "\n") + "\n").utf8),
+                    attributes: [.posixPermissions: 0o600]
+                )
+            else { throw ClientFailure("cannot write \(path)") }
+        }
+
+        /// `call` `count` times at once; a call that fails without an answer counts as status 0.
+        static func race(
+            _ count: Int,
+            _ call: @escaping @Sendable () async throws -> Reply
+        ) async throws -> [Reply] {
+            await withTaskGroup(of: Reply.self) { group in
+                for _ in 0..<count {
+                    group.addTask {
+                        (try? await call()) ?? Reply(status: 0, headers: [], body: [], seconds: 0)
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+    }
+}
