@@ -62,6 +62,38 @@ struct DatabasePoolTests {
         }
     }
 
+    @Test("a connection the server terminates under a statement is an outage; a broken statement is not")
+    func unavailableClassification() async throws {
+        let database = try PostgresTestDatabase.require()
+        // A connection of its own, outside any pool: the server ends it (SQLSTATE 57P01, as when the server shuts down
+        // or its postmaster dies under the request).
+        let configuration = database.configuration
+        let connection = try await PostgresConnection.connect(
+            configuration: .init(
+                host: configuration.host,
+                port: configuration.port,
+                username: configuration.username,
+                password: configuration.password,
+                database: configuration.database,
+                tls: .disable
+            ),
+            id: 1,
+            logger: database.logger
+        )
+        defer { Task { try? await connection.close() } }
+        let terminated = await #expect(throws: (any Error).self) {
+            _ = try await connection.query("SELECT pg_terminate_backend(pg_backend_pid())", logger: database.logger)
+                .collect()
+            _ = try await connection.query("SELECT 1", logger: database.logger).collect()
+        }
+        #expect(terminated.map(isDatabaseUnavailable) == true)
+        let broken = await #expect(throws: (any Error).self) {
+            try await database.client.query("SELECT * FROM no_such_table", logger: database.logger)
+        }
+        #expect(broken.map(isDatabaseUnavailable) == false)
+        #expect(!isDatabaseUnavailable(DatabaseBusy(waited: .seconds(1))))
+    }
+
     /// Runs `body` with a pool of one connection (lease timeout 100 ms) and a way to keep that connection taken.
     private static func withSingleConnection(
         _ database: PostgresTestDatabase,

@@ -8,6 +8,10 @@
 #          registered, one teleTAN registered, one registration token polled while its TAN is asked for, one TAN
 #          redeemed by submissions, one self-report OTP redeemed by self-reports. Each has exactly one winner; every
 #          other answer is the documented refusal, none a 5xx;
+#   outage PostgreSQL's postmaster killed (SIGKILL) under a steady load of lab uploads and registrations
+#          (DRILLS_OUTAGE_RATE of each per second for DRILLS_OUTAGE_SECONDS, 10 and 20) and started again 4 s later:
+#          every acknowledged lab result is stored, every other answer is a 503, and each service's /health/ready goes
+#          to 503 and is 200 again within 5 s of the database's return, without a restart;
 #   at rest  afterwards no table of any database and no log line holds the drills' GUID, teleTAN, registration
 #          token, TAN or OTP in clear.
 #
@@ -22,6 +26,7 @@ export EN_DATA_DIR="$root/.data/drills" EN_PG_PORT="${DRILLS_PG_PORT:-54409}" EN
 export CONFIG="${CONFIG:-debug}"
 unset EN_SERVICES EN_GATEWAY   # the whole fleet, with the gateway
 race_count="${DRILLS_RACE_COUNT:-1000}"
+outage_seconds="${DRILLS_OUTAGE_SECONDS:-20}" outage_rate="${DRILLS_OUTAGE_RATE:-10}"
 run="$root/deploy/local/run.sh"
 pg="$root/deploy/local/postgres.sh"
 cwa="$root/.build/$CONFIG/cwa"
@@ -69,6 +74,69 @@ for race in "registrations of one GUID" "registrations of one teleTAN" "result p
   cp "$work/races" "$work/out"
   check "races: $race_count $race: ${line#* "$race": }" grep -q "^ok   $race_count $race:" "$work/races"
 done
+
+# ---- PostgreSQL killed under load ----
+# Lab uploads and registrations at a steady rate; 5 s in, the postmaster gets SIGKILL and comes back 4 s later. Every
+# acknowledged write must be in its table; every other answer a 503 (no 500, no request without an answer); each
+# service's /health/ready must go to 503 and be 200 again within 5 s of the database's return, without a restart.
+"$cwa" drill outage --seconds "$outage_seconds" --rate "$outage_rate" --acked-file "$work/acked" >"$work/outage" 2>&1 &
+load_pid=$!
+: >"$work/ready"
+watch_ready() {
+  while [ ! -f "$work/outage-over" ]; do
+    printf '%s %s %s\n' "$(date +%s.%N)" "$1" "$(curl -s -m 3 -o /dev/null -w '%{http_code}' "$2/health/ready")" >>"$work/ready"
+    sleep 0.2
+  done
+}
+watchers=()
+for pair in "test-result $EN_TEST_RESULT_URL" "verification $EN_VERIFICATION_URL" "submission $EN_SUBMISSION_URL" \
+  "portal $EN_PORTAL_URL" "data-donation $EN_DATA_DONATION_URL"; do
+  read -r name url <<<"$pair"
+  watch_ready "$name" "$url" &
+  watchers+=($!)
+done
+sleep 5
+killed=$(date +%s.%N)
+kill -9 "$(head -n 1 "$EN_DATA_DIR/postgres/postmaster.pid")" 2>>"$log"
+sleep 4
+for _ in 1 2 3 4 5; do "$pg" start >>"$log" 2>&1 && break; sleep 1; done   # its children may still be leaving
+back=$(date +%s.%N)
+wait "$load_pid"
+sleep 6
+touch "$work/outage-over"
+wait "${watchers[@]}" 2>/dev/null
+cat "$work/outage" >>"$log"
+outage_line() { sed -n "s/^$1: //p" "$work/outage"; }
+cp "$work/outage" "$work/out"
+# only_statuses KIND ALLOWED: every answer of the kind's line (`results: 204×188 503×12, slowest …`) is an allowed one.
+only_statuses() {
+  local line
+  line="$(outage_line "$1" | sed 's/, slowest.*//')"
+  [ -n "$line" ] || return 1
+  # shellcheck disable=SC2086 # one status×count per word
+  ! printf '%s\n' $line | grep -vqE "^($2)×"
+}
+check "outage: lab uploads answered 204 or 503 only ($(outage_line results))" only_statuses results '204|503'
+check "outage: registrations answered 201 or 503 only ($(outage_line registrations))" only_statuses registrations '201|503'
+acked_results="$(grep -c '^result ' "$work/acked")"
+ids="$(sed -n "s/^result \(.*\)$/'\1'/p" "$work/acked" | paste -sd,)"
+stored="$("$pg" psql -X -q -t -A -d testresult -c "SELECT count(*) FROM test_result WHERE result_id IN (${ids:-''})" 2>>"$log")"
+check "outage: every acknowledged lab result is stored ($stored of $acked_results)" test "$stored" = "$acked_results" -a "$acked_results" -gt 0
+python3 - "$killed" "$back" "$work/ready" >"$work/recovery" 2>&1 <<'PY'
+import sys
+killed, back = float(sys.argv[1]), float(sys.argv[2])
+rows = [line.split() for line in open(sys.argv[3]) if len(line.split()) == 3]
+for name in dict.fromkeys(n for _, n, _ in rows):
+    seen = [(float(t), c) for t, n, c in rows if n == name]
+    down = next((t - killed for t, c in seen if killed < t < back and c == "503"), None)
+    up = next((t - back for t, c in seen if t > back and c == "200"), None)
+    print(name, "-" if down is None else f"{down:.1f}", "-" if up is None else f"{up:.1f}")
+PY
+cat "$work/recovery" >>"$log"
+while read -r name down up; do
+  check "outage: $name's /health/ready went to 503 (${down} s after the kill) and was 200 ${up} s after the database returned" \
+    python3 -c "import sys; d, u = sys.argv[1:]; sys.exit(0 if d != '-' and u != '-' and float(u) <= 5 else 1)" "$down" "$up"
+done <"$work/recovery"
 
 # ---- secrets at rest: no dump and no log line holds the drills' secrets ----
 "$run" stop >/dev/null 2>&1   # flushes every log and makes the databases quiet

@@ -14,8 +14,10 @@ import Logging
 ///   body.
 /// - `DatabaseBusy` (every pooled connection stayed taken for the lease timeout) is load, not a bug: logged at
 ///   `warning` and answered 503 with `Retry-After`, so clients back off instead of queueing.
-/// - Anything else is a bug or an outage: logged at `error` with its type (PostgreSQL errors with their SQLSTATE),
-///   never with request content, and answered with an empty 500.
+/// - A database that went away (a connection refused or closed under the request, the server restarting; see
+///   `isDatabaseUnavailable`) is an outage: logged at `warning` and answered 503 with `Retry-After: 5`.
+/// - Anything else is a bug: logged at `error` with its type (PostgreSQL errors with their SQLSTATE), never with
+///   request content, and answered with an empty 500.
 package struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     package init() {}
 
@@ -45,6 +47,14 @@ package struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             context.logger.warning("Request refused: database busy", metadata: ["error.message": "\(error)"])
             return try APIError(.serviceUnavailable, "the service is busy; try again", headers: [.retryAfter: "1"])
                 .response(from: request, context: context)
+        } catch  where isDatabaseUnavailable(error) {
+            context.logger.warning("Request refused: database unavailable", metadata: ErrorMetadata.of(error))
+            return try APIError(
+                .serviceUnavailable,
+                "the service is unavailable; try again",
+                headers: [.retryAfter: "5"]
+            )
+            .response(from: request, context: context)
         } catch {
             context.logger.error("Request failed", metadata: ErrorMetadata.of(error))
             return Response(status: .internalServerError)

@@ -11,7 +11,7 @@ struct DrillCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "drill",
         abstract: "Reliability drills against a fleet (make drills).",
-        subcommands: [Races.self]
+        subcommands: [Races.self, Outage.self]
     )
 }
 
@@ -231,6 +231,130 @@ extension DrillCommand {
                 for _ in 0..<count {
                     group.addTask {
                         (try? await call()) ?? Reply(status: 0, headers: [], body: [], seconds: 0)
+                    }
+                }
+                return await group.reduce(into: []) { $0.append($1) }
+            }
+        }
+    }
+}
+
+extension DrillCommand {
+    struct Outage: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Lab uploads and registrations at a steady rate while the drill script breaks the fleet.",
+            discussion: """
+                Every 1/--rate seconds, for --seconds, a lab posts one new positive result and a phone registers \
+                another new GUID (neither waits for the other requests). Prints the answers per status, the slowest \
+                answer, and writes the id of every acknowledged result (204) and GUID hash (201) to --acked-file, \
+                one `result <id>` or `registration <hash>` per line.
+                """
+        )
+
+        @OptionGroup var gateway: GatewayOptions
+        @OptionGroup var lab: LabOptions
+        @Option(help: "How long to send.")
+        var seconds = 20.0
+        @Option(help: "Requests of each kind per second.")
+        var rate = 10.0
+        @Option(name: .customLong("acked-file"), help: "Where the acknowledged ids go.")
+        var ackedFile: String
+
+        func validate() throws {
+            guard (1...600).contains(self.seconds), (0.5...200).contains(self.rate) else {
+                throw ValidationError("--seconds must be 1…600 and --rate 0.5…200")
+            }
+        }
+
+        func run() async throws {
+            let app = self.gateway.app
+            let labURL = self.lab.lab
+            let labID = self.lab.labID
+            let total = Int(self.seconds * self.rate)
+            let interval = Duration.seconds(1 / self.rate)
+            let sent = try await withGateway(try self.lab.client(gateway: self.gateway)) { labClient in
+                try await withGateway(try self.gateway.client(connections: 64)) { appClient in
+                    await Self.send(
+                        total,
+                        interval: interval,
+                        app: app,
+                        lab: labURL,
+                        labID: labID,
+                        labClient: labClient,
+                        appClient: appClient
+                    )
+                }
+            }
+            let acked = sent.filter {
+                ($0.kind == "result" && $0.status == 204) || ($0.kind == "registration" && $0.status == 201)
+            }
+            guard
+                FileManager.default.createFile(
+                    atPath: self.ackedFile,
+                    contents: Data(acked.map { "\($0.kind) \($0.id)\n" }.joined().utf8),
+                    attributes: [.posixPermissions: 0o600]
+                )
+            else { throw ClientFailure("cannot write \(self.ackedFile)") }
+            for kind in ["result", "registration"] {
+                let ofKind = sent.filter { $0.kind == kind }
+                let slowest = ofKind.map(\.seconds).max() ?? 0
+                print(
+                    "\(kind)s: \(RaceOutcome(ofKind.map(\.status)).summary), slowest \(String(format: "%.2f", slowest)) s"
+                )
+            }
+        }
+
+        struct Sent: Sendable {
+            var kind: String
+            var id: String
+            var status: Int
+            var seconds: Double
+        }
+
+        /// `total` lab results and as many registrations, one of each every `interval`, none waiting for another.
+        static func send(
+            _ total: Int,
+            interval: Duration,
+            app: String,
+            lab labURL: String,
+            labID: String,
+            labClient: GatewayClient,
+            appClient: GatewayClient
+        ) async -> [Sent] {
+            await withTaskGroup(of: Sent.self) { group in
+                let clock = ContinuousClock()
+                let start = clock.now
+                for index in 0..<total {
+                    try? await clock.sleep(until: start + interval * index)
+                    let guid = "outage-\(UUID().uuidString.lowercased())"
+                    let resultID = LabID.posted(guid: guid)
+                    group.addTask {
+                        let reply = try? await LabUpload.post(
+                            client: labClient,
+                            lab: labURL,
+                            labID: labID,
+                            results: [(resultID, LabResult.positive.code(rapid: false) ?? 0)]
+                        )
+                        return Sent(
+                            kind: "result",
+                            id: resultID,
+                            status: reply?.status ?? 0,
+                            seconds: reply?.seconds ?? 0
+                        )
+                    }
+                    let hash = LabID.registered(guid: "outage-registration-\(UUID().uuidString)", rapid: false)
+                    group.addTask {
+                        let reply = try? await appClient.postJSON(
+                            "\(app)/version/v1/registrationToken",
+                            jsonObject(["key": hash, "keyType": "GUID"]),
+                            headers: [("cwa-fake", "0")]
+                        )
+                        return Sent(
+                            kind: "registration",
+                            id: hash,
+                            status: reply?.status ?? 0,
+                            seconds: reply?.seconds ?? 0
+                        )
                     }
                 }
                 return await group.reduce(into: []) { $0.append($1) }
