@@ -3,7 +3,6 @@
 import ENTestSupport
 import Foundation
 import PostgresNIO
-import Synchronization
 import Testing
 
 @testable import DataDonationService
@@ -18,43 +17,38 @@ struct ExportTests {
     ) async throws -> (
         code: Int32, lines: Int, first: String, peakKiB: Int
     ) {
+        // The output goes to a file, not a pipe: a pipe's write end inherited by a child another test spawns at the
+        // same moment would keep its end of file from ever coming.
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("export-\(UUID().uuidString)")
+        guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
+            throw CocoaError(.fileWriteNoPermission)
+        }
+        defer { try? FileManager.default.removeItem(at: file) }
+        let output = try FileHandle(forWritingTo: file)
         let process = Process()
         process.executableURL = try BuiltProduct.url("data-donation-service")
         process.arguments = ["export"] + arguments
         process.environment = database.processEnvironment
-        let output = Pipe()
         process.standardOutput = output
         process.standardError = FileHandle.nullDevice
         try process.run()
+        try output.close()
         let pid = process.processIdentifier
-        let peak = Atomic<Int>(0)
-        let reader = Task.detached { () -> (Int, String) in
-            var lines = 0
-            var first: [UInt8] = []
-            var inFirst = true
-            while true {
-                let chunk = output.fileHandleForReading.availableData
-                if chunk.isEmpty { break }
-                for byte in chunk {
-                    if byte == UInt8(ascii: "\n") {
-                        lines += 1
-                        inFirst = false
-                    } else if inFirst {
-                        first.append(byte)
-                    }
-                }
-                if let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
-                    let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
-                    let kib = Int(line.split(separator: " ").dropFirst().first ?? "")
-                {
-                    peak.store(max(peak.load(ordering: .relaxed), kib), ordering: .relaxed)
-                }
+        var peakKiB = 0
+        // Polled, never waited on with a blocking call: the peak resident set while it runs, then its exit.
+        while process.isRunning {
+            if let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+                let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmHWM:") }),
+                let kib = Int(line.split(separator: " ").dropFirst().first ?? "")
+            {
+                peakKiB = max(peakKiB, kib)
             }
-            return (lines, String(decoding: first, as: UTF8.self))
+            try await Task.sleep(for: .milliseconds(20))
         }
-        let (lines, first) = await reader.value
-        process.waitUntilExit()
-        return (process.terminationStatus, lines, first, peak.load(ordering: .relaxed))
+        let data = try Data(contentsOf: file)
+        let lines = data.count { $0 == UInt8(ascii: "\n") }
+        let first = String(decoding: data.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self)
+        return (process.terminationStatus, lines, first, peakKiB)
     }
 
     @Test("100,000 donations export as CSV and JSON lines, every row once, peak memory bounded")
