@@ -1,6 +1,7 @@
 // The NHS local-risk lists at the portal (nhs.md §5, §6): the risky post districts' API upload, and a venue officer's
 // pages — upload a file, see every entry checked, confirm — publishing through distribution-service, audited.
 
+import ENCrypto
 import ENServiceKit
 import ENTestSupport
 import Foundation
@@ -141,7 +142,7 @@ struct PortalLocalRiskTests {
                 #expect(preview.has(id: "row-2") && preview.has(id: "confirm"))
                 #expect(await harness.lists.published.isEmpty, "a preview publishes nothing")
                 let content = try #require(Self.content(of: preview))
-                #expect(FormFields.bytes(base64url: content) == Array(Self.venues.utf8))
+                #expect(Base64URL.decode(content) == Array(Self.venues.utf8))
                 let published = try await browser.post(
                     "/local-risk/publish",
                     ["list": "risky-venues", "content": content]
@@ -198,7 +199,7 @@ struct PortalLocalRiskTests {
                 _ = try await browser.get("/local-risk")
                 let forged = try await browser.post(
                     "/local-risk/publish",
-                    ["list": "risky-venues", "content": FormFields.base64url(Array(csv.utf8))]
+                    ["list": "risky-venues", "content": Base64URL.encode(Array(csv.utf8))]
                 )
                 #expect(forged.status == .unprocessableContent)
             }
@@ -254,7 +255,7 @@ struct PortalLocalRiskTests {
             )
             #expect(anonymous.status == .contentTooLarge, "without a venue officer's session a form is read to 16 KB")
             let hotline = try await harness.addOfficer("hotline1", roles: ["c19hotline"])
-            let content = FormFields.base64url(Array(Self.venues.utf8))
+            let content = Base64URL.encode(Array(Self.venues.utf8))
             try await harness.browse { browser in
                 let start = try await harness.signIn(browser, hotline)
                 #expect(!start.has(id: "local-risk"))
@@ -332,13 +333,13 @@ struct FormFieldsTests {
         #expect(FormFields(multipart: Array(body.prefix(60)), boundary: "XyZ")["csrf"] == nil)
     }
 
-    @Test("base64url round-trips any bytes without + / or =; other text is refused")
+    @Test("the confirmation's base64url round-trips any bytes without + / or =; other text is refused")
     func base64url() {
         let bytes: [UInt8] = [0xFB, 0xFF, 0xBF, 0xEF, 0xBF, 0xBF, 0x00, 0x3E]
-        let text = FormFields.base64url(bytes)
+        let text = Base64URL.encode(bytes)
         #expect(!text.contains("+") && !text.contains("/") && !text.contains("="))
-        #expect(FormFields.bytes(base64url: text) == bytes)
-        #expect(FormFields.bytes(base64url: "+/8=") == nil)
-        #expect(FormFields.bytes(base64url: "not base64!") == nil)
+        #expect(Base64URL.decode(text) == bytes)
+        #expect(Base64URL.decode("+/8=") == nil)
+        #expect(Base64URL.decode("not base64!") == nil)
     }
 }

@@ -31,3 +31,12 @@ absent() {
   printf '%s\n' "$patterns" | grep -v '^$' | grep -F -f - -- "$@"
   [ "${PIPESTATUS[2]}" = 1 ]
 }
+# dump_local DATABASE…: the data of each database of the loopback fleet's cluster ($EN_DATA_DIR, $EN_PG_PORT), on
+# standard output.
+dump_local() {
+  local database
+  for database in "$@"; do
+    PGPASSWORD="$(cat "$EN_DATA_DIR/secrets/postgres")" "${EN_PG_BIN:-/usr/lib/postgresql/15/bin}/pg_dump" -h 127.0.0.1 \
+      -p "$EN_PG_PORT" -U postgres --data-only "$database"
+  done
+}

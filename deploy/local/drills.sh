@@ -71,7 +71,6 @@ say "races: $(( $(date +%s) - race_started )) s for 5 races of $race_count reque
 for race in "registrations of one GUID" "registrations of one teleTAN" "result polls during the TAN's issue" \
   "TAN requests for one registration token" "submissions with one TAN" "self-reports with one OTP"; do
   line="$(grep -F "$race_count $race:" "$work/races")"
-  cp "$work/races" "$work/out"
   check "races: $race_count $race: ${line#* "$race": }" grep -q "^ok   $race_count $race:" "$work/races"
 done
 
@@ -107,7 +106,6 @@ touch "$work/outage-over"
 wait "${watchers[@]}" 2>/dev/null
 cat "$work/outage" >>"$log"
 outage_line() { sed -n "s/^$1: //p" "$work/outage"; }
-cp "$work/outage" "$work/out"
 # only_statuses KIND ALLOWED: every answer of the kind's line (`results: 204×188 503×12, slowest …`) is an allowed one.
 only_statuses() {
   local line
@@ -142,11 +140,7 @@ done <"$work/recovery"
 "$run" stop >/dev/null 2>&1   # flushes every log and makes the databases quiet
 "$pg" start >/dev/null 2>&1
 logs=("$EN_DATA_DIR"/logs/*.log "$EN_DATA_DIR"/postgres.log)
-: >"$work/dump"
-for database in keys verification testresult portal datadonation; do
-  PGPASSWORD="$(cat "$EN_DATA_DIR/secrets/postgres")" "${EN_PG_BIN:-/usr/lib/postgresql/15/bin}/pg_dump" -h 127.0.0.1 \
-    -p "$EN_PG_PORT" -U postgres --data-only "$database" >>"$work/dump" 2>>"$log"
-done
+dump_local keys verification testresult portal datadonation >"$work/dump" 2>>"$log"
 check "the database dump of the drills is not empty ($(wc -l <"$work/dump") lines)" test "$(wc -l <"$work/dump")" -gt 50
 secrets="$(printf '%s\n%s\n' "$guid" "$teletan"; cat "$work/secrets" 2>/dev/null)"
 check "no table and no log line holds the drills' GUID, teleTAN, registration token, TAN or OTP ($(printf '%s\n' "$secrets" | grep -c .) secrets)" \

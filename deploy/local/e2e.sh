@@ -529,8 +529,7 @@ for database in keys verification testresult portal datadonation efgs; do
   if in_containers; then
     "$run" pg_dump "$database" --data-only >>"$work/dump" 2>>"$log"
   else
-    PGPASSWORD="$(cat "$EN_DATA_DIR/secrets/postgres")" "${EN_PG_BIN:-/usr/lib/postgresql/15/bin}/pg_dump" -h 127.0.0.1 -p "$EN_PG_PORT" -U postgres \
-      --data-only "$database" >>"$work/dump" 2>>"$log"
+    dump_local "$database" >>"$work/dump" 2>>"$log"
   fi
 done
 check "the database dump is not empty ($(wc -l <"$work/dump") lines)" test "$(wc -l <"$work/dump")" -gt 50

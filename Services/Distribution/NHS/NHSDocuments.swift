@@ -238,16 +238,23 @@ struct NHSDistribution: Sendable {
     /// The documents as signed CDN objects (`date:` and the bytes, nhs.md §2), all signed at `date`.
     func objects(names: [String]? = nil, at date: Date) throws -> [CDNObject] {
         try self.documents.filter { names?.contains($0.name) ?? true }.map { document in
-            let headers = try self.signer.signFile(document.bytes, at: date)
-            let signature = CDNObject.Signature(value: headers.signature, date: headers.date)
-            return CDNObject(
-                key: document.key,
-                body: document.bytes,
-                contentType: .json,
-                isDirectoryIndex: false,
-                checksum: CDNObject.signedChecksum(document.bytes, keyID: signature.keyID),
-                signature: signature
-            )
+            try CDNObject.signedJSON(key: document.key, body: document.bytes, signer: self.signer, at: date)
         }
+    }
+}
+
+extension CDNObject {
+    /// A JSON document with the NHS file signature over `date:` ‖ the bytes (nhs.md §2), as the stores publish it.
+    static func signedJSON(key: String, body: [UInt8], signer: NHSSigner, at date: Date) throws -> CDNObject {
+        let headers = try signer.signFile(body, at: date)
+        let signature = CDNObject.Signature(value: headers.signature, date: headers.date)
+        return CDNObject(
+            key: key,
+            body: body,
+            contentType: .json,
+            isDirectoryIndex: false,
+            checksum: CDNObject.signedChecksum(body, keyID: signature.keyID),
+            signature: signature
+        )
     }
 }

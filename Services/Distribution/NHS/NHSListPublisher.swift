@@ -23,8 +23,25 @@ struct NHSListPublisher: Sendable {
     let metrics: any MetricsFactory
     /// The tier metadata document as distribution-service publishes it (`distribution/tier-metadata`).
     let tierMetadata: [UInt8]
+    /// Its keys: the tier indicators an upload may name.
+    let tiers: Set<String>
     /// One post districts' publication at a time in this process.
     let gate = PublicationGate()
+
+    init(
+        store: any ObjectStore,
+        signer: NHSSigner,
+        clock: WallClock,
+        metrics: any MetricsFactory,
+        tierMetadata: [UInt8]
+    ) {
+        self.store = store
+        self.signer = signer
+        self.clock = clock
+        self.metrics = metrics
+        self.tierMetadata = tierMetadata
+        self.tiers = NHSRiskyPostDistricts.tiers(ofMetadata: tierMetadata)
+    }
 
     static let routes = ServiceRoutes([
         "portal-service": [
@@ -32,8 +49,6 @@ struct NHSListPublisher: Sendable {
             "GET /version/v1/nhs/tiers",
         ]
     ])
-
-    var tiers: Set<String> { NHSRiskyPostDistricts.tiers(ofMetadata: self.tierMetadata) }
 
     func addRoutes(to group: RouterGroup<some RequestContext>) {
         group.post("nhs/risky-venues") { request, context in try await self.riskyVenues(request, context: context) }
@@ -63,23 +78,17 @@ struct NHSListPublisher: Sendable {
         let now = self.clock.now
         // v1 before v2, as the reference writes them, and one upload's pair at a time, so the two never come from
         // different uploads; a failure between the two leaves v2 as it was, and the portal's repeat publishes both.
-        await self.gate.enter()
-        for (key, bytes) in [
-            ("distribution/risky-post-districts", upload.v1),
-            ("distribution/risky-post-districts-v2", upload.v2(metadata: self.tierMetadata)),
-        ] {
-            let written: Bool
-            do { written = try await self.publish(key: key, bytes: bytes, at: now, context: context) } catch {
-                await self.gate.leave()
-                throw error
-            }
-            guard written else {
-                await self.gate.leave()
-                self.count("risky-post-districts", "store_failed")
-                throw HTTPError(.serviceUnavailable, message: "the object store failed; publish the list again")
+        try await self.gate.exclusively {
+            for (key, bytes) in [
+                ("distribution/risky-post-districts", upload.v1),
+                ("distribution/risky-post-districts-v2", upload.v2(metadata: self.tierMetadata)),
+            ] {
+                guard try await self.publish(key: key, bytes: bytes, at: now, context: context) else {
+                    self.count("risky-post-districts", "store_failed")
+                    throw HTTPError(.serviceUnavailable, message: "the object store failed; publish the list again")
+                }
             }
         }
-        await self.gate.leave()
         self.count("risky-post-districts", "published")
         context.logger.notice(
             "Risky post districts published",
@@ -143,19 +152,9 @@ struct NHSListPublisher: Sendable {
     /// Signs `bytes` (`date:` ‖ bytes) and writes them under `key`; `false` when the object store failed.
     private func publish(key: String, bytes: [UInt8], at date: Date, context: some RequestContext) async throws -> Bool
     {
-        let headers = try self.signer.signFile(bytes, at: date)
-        let signature = CDNObject.Signature(value: headers.signature, date: headers.date)
+        let object = try CDNObject.signedJSON(key: key, body: bytes, signer: self.signer, at: date)
         do {
-            try await self.store.put(
-                CDNObject(
-                    key: key,
-                    body: bytes,
-                    contentType: .json,
-                    isDirectoryIndex: false,
-                    checksum: CDNObject.signedChecksum(bytes, keyID: signature.keyID),
-                    signature: signature
-                )
-            )
+            try await self.store.put(object)
             return true
         } catch {
             context.logger.error("An NHS list was not published: the object store failed", metadata: ["key": "\(key)"])
@@ -177,7 +176,20 @@ actor PublicationGate {
     private var busy = false
     private var waiting: [CheckedContinuation<Void, Never>] = []
 
-    func enter() async {
+    /// Runs `body` once every publication that entered before has left.
+    nonisolated func exclusively<Result>(_ body: () async throws -> Result) async throws -> Result {
+        await self.enter()
+        do {
+            let result = try await body()
+            await self.leave()
+            return result
+        } catch {
+            await self.leave()
+            throw error
+        }
+    }
+
+    private func enter() async {
         guard self.busy else {
             self.busy = true
             return
@@ -185,7 +197,7 @@ actor PublicationGate {
         await withCheckedContinuation { self.waiting.append($0) }
     }
 
-    func leave() {
+    private func leave() {
         if self.waiting.isEmpty { self.busy = false } else { self.waiting.removeFirst().resume() }
     }
 }

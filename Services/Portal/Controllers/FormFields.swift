@@ -48,22 +48,6 @@ struct FormFields: Sendable {
         }
     }
 
-    /// Bytes as base64url without padding (RFC 4648 §5): characters a form sends as they are, so a file carried back
-    /// in a hidden field grows by a third and no more.
-    static func base64url(_ bytes: [UInt8]) -> String {
-        Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-    }
-
-    /// The bytes of a base64url text (padding optional); `nil` when it is none.
-    static func bytes(base64url text: String) -> [UInt8]? {
-        guard !text.contains("+"), !text.contains("/") else { return nil }
-        var standard = text.trimmingCharacters(in: CharacterSet(charactersIn: "="))
-            .replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        standard += String(repeating: "=", count: (4 - standard.count % 4) % 4)
-        return Data(base64Encoded: standard).map(Array.init)
-    }
-
     /// The `name` parameter of a part's `Content-Disposition: form-data` header.
     private static func partName(_ headers: String) -> String? {
         for line in headers.split(separator: "\r\n") {
@@ -80,7 +64,8 @@ struct FormFields: Sendable {
 
     /// The largest form body of most pages.
     static let maxBytes = 16 * 1024
-    /// The largest form body of the local-risk pages (a list of up to 1 MB; base64url on the way back, under 1.4 MB).
+    /// The largest form body of the local-risk pages (a list of up to 1 MB; base64url on the way back, which a form
+    /// sends as it is, under 1.4 MB).
     static let maxUploadBytes = 3 * 1_048_576
 
     /// The form of a POST; up to `maxUploadBytes` on the local-risk pages when `large` (a venue officer's session),

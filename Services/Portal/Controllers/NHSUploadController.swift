@@ -41,11 +41,16 @@ struct NHSLocalRisk: Sendable {
                     return self.outcome(answer, details: "venues=\(venues.count)", logger: logger)
                 }
             case .postDistricts:
-                // What needs no tier metadata first: a bad upload is 422 also while distribution-service is away.
-                if case .failure(let problem) = NHSRiskyPostDistricts.parse(bytes, tiers: nil) {
-                    return .invalid(problem.message)
+                // What needs no tier metadata first, so a bad upload is 422 also while distribution-service is away;
+                // its tiers then check the decoded entries.
+                let entries: [NHSRiskyPostDistricts.Entry]
+                switch NHSRiskyPostDistricts.decode(bytes) {
+                case .failure(let problem): return .invalid(problem.message)
+                case .success(let decoded): entries = decoded
                 }
-                switch NHSRiskyPostDistricts.parse(bytes, tiers: try await self.lists.tiers()) {
+                if let problem = entries.lazy.compactMap(\.problem).first { return .invalid(problem) }
+                let tiers = try await self.lists.tiers()
+                switch NHSRiskyPostDistricts.upload(NHSRiskyPostDistricts.checking(entries, against: tiers)) {
                 case .failure(let problem): return .invalid(problem.message)
                 case .success(let upload):
                     let answer = try await self.lists.publishRiskyPostDistricts(upload.json)

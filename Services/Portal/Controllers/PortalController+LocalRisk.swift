@@ -1,6 +1,7 @@
 // A venue officer's pages for the NHS local-risk lists (nhs.md §5, §6): upload a file, see every entry checked,
 // confirm; the confirmed list is published signed at once, with an audit entry.
 
+import ENCrypto
 import ENServiceKit
 import Foundation
 import Hummingbird
@@ -88,7 +89,7 @@ extension PortalController {
         values["count"] = rows.count
         values["problems"] = problems
         values["publishable"] = problems == 0
-        if problems == 0 { values["content"] = FormFields.base64url(bytes) }
+        if problems == 0 { values["content"] = Base64URL.encode(bytes) }
         return try await self.officerPage(
             "localriskpreview",
             status: problems == 0 ? .ok : .unprocessableContent,
@@ -108,9 +109,9 @@ extension PortalController {
             return self.pages.error(.forbidden, "forbidden", language: language)
         }
         guard let list = form["list"].flatMap(NHSLocalRisk.List.init(rawValue:)),
-            let content = form["content"].flatMap(FormFields.bytes(base64url:))
+            let content = form["content"].flatMap(Base64URL.decode)
         else { return self.pages.error(.badRequest, "bad_request", language: language) }
-        switch await localRisk.publish(list, Array(content), contentType: "text/csv", logger: context.logger) {
+        switch await localRisk.publish(list, content, contentType: "text/csv", logger: context.logger) {
         case .invalid(let message):
             return self.pages.error(
                 .unprocessableContent,

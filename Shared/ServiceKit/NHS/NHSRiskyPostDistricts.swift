@@ -40,30 +40,22 @@ package struct NHSRiskyPostDistricts: Sendable, Equatable {
 
     /// The upload, or the first problem (the message after `validation error: `).
     package static func parse(_ bytes: [UInt8], tiers: Set<String>?) -> Result<Self, NHSRiskyVenueCSV.Problem> {
-        switch self.entries(bytes, tiers: tiers) {
-        case .failure(let problem): return .failure(problem)
-        case .success(let entries):
-            if let bad = entries.first(where: { $0.problem != nil }) { return .failure(.init(bad.problem ?? "")) }
-            var upload = Self(postDistricts: [:], localAuthorities: [:])
-            for entry in entries {
-                switch entry.kind {
-                case .postDistrict: upload.postDistricts[entry.code] = entry.indicators
-                case .localAuthority:
-                    upload.localAuthorities[entry.code] = Indicators(tierIndicator: entry.indicators.tierIndicator)
-                }
-            }
-            return .success(upload)
-        }
+        self.entries(bytes, tiers: tiers).flatMap(self.upload)
     }
 
-    /// Every entry with its own problem, post districts first, each map in code order; or a problem of the whole
-    /// upload. Without `tiers` the tier indicators are not checked (the checks that need no tier metadata). The checks and messages are the reference's (`RiskyPostCodesMapper`): both maps present (empty ones
-    /// allowed), a post district non-blank and at most 20 characters with a risk indicator of H, M or L, a local
-    /// authority non-blank, every tier indicator a key of the tier metadata.
+    /// Every entry with its own problem (`decode`), the tier indicators checked against `tiers` when given.
     package static func entries(
         _ bytes: [UInt8],
         tiers: Set<String>?
     ) -> Result<[Entry], NHSRiskyVenueCSV.Problem> {
+        self.decode(bytes).map { entries in tiers.map { self.checking(entries, against: $0) } ?? entries }
+    }
+
+    /// Every entry with its own problem, post districts first, each map in code order; or a problem of the whole
+    /// upload. The checks that need no tier metadata, with the reference's messages (`RiskyPostCodesMapper`): both
+    /// maps present (empty ones allowed), a post district non-blank and at most 20 characters with a risk indicator
+    /// of H, M or L, a local authority non-blank.
+    package static func decode(_ bytes: [UInt8]) -> Result<[Entry], NHSRiskyVenueCSV.Problem> {
         struct Upload: Decodable {
             var postDistricts: [String: Indicators]
             var localAuthorities: [String: Indicators]
@@ -82,9 +74,6 @@ package struct NHSRiskyPostDistricts: Sendable, Equatable {
             } else if !Self.riskIndicators.contains(indicators.riskIndicator ?? "") {
                 entry.problem =
                     "Invalid risk indicator: \(indicators.riskIndicator ?? "null") for post district: \(code)"
-            } else if let tiers, !tiers.contains(indicators.tierIndicator ?? "") {
-                entry.problem =
-                    "Invalid tier indicator: \(indicators.tierIndicator ?? "null") for post district: \(code)"
             }
             return entry
         }
@@ -94,15 +83,35 @@ package struct NHSRiskyPostDistricts: Sendable, Equatable {
                 code: code,
                 indicators: Indicators(tierIndicator: indicators.tierIndicator)
             )
-            if isBlank(code) {
-                entry.problem = "Invalid local authority - no value"
-            } else if let tiers, !tiers.contains(indicators.tierIndicator ?? "") {
-                entry.problem =
-                    "Invalid tier indicator: \(indicators.tierIndicator ?? "null") for local authority: \(code)"
-            }
+            if isBlank(code) { entry.problem = "Invalid local authority - no value" }
             return entry
         }
         return .success(postDistricts + localAuthorities)
+    }
+
+    /// `entries` with the reference's message on every entry that had no problem yet and whose tier indicator is not
+    /// a key of the tier metadata.
+    package static func checking(_ entries: [Entry], against tiers: Set<String>) -> [Entry] {
+        entries.map { entry in
+            guard entry.problem == nil, !tiers.contains(entry.indicators.tierIndicator ?? "") else { return entry }
+            var checked = entry
+            checked.problem =
+                "Invalid tier indicator: \(entry.indicators.tierIndicator ?? "null") for \(entry.kind.rawValue): \(entry.code)"
+            return checked
+        }
+    }
+
+    /// The upload of checked entries, or the first entry's problem.
+    package static func upload(_ entries: [Entry]) -> Result<Self, NHSRiskyVenueCSV.Problem> {
+        if let problem = entries.lazy.compactMap(\.problem).first { return .failure(.init(problem)) }
+        var upload = Self(postDistricts: [:], localAuthorities: [:])
+        for entry in entries {
+            switch entry.kind {
+            case .postDistrict: upload.postDistricts[entry.code] = entry.indicators
+            case .localAuthority: upload.localAuthorities[entry.code] = entry.indicators
+            }
+        }
+        return .success(upload)
     }
 
     /// The upload as portal-service hands it to distribution-service: the upload's own shape, keys sorted.

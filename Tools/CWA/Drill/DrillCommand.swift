@@ -73,30 +73,29 @@ extension DrillCommand {
             let teleTAN = self.teletan
             let failures = try await withGateway(try self.gateway.client(connections: 256)) { client in
                 var failures = 0
-                func report(_ name: String, _ outcome: RaceOutcome, success: Int, refusals: Set<Int>) -> Bool {
+                func report(_ name: String, _ replies: [Reply], success: Int, refusals: Set<Int>) {
+                    let outcome = RaceOutcome(replies.map(\.status))
                     let ok = outcome.isOneWinner(success: success, refusals: refusals)
                     print("\(ok ? "ok  " : "FAIL") \(name): \(outcome.summary)")
                     if !ok { failures += 1 }
-                    return ok
+                }
+                /// Everyone registers `key` at once.
+                func registrations(_ key: String, type: String) async -> [Reply] {
+                    let body = jsonObject(["key": key, "keyType": type])
+                    return await Self.race(count) {
+                        try await client.postJSON(
+                            "\(app)/version/v1/registrationToken",
+                            body,
+                            headers: [("cwa-fake", "0")]
+                        )
+                    }
                 }
 
                 // 1. One GUID registered by everyone at once: one registration token, the rest 400.
-                let registration = jsonObject(["key": guidHash, "keyType": "GUID"])
-                let registrations = try await Self.race(count) {
-                    try await client.postJSON(
-                        "\(app)/version/v1/registrationToken",
-                        registration,
-                        headers: [("cwa-fake", "0")]
-                    )
-                }
-                _ = report(
-                    "\(count) registrations of one GUID",
-                    RaceOutcome(registrations.map(\.status)),
-                    success: 201,
-                    refusals: [400]
-                )
+                let guids = await registrations(guidHash, type: "GUID")
+                report("\(count) registrations of one GUID", guids, success: 201, refusals: [400])
                 struct Registered: Decodable { var registrationToken: String }
-                guard let winner = registrations.first(where: { $0.status == 201 }),
+                guard let winner = guids.first(where: { $0.status == 201 }),
                     let token = try? decodeJSON(Registered.self, from: winner, what: "registration").registrationToken
                 else {
                     print("FAIL the TAN races need the registration token of the GUID's registration")
@@ -104,20 +103,8 @@ extension DrillCommand {
                 }
 
                 // 2. One teleTAN registered by everyone at once.
-                let teleTANRegistration = jsonObject(["key": teleTAN, "keyType": "TELETAN"])
-                let teleTANs = try await Self.race(count) {
-                    try await client.postJSON(
-                        "\(app)/version/v1/registrationToken",
-                        teleTANRegistration,
-                        headers: [("cwa-fake", "0")]
-                    )
-                }
-                _ = report(
-                    "\(count) registrations of one teleTAN",
-                    RaceOutcome(teleTANs.map(\.status)),
-                    success: 201,
-                    refusals: [400]
-                )
+                let teleTANs = await registrations(teleTAN, type: "TELETAN")
+                report("\(count) registrations of one teleTAN", teleTANs, success: 201, refusals: [400])
 
                 // 3. The registration token polled while its TAN is asked for, both by everyone at once: every poll
                 // answers the positive result, one TAN is issued, the other TAN requests 400.
@@ -125,18 +112,18 @@ extension DrillCommand {
                 async let polls = Self.race(count) {
                     try await client.postJSON("\(app)/version/v1/testresult", body, headers: [("cwa-fake", "0")])
                 }
-                let tans = try await Self.race(count) {
+                let tans = await Self.race(count) {
                     try await client.postJSON("\(app)/version/v1/tan", body, headers: [("cwa-fake", "0")])
                 }
-                let pollOutcome = RaceOutcome(try await polls.map(\.status))
+                let pollOutcome = RaceOutcome(await polls.map(\.status))
                 let pollsOK = pollOutcome.statuses == [200: count]
                 print(
                     "\(pollsOK ? "ok  " : "FAIL") \(count) result polls during the TAN's issue: \(pollOutcome.summary)"
                 )
                 if !pollsOK { failures += 1 }
-                _ = report(
+                report(
                     "\(count) TAN requests for one registration token",
-                    RaceOutcome(tans.map(\.status)),
+                    tans,
                     success: 201,
                     refusals: [400]
                 )
@@ -152,12 +139,12 @@ extension DrillCommand {
 
                 // 4. The TAN redeemed by everyone at once: one submission stored, the rest 403.
                 let payload = try SubmissionBuilder.withRandomKeys(now: Date())
-                let submissions = try await Self.race(count) {
+                let submissions = await Self.race(count) {
                     try await SubmissionCalls.submit(client: client, app: app, tan: tan, payload: payload)
                 }
-                _ = report(
+                report(
                     "\(count) submissions with one TAN",
-                    RaceOutcome(submissions.map(\.status)),
+                    submissions,
                     success: 200,
                     refusals: [403]
                 )
@@ -166,17 +153,12 @@ extension DrillCommand {
                 // once: one self-report stored, the rest 403.
                 let now = Date()
                 let otp = UUID().uuidString.lowercased()
-                let created = try await client.send(
-                    .POST,
-                    "\(app)/version/v1/android/srs",
-                    headers: [("Content-Type", "application/x-protobuf"), ("cwa-fake", "0")],
-                    body: try SelfReportOTP.request(
-                        otp: otp,
-                        keys: try self.playIntegrity.load(),
-                        package: "de.rki.coronawarnapp",
-                        certificateDigest: PhoneCommand.SelfReport.cwaCertificateDigest,
-                        now: now
-                    )
+                let created = try await SelfReportOTP.create(
+                    otp: otp,
+                    client: client,
+                    app: app,
+                    keys: try self.playIntegrity.load(),
+                    now: now
                 )
                 guard created.status == 200 else {
                     print("FAIL the OTP race needs a self-report OTP: HTTP \(created.status) \(created.text)")
@@ -185,7 +167,7 @@ extension DrillCommand {
                 try self.remember([token, tan, otp])
                 // Every self-report carries keys of its own: keys stored by the winner would refuse a copy
                 // (KEYS_ALREADY_EXIST) before its OTP is looked at.
-                let selfReports = try await Self.race(count) {
+                let selfReports = await Self.race(count) {
                     let selfReport = try SubmissionBuilder.payload(
                         keys: PhoneState.new(days: 14, now: now).keys,
                         checkIns: 0,
@@ -199,9 +181,9 @@ extension DrillCommand {
                         body: selfReport
                     )
                 }
-                _ = report(
+                report(
                     "\(count) self-reports with one OTP",
-                    RaceOutcome(selfReports.map(\.status)),
+                    selfReports,
                     success: 200,
                     refusals: [403]
                 )
@@ -226,7 +208,7 @@ extension DrillCommand {
         static func race(
             _ count: Int,
             _ call: @escaping @Sendable () async throws -> Reply
-        ) async throws -> [Reply] {
+        ) async -> [Reply] {
             await withTaskGroup(of: Reply.self) { group in
                 for _ in 0..<count {
                     group.addTask {

@@ -63,10 +63,12 @@ extension PhoneCommand {
         @Flag(name: .customLong("reuse-otp"), help: "Submit with the OTP of the last self-report again.")
         var reuseOTP = false
         @Option(help: "The app's package name in the verdict.")
-        var package: String = "de.rki.coronawarnapp"
+        var package: String = Self.cwaPackage
         @Option(help: "Base64 SHA-256 of the app's signing certificate in the verdict (default: the CWA app's).")
         var certificateDigest: String = Self.cwaCertificateDigest
 
+        /// The CWA app's package name, which data-donation-service expects by default.
+        static let cwaPackage = "de.rki.coronawarnapp"
         /// Base64 SHA-256 of the CWA app's signing certificate, which data-donation-service expects by default.
         static let cwaCertificateDigest = "Dday+17d9vY5YtsnHu1+9QTHd9l3LUhEcqzweVOe5zk="
 
@@ -88,19 +90,14 @@ extension PhoneCommand {
                     otp = last
                 } else {
                     otp = UUID().uuidString.lowercased()
-                    let keys = try self.playIntegrity.load()
-                    let request = try SelfReportOTP.request(
+                    let created = try await SelfReportOTP.create(
                         otp: otp,
-                        keys: keys,
+                        client: client,
+                        app: self.gateway.app,
+                        keys: try self.playIntegrity.load(),
                         package: self.package,
                         certificateDigest: self.certificateDigest,
                         now: now
-                    )
-                    let created = try await client.send(
-                        .POST,
-                        "\(self.gateway.app)/version/v1/android/srs",
-                        headers: [("Content-Type", "application/x-protobuf"), ("cwa-fake", "0")],
-                        body: request
                     )
                     print("self-report OTP: HTTP \(created.status) \(created.text)")
                     guard created.status == 200 else { throw ExitCode(3) }
@@ -127,6 +124,30 @@ extension PhoneCommand {
 /// The self-report OTP request of an Android app: the OTP with a fresh Android ID, attested by a Play Integrity token
 /// whose request hash binds it to this request (Base64(SHA-256(salt ‖ payload)), §4.2 step 5).
 enum SelfReportOTP {
+    /// Creates `otp` at data donation (`POST /version/v1/android/srs`, attested with `keys`); 200 when it is created.
+    static func create(
+        otp: String,
+        client: GatewayClient,
+        app: String,
+        keys: (decryption: SymmetricKey, signing: P256.Signing.PrivateKey),
+        package: String = PhoneCommand.SelfReport.cwaPackage,
+        certificateDigest: String = PhoneCommand.SelfReport.cwaCertificateDigest,
+        now: Date
+    ) async throws -> Reply {
+        try await client.send(
+            .POST,
+            "\(app)/version/v1/android/srs",
+            headers: [("Content-Type", "application/x-protobuf"), ("cwa-fake", "0")],
+            body: try self.request(
+                otp: otp,
+                keys: keys,
+                package: package,
+                certificateDigest: certificateDigest,
+                now: now
+            )
+        )
+    }
+
     static func request(
         otp: String,
         keys: (decryption: SymmetricKey, signing: P256.Signing.PrivateKey),
