@@ -6,8 +6,15 @@ import Synchronization
 
 /// A `PostgresClient` whose leases give up after `leaseTimeout` with `DatabaseBusy`, so a request that finds every
 /// connection taken answers 503 at once instead of queueing behind the others until the gateway gives up. The
-/// timeout covers the wait for a connection only; the work done on it is bounded by `statement_timeout`.
+/// timeout covers the wait for a connection only; the work done on it is bounded by `statement_timeout` and, for a
+/// request, by the request's `deadline`.
 package struct DatabasePool: Sendable {
+    /// When database work of the current task must be over: ServiceKit sets it for every request, so a database
+    /// that stops answering (a backend left behind by a crashed server, a connection whose peer vanished) costs the
+    /// client a 503 before the gateway gives up, never a hung request. Past it, `withConnection` throws
+    /// `DatabaseDeadlineExceeded` and closes the connection the work was using; nil (jobs, migrations): no deadline.
+    @TaskLocal package static var deadline: ContinuousClock.Instant?
+
     /// The pool, for what runs it (`run()` as a service) and for jobs that may wait (publication, retention).
     package let client: PostgresClient
     package let leaseTimeout: Duration
@@ -23,8 +30,50 @@ package struct DatabasePool: Sendable {
         self.leaseTimeout = leaseTimeout
     }
 
-    /// Runs `body` on a leased connection, or throws `DatabaseBusy` when none is free within `leaseTimeout`.
+    /// Runs `body` on a leased connection, or throws `DatabaseBusy` when none is free within `leaseTimeout`, or
+    /// `DatabaseDeadlineExceeded` when `deadline` passes first.
     package func withConnection<Result: Sendable>(
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        guard let deadline = Self.deadline else { return try await self.leased(body) }
+        return try await Self.before(deadline) { used in
+            try await self.leased { connection in
+                used.connection = connection
+                return try await body(connection)
+            }
+        }
+    }
+
+    /// `work` in a task of its own, awaited until `deadline` at most. Its answer, or `DatabaseDeadlineExceeded` and
+    /// the work cancelled, its connection closed: a query waiting on a dead server fails at once then, which hands
+    /// the connection back to the pool (a structured wait would keep the request as long as the query hangs).
+    static func before<Result: Sendable>(
+        _ deadline: ContinuousClock.Instant,
+        _ work: @escaping @Sendable (DeadlineRace<Result>) async throws -> Result
+    ) async throws -> Result {
+        let race = DeadlineRace<Result>()
+        let task = Task { try await work(race) }
+        return try await withTaskCancellationHandler {
+            try await withCheckedThrowingContinuation { continuation in
+                race.waiting = continuation
+                let timer = Task {
+                    try? await Task.sleep(until: deadline, clock: .continuous)
+                    guard !Task.isCancelled, race.finish(with: .failure(DatabaseDeadlineExceeded())) else { return }
+                    task.cancel()
+                    try? await race.connection?.close()
+                }
+                Task {
+                    let result = await task.result
+                    timer.cancel()
+                    race.finish(with: result)
+                }
+            }
+        } onCancel: {
+            task.cancel()
+        }
+    }
+
+    private func leased<Result: Sendable>(
         _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         let lease = LeaseRace()
@@ -73,6 +122,43 @@ package struct DatabaseBusy: Error, CustomStringConvertible {
     package let waited: Duration
     package init(waited: Duration) { self.waited = waited }
     package var description: String { "no database connection could be leased within \(self.waited)" }
+}
+
+/// Database work of a request outlived the request's `DatabasePool.deadline`; its connection was closed. Whether a
+/// write of the work was committed is unknown (as when a connection is lost).
+package struct DatabaseDeadlineExceeded: Error, CustomStringConvertible {
+    package init() {}
+    package var description: String { "the database did not finish the request's work before its deadline" }
+}
+
+/// The meeting point of `DatabasePool.before`: the waiting caller, the connection its work uses, and who finished
+/// first (the work or the deadline).
+final class DeadlineRace<Result: Sendable>: Sendable {
+    private let state = Mutex<(waiting: CheckedContinuation<Result, any Error>?, connection: PostgresConnection?)>(
+        (nil, nil)
+    )
+
+    var waiting: CheckedContinuation<Result, any Error>? {
+        get { self.state.withLock { $0.waiting } }
+        set { self.state.withLock { $0.waiting = newValue } }
+    }
+
+    var connection: PostgresConnection? {
+        get { self.state.withLock { $0.connection } }
+        set { self.state.withLock { $0.connection = newValue } }
+    }
+
+    /// Resumes the caller with `result` unless it was resumed already; whether this call did.
+    @discardableResult
+    func finish(with result: Swift.Result<Result, any Error>) -> Bool {
+        let waiting = self.state.withLock { state in
+            defer { state.waiting = nil }
+            return state.waiting
+        }
+        guard let waiting else { return false }
+        waiting.resume(with: result)
+        return true
+    }
 }
 
 /// Decides, once, whether a lease started in time or the wait expired.

@@ -16,7 +16,8 @@ extension PSQLError {
 
 /// Whether `error` says the database could not be used at all, rather than that this request was wrong: a connection
 /// refused, reset or closed under the request, the server shutting down or restarting (SQLSTATE class 08, 57P01–57P03),
-/// or the pool giving up on opening connections. An outage a client may retry, not a bug.
+/// or the pool giving up on opening connections, or a request's work outliving its deadline (`DatabasePool.deadline`).
+/// An outage a client may retry, not a bug.
 package func isDatabaseUnavailable(_ error: any Error) -> Bool {
     switch error {
     case let error as PSQLError:
@@ -30,6 +31,8 @@ package func isDatabaseUnavailable(_ error: any Error) -> Bool {
         return [error.beginError, error.closureError, error.commitError].contains {
             $0.map(isDatabaseUnavailable) ?? false
         }
+    case is DatabaseDeadlineExceeded:
+        return true
     default:
         // The pool's own error type lives in a module PostgresNIO does not export: it failed to open connections, or
         // is shutting down.

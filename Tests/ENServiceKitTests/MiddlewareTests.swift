@@ -31,6 +31,11 @@ struct MiddlewareTests {
         router.get("/framework-error") { _, _ -> String in throw HTTPError(.forbidden, message: "nope") }
         router.get("/bug") { _, _ -> String in throw Unexpected() }
         router.get("/busy") { _, _ -> String in throw DatabaseBusy(waited: .seconds(2)) }
+        router.get("/deadline") { _, _ -> String in
+            // The request's database deadline, as the standard middleware sets it; and what its passing answers.
+            guard let deadline = DatabasePool.deadline, deadline > .now + .seconds(10) else { return "no deadline" }
+            throw DatabaseDeadlineExceeded()
+        }
         router.get("/items/{id}") { _, _ in "ok" }
         router.post("/ignore") { _, _ in "ignored" }
         router.post("/echo") { request, context -> String in
@@ -90,6 +95,22 @@ struct MiddlewareTests {
             #expect(response.body.text == #"{"error":"the service is busy; try again"}"#)
         }
         #expect(logs.entries.contains { $0.level == .warning && $0.message == "Request refused: database busy" })
+        #expect(!logs.entries.contains { $0.level == .error })
+    }
+
+    @Test("every request's database work has a deadline; passing it is a 503 with Retry-After: 5, not a 500")
+    func databaseDeadline() async throws {
+        let logs = InMemoryLogHandler()
+        let logger = Logger(label: "test", factory: { _ in logs })
+
+        try await Self.app(logger: logger).test(.router) { client in
+            let response = try await client.execute(uri: "/deadline", method: .get)
+
+            #expect(response.status == .serviceUnavailable)
+            #expect(response.headers[.retryAfter] == "5")
+            #expect(response.body.text == #"{"error":"the service is unavailable; try again"}"#)
+        }
+        #expect(logs.entries.contains { $0.level == .warning && $0.message == "Request refused: database unavailable" })
         #expect(!logs.entries.contains { $0.level == .error })
     }
 

@@ -27,6 +27,7 @@ export CONFIG="${CONFIG:-debug}"
 unset EN_SERVICES EN_GATEWAY   # the whole fleet, with the gateway
 race_count="${DRILLS_RACE_COUNT:-1000}"
 outage_seconds="${DRILLS_OUTAGE_SECONDS:-20}" outage_rate="${DRILLS_OUTAGE_RATE:-10}"
+peer_count="${DRILLS_PEER_COUNT:-150}"
 run="$root/deploy/local/run.sh"
 pg="$root/deploy/local/postgres.sh"
 cwa="$root/.build/$CONFIG/cwa"
@@ -57,6 +58,19 @@ say "starting the fleet (data in $EN_DATA_DIR, ports +$EN_PORT_OFFSET)"
 fleet_up "$run" "$work/up.log"
 say "fleet ready in $(( $(date +%s) - started )) s"
 cd "$work" || exit 1
+
+# drill_line FILE KIND: the answers of a drill's line `KIND: 204×188 503×12, slowest …`, without its name.
+drill_line() { sed -n "s/^$2: //p" "$1"; }
+# only_statuses FILE KIND ALLOWED: every answer of the kind's line is an allowed status (an extended regex).
+only_statuses() {
+  local line
+  line="$(drill_line "$1" "$2" | sed 's/,.*//')"
+  [ -n "$line" ] || return 1
+  # shellcheck disable=SC2086 # one status×count per word
+  ! printf '%s\n' $line | grep -vqE "^($3)×"
+}
+# some_of FILE KIND ALLOWED STATUS: only allowed answers, and at least one of STATUS among them.
+some_of() { only_statuses "$1" "$2" "$3" && drill_line "$1" "$2" | sed 's/,.*//' | tr ' ' '\n' | grep -qE "^$4×[1-9]"; }
 
 # ---- races on single-use secrets ----
 guid="drill-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
@@ -105,17 +119,10 @@ sleep 6
 touch "$work/outage-over"
 wait "${watchers[@]}" 2>/dev/null
 cat "$work/outage" >>"$log"
-outage_line() { sed -n "s/^$1: //p" "$work/outage"; }
-# only_statuses KIND ALLOWED: every answer of the kind's line (`results: 204×188 503×12, slowest …`) is an allowed one.
-only_statuses() {
-  local line
-  line="$(outage_line "$1" | sed 's/, slowest.*//')"
-  [ -n "$line" ] || return 1
-  # shellcheck disable=SC2086 # one status×count per word
-  ! printf '%s\n' $line | grep -vqE "^($2)×"
-}
-check "outage: lab uploads answered 204 or 503 only ($(outage_line results))" only_statuses results '204|503'
-check "outage: registrations answered 201 or 503 only ($(outage_line registrations))" only_statuses registrations '201|503'
+outage_line() { drill_line "$work/outage" "$1"; }
+check "outage: lab uploads answered 204 or 503 only ($(outage_line results))" only_statuses "$work/outage" results '204|503'
+check "outage: registrations answered 201 or 503 only ($(outage_line registrations))" \
+  only_statuses "$work/outage" registrations '201|503'
 acked_results="$(grep -c '^result ' "$work/acked")"
 ids="$(sed -n "s/^result \(.*\)$/'\1'/p" "$work/acked" | paste -sd,)"
 stored="$("$pg" psql -X -q -t -A -d testresult -c "SELECT count(*) FROM test_result WHERE result_id IN (${ids:-''})" 2>>"$log")"
@@ -136,13 +143,62 @@ while read -r name down up; do
     python3 -c "import sys; d, u = sys.argv[1:]; sys.exit(0 if d != '-' and u != '-' and float(u) <= 5 else 1)" "$down" "$up"
 done <"$work/recovery"
 
+# ---- a peer killed ----
+# peer_outage KIND PEER: cwa drill peer-outage's load; 2 s after it begins the peer gets SIGKILL, 10 s later it is
+# started again (run.sh restart) and the load's second round runs (a TAN whose submission got a 503 is used again).
+# Ten seconds: the callers ride out a shorter outage (three connection attempts of 2 s each, then 503).
+peer_outage() {
+  local kind="$1" peer="$2" started="$work/$1-started" resume="$work/$1-resume" pid
+  shift 2
+  "$cwa" drill peer-outage --kind "$kind" --started-file "$started" --resume-file "$resume" \
+    --secrets-file "$work/secrets-$kind" "$@" >"$work/peer-$kind" 2>&1 &
+  pid=$!
+  for _ in $(seq 1 600); do
+    if [ -f "$started" ] || ! kill -0 "$pid" 2>/dev/null; then break; fi
+    sleep 0.1
+  done
+  sleep 2
+  kill -9 "$(cat "$EN_DATA_DIR/run/$peer.pid")" 2>>"$log"
+  sleep 10
+  local restarted=$SECONDS
+  "$run" restart "$peer" >"$work/restart-$peer" 2>&1; echo "rc=$?" >>"$work/restart-$peer"
+  echo "ready after $(( SECONDS - restarted )) s" >>"$work/restart-$peer"
+  touch "$resume"
+  wait "$pid"
+  cat "$work/peer-$kind" "$work/restart-$peer" >>"$log"
+}
+peer_outage submissions verification --count "$peer_count" --rate 10 --unstored-keys-file "$work/unstored-keys"
+peer="$work/peer-submissions"
+check "peer killed: verification-service started again ($(grep '^ready' "$work/restart-verification"))" \
+  grep -q '^rc=0' "$work/restart-verification"
+check "peer killed: submissions answered 200 or 503 only, some 503 ($(drill_line "$peer" submissions))" \
+  some_of "$peer" submissions '200|503' 503
+unstored="$(grep -c . "$work/unstored-keys")"
+keys="$(grep . "$work/unstored-keys" | sed "s/^\(.*\)$/'\\\\x\1'/" | paste -sd,)"
+stored="$("$pg" psql -X -q -t -A -d keys -c "SELECT count(*) FROM diagnosis_key WHERE key_data IN (${keys:-NULL})" 2>>"$log")"
+check "peer killed: the submissions not answered 200 stored none of their $unstored keys ($stored stored)" \
+  test "$stored" = 0 -a "$unstored" -gt 0
+# 200: the TAN was intact; 403: verification-service used it and died before answering (Services/Submission/README.md).
+check "peer killed: the TANs of those submissions used again afterwards: 200, or 403 if verification used one up before dying ($(drill_line "$peer" after))" \
+  some_of "$peer" after '200|403' 200
+# Every poll 200, or 503 with `Retry-After: 30` (some), as Services/Verification/README.md documents.
+polls_answered() { some_of "$1" polls '200|503' 503 && grep -q 'Retry-After 30: 0$' "$1"; }
+peer_outage polls test-result --count 20 --rate 20 --seconds 15
+peer="$work/peer-polls"
+check "peer killed: test-result-service started again ($(grep '^ready' "$work/restart-test-result"))" \
+  grep -q '^rc=0' "$work/restart-test-result"
+check "peer killed: result polls answered 200 or 503 (Retry-After: 30) only, some 503 ($(drill_line "$peer" polls))" \
+  polls_answered "$peer"
+check "peer killed: every token polled again afterwards gets its result ($(drill_line "$peer" after))" \
+  only_statuses "$peer" after 200
+
 # ---- secrets at rest: no dump and no log line holds the drills' secrets ----
 "$run" stop >/dev/null 2>&1   # flushes every log and makes the databases quiet
 "$pg" start >/dev/null 2>&1
 logs=("$EN_DATA_DIR"/logs/*.log "$EN_DATA_DIR"/postgres.log)
 dump_local keys verification testresult portal datadonation >"$work/dump" 2>>"$log"
 check "the database dump of the drills is not empty ($(wc -l <"$work/dump") lines)" test "$(wc -l <"$work/dump")" -gt 50
-secrets="$(printf '%s\n%s\n' "$guid" "$teletan"; cat "$work/secrets" 2>/dev/null)"
+secrets="$(printf '%s\n%s\n' "$guid" "$teletan"; cat "$work"/secrets* 2>/dev/null)"
 check "no table and no log line holds the drills' GUID, teleTAN, registration token, TAN or OTP ($(printf '%s\n' "$secrets" | grep -c .) secrets)" \
   absent "$secrets" "${logs[@]}" "$work/dump"
 

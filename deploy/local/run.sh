@@ -7,6 +7,7 @@
 #   deploy/local/run.sh stop         stop what a previous run left running (gateway, services, then PostgreSQL)
 #   deploy/local/run.sh distribute   one distribution run now (`distribution-service run`), beside a running suite
 #   deploy/local/run.sh env          print the fleet's addresses as shell assignments (for scripts and `cwa`)
+#   deploy/local/run.sh restart NAME start one service of a running fleet again, e.g. after a drill killed it
 #   deploy/local/run.sh federate upload|download   one federation run now, beside a running suite (EN_FEDERATION=on)
 #
 # Binaries come from .build/<CONFIG> (make run builds them first). State lives under EN_DATA_DIR (.data): the
@@ -462,6 +463,28 @@ wait_gateway() {
     http_answers --cacert "$pki/ca.pem" "https://127.0.0.1:$port_gateway_app/"
 }
 
+start_wave() {
+  local entry name binary settings port
+  for entry in "$@"; do
+    IFS='|' read -r name binary settings <<<"$entry"
+    start_service "$name" "$binary" "$settings"
+  done
+  for entry in "$@"; do
+    IFS='|' read -r name binary settings <<<"$entry"
+    port="$(tr ' ' '\n' <<<"$settings" | sed -n 's/^HTTP_PORT=//p')"
+    wait_ready "$name" "$port"
+  done
+}
+# Starts one service of a running fleet again (the drills kill one and bring it back) and waits until it is ready.
+restart_service() {
+  local name="$1" entry found=""
+  for entry in "${services[@]}"; do [ "${entry%%|*}" = "$name" ] && found="$entry"; done
+  [ -n "$found" ] || fail "restart: unknown service '$name' ($all_services)"
+  if [ -f "$pids/$name.pid" ] && is_ours "$(cat "$pids/$name.pid")"; then fail "$name is running"; fi
+  mkdir -p "$logs" "$pids"
+  start_wave "$found"
+}
+
 # One distribution run with the suite's settings, e.g. right after a submission (the served one runs hourly).
 distribute_now() {
   local env=() settings
@@ -485,11 +508,12 @@ mode="${1:-run}"
 case "$mode" in
   stop) stop_all; exit 0 ;;
   distribute) distribute_now; exit $? ;;
+  restart) restart_service "${2:-}"; exit $? ;;
   federate) federate_now "${2:-}"; exit $? ;;
   env) print_env; exit 0 ;;
   run | up) ;;
-  -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
-  *) fail "unknown command '$1' (run, up, stop, distribute, federate or env)" ;;
+  -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
+  *) fail "unknown command '$1' (run, up, stop, distribute, restart, federate or env)" ;;
 esac
 
 [ ${#selected[@]} -gt 0 ] || fail "EN_SERVICES names no service"
@@ -531,18 +555,6 @@ trap stop_after_failure EXIT
 
 # Two waves: distribution and federation use the keys tables that submission-service creates (the key store's migrations), so they
 # start once the others are ready.
-start_wave() {
-  local entry name binary settings port
-  for entry in "$@"; do
-    IFS='|' read -r name binary settings <<<"$entry"
-    start_service "$name" "$binary" "$settings"
-  done
-  for entry in "$@"; do
-    IFS='|' read -r name binary settings <<<"$entry"
-    port="$(tr ' ' '\n' <<<"$settings" | sed -n 's/^HTTP_PORT=//p')"
-    wait_ready "$name" "$port"
-  done
-}
 first_wave=() second_wave=()
 for entry in "${selected[@]}"; do
   case "$entry" in "$distribution_entry" | "$federation_entry") second_wave+=("$entry") ;; *) first_wave+=("$entry") ;; esac

@@ -1,5 +1,6 @@
 // The middleware stack and the routes every service router starts with.
 
+import ENPersistence
 package import HTTPTypes
 package import Hummingbird
 package import Logging
@@ -7,9 +8,9 @@ package import Metrics
 
 extension Router {
     /// Adds, outermost first: request id, request log and metrics, fixed response headers (when given), the
-    /// error boundary, the body-size limit. The order matters: the log and metrics see the final status of every
-    /// request, including errors; the fixed headers are set on error answers too; and the error boundary also
-    /// catches the 413 of the size limit.
+    /// error boundary, the database deadline, the body-size limit. The order matters: the log and metrics see the
+    /// final status of every request, including errors; the fixed headers are set on error answers too; and the error
+    /// boundary also catches the 413 of the size limit and turns a passed deadline into a 503.
     package func addStandardMiddleware(
         maxBodyBytes: Int,
         metricsFactory: any MetricsFactory,
@@ -21,6 +22,7 @@ extension Router {
             self.add(middleware: ResponseHeadersMiddleware(headers: responseHeaders))
         }
         self.add(middleware: ErrorMiddleware())
+        self.add(middleware: DatabaseDeadlineMiddleware())
         self.add(middleware: BodySizeLimitMiddleware(maxBytes: maxBodyBytes))
     }
 }
@@ -52,6 +54,19 @@ extension Logger {
         var logger = self
         logger[metadataKey: "listener"] = "\(name)"
         return logger
+    }
+}
+
+/// Gives the request's database work a deadline (`DatabasePool.deadline`): `requestDatabaseDeadline` after the request
+/// arrived, so a database that stops answering gets the client a 503 (`Retry-After: 5`) before the gateway's
+/// `proxy_read_timeout` (30 s) would answer 504.
+struct DatabaseDeadlineMiddleware<Context: RequestContext>: RouterMiddleware {
+    static var requestDatabaseDeadline: Duration { .seconds(20) }
+
+    func handle(_ request: Request, context: Context, next: MiddlewareNext<Context>) async throws -> Response {
+        try await DatabasePool.$deadline.withValue(.now + Self.requestDatabaseDeadline) {
+            try await next(request, context)
+        }
     }
 }
 

@@ -11,7 +11,7 @@ struct DrillCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "drill",
         abstract: "Reliability drills against a fleet (make drills).",
-        subcommands: [Races.self, Outage.self]
+        subcommands: [Races.self, Outage.self, PeerOutage.self]
     )
 }
 
