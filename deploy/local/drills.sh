@@ -12,8 +12,15 @@
 #          (DRILLS_OUTAGE_RATE of each per second for DRILLS_OUTAGE_SECONDS, 10 and 20) and started again 4 s later:
 #          every acknowledged lab result is stored, every other answer is a 503, and each service's /health/ready goes
 #          to 503 and is 200 again within 5 s of the database's return, without a restart;
-#   at rest  afterwards no table of any database and no log line holds the drills' GUID, teleTAN, registration
-#          token, TAN or OTP in clear.
+#   peer   verification-service killed (SIGKILL) while TANs are submitted (DRILLS_PEER_COUNT, 150, 10 a second), and
+#          test-result-service while results are polled; each started again 10 s later (run.sh restart): only
+#          successes and the documented 503s, the refused submissions stored no key and their TANs work afterwards;
+#   abuse  abuse.py against the gateway: DRILLS_ABUSE_SLOW (300) slow-header and slow-body clients held for 30 s, a
+#          body one byte over every location's limit (413), DRILLS_ABUSE_FORGED (10,000) requests with forged
+#          X-Forwarded-For, X-SSL-Client-Cert, X-Gateway-Secret and X-Request-ID on the app, lab and portal ports;
+#          meanwhile a phone's journey takes at most 2 s a step, and the services log only the gateway's request ids;
+#   at rest  afterwards no table of any database and no log line holds the drills' GUIDs, teleTAN, registration
+#          tokens, TANs, OTP, or the forged addresses and request ids in clear.
 #
 # Prints one line per check and `N passed, M failed`; exits 1 when a check failed. The fleet is stopped at the end
 # (also on Ctrl-C); its logs stay in .data/drills/logs until the next run. CONFIG (debug) chooses the binaries.
@@ -28,6 +35,7 @@ unset EN_SERVICES EN_GATEWAY   # the whole fleet, with the gateway
 race_count="${DRILLS_RACE_COUNT:-1000}"
 outage_seconds="${DRILLS_OUTAGE_SECONDS:-20}" outage_rate="${DRILLS_OUTAGE_RATE:-10}"
 peer_count="${DRILLS_PEER_COUNT:-150}"
+abuse_slow="${DRILLS_ABUSE_SLOW:-300}" abuse_forged="${DRILLS_ABUSE_FORGED:-10000}"
 run="$root/deploy/local/run.sh"
 pg="$root/deploy/local/postgres.sh"
 cwa="$root/.build/$CONFIG/cwa"
@@ -192,6 +200,86 @@ check "peer killed: result polls answered 200 or 503 (Retry-After: 30) only, som
 check "peer killed: every token polled again afterwards gets its result ($(drill_line "$peer" after))" \
   only_statuses "$peer" after 200
 
+# ---- the gateway under abuse ----
+# abuse.py holds slow clients open on the app port, sends a body one byte over every route's limit and forged
+# X-Forwarded-For, X-SSL-Client-Cert, X-Gateway-Secret (the real one) and X-Request-ID headers to every port, while a
+# phone's journey runs step by step, each timed.
+abuse="$work/abuse"
+mkdir -p "$abuse"
+python3 "$root/deploy/local/abuse.py" --conf "$EN_DATA_DIR/gateway/gateway.conf" --ca "$EN_DATA_DIR/pki/ca.pem" \
+  --lab-cert "$EN_DATA_DIR/pki/lab-1.pem" --lab-key "$EN_DATA_DIR/pki/lab-1.key" \
+  --secret-file "$EN_DATA_DIR/secrets/gateway" --out "$abuse" --slow "$abuse_slow" --forged "$abuse_forged" \
+  --hold 30 >"$work/abuse.log" 2>&1 &
+abuse_pid=$!
+for _ in $(seq 1 300); do
+  if [ -f "$abuse/started" ] || ! kill -0 "$abuse_pid" 2>/dev/null; then break; fi
+  sleep 0.1
+done
+# timed STEP COMMAND…: runs the step; prints `ok|FAIL <seconds> <step>`.
+timed() {
+  local name="$1" t0 status=ok
+  shift
+  t0=$(date +%s.%N)
+  "$@" >>"$log" 2>&1 || status=FAIL
+  printf '%s %s %s\n' "$status" "$(python3 -c 'import sys, time; print(f"{time.time() - float(sys.argv[1]):.2f}")' "$t0")" "$name"
+}
+journey_guid="abuse-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
+printf '%s\n' "$journey_guid" >"$work/secrets-journey"
+"$cwa" phone new --state "$work/abuse-phone.json" >>"$log" 2>&1
+{
+  timed "a lab posts the result" "$cwa" lab upload --result positive --guid "$journey_guid"
+  timed "the phone registers" "$cwa" phone register --state "$work/abuse-phone.json" --guid "$journey_guid"
+  timed "the phone polls its result" "$cwa" phone poll --state "$work/abuse-phone.json"
+  timed "the phone gets a TAN and submits" "$cwa" phone submit --state "$work/abuse-phone.json"
+  timed "the phone downloads the CDN index" curl -sf --cacert "$EN_DATA_DIR/pki/ca.pem" -o /dev/null \
+    "$CWA_APP_URL/version/v1/diagnosis-keys/country"
+} >"$work/journey"
+[ -f "$abuse/started" ] || echo "FAIL 0 the abuse had not begun" >>"$work/journey"
+wait "$abuse_pid"
+cat "$work/abuse.log" "$abuse/report" "$work/journey" >>"$log" 2>/dev/null
+report_line() { sed -n "s/^$1: //p" "$abuse/report"; }
+while read -r status seconds step; do
+  check "abuse: meanwhile $step in ${seconds} s (at most 2 s)" \
+    python3 -c 'import sys; sys.exit(0 if sys.argv[1] == "ok" and float(sys.argv[2]) <= 2 else 1)' "$status" "$seconds"
+done <"$work/journey"
+while read -r kind; do
+  check "abuse: $kind: $(report_line "$kind")" grep -q "^$kind: .*, unexpected: 0$" "$abuse/report"
+done < <(sed -n 's/^\(forged [^:]*\): .*, unexpected: [0-9]*$/\1/p' "$abuse/report")
+check "abuse: forged requests in all: $(report_line 'forged total')" grep -q '^forged total: [1-9]' "$abuse/report"
+check "abuse: a body one byte over each route's limit gets 413 ($(report_line oversize))" \
+  grep -q '^oversize: 413×[0-9]*, routes: [1-9][0-9]*, not 413: 0$' "$abuse/report"
+check "abuse: slow headers: $(report_line 'slow header') (client_header_timeout 15 s)" \
+  grep -q "^slow header: \([0-9]*\) opened, \1 closed by the gateway" "$abuse/report"
+check "abuse: slow bodies: $(report_line 'slow body'); the journey above ran beside them" \
+  grep -q "^slow body: [1-9][0-9]* opened, .* 0 refused$" "$abuse/report"
+# Every request a service logged on its public listeners carries an id the gateway made (its access log's last field);
+# no forged X-Request-ID reached one.
+python3 - "$EN_DATA_DIR/logs" >"$work/ids" 2>&1 <<'PY'
+import glob, os, re, sys
+logs = sys.argv[1]
+made = {line.split()[-1] for line in open(os.path.join(logs, "gateway-access.log")) if line.strip()}
+seen = foreign = 0
+for path in glob.glob(os.path.join(logs, "*.log")):
+    if os.path.basename(path).startswith("gateway"):
+        continue
+    for line in open(path, errors="replace"):
+        if not line.rstrip().endswith("[ENServiceKit] Request") or "http.route=/health" in line:
+            continue
+        listener = re.search(r"\blistener=(\w+)", line)
+        request_id = re.search(r"\brequest\.id=(\S+)", line)
+        if listener and request_id and listener.group(1) in ("app", "lab"):
+            seen += 1
+            if request_id.group(1) not in made:
+                foreign += 1
+                print("not the gateway's:", os.path.basename(path), request_id.group(1)[:12])
+print(f"{seen} requests logged, {foreign} with an id the gateway did not make")
+sys.exit(0 if seen > 0 and foreign == 0 else 1)
+PY
+check "abuse: the services logged only the gateway's request ids ($(tail -n 1 "$work/ids"))" \
+  grep -q ' 0 with an id the gateway did not make$' "$work/ids"
+cp "$abuse/forged-ids" "$work/secrets-forged-ids" 2>/dev/null
+cp "$abuse/forged-addresses" "$work/secrets-forged-addresses" 2>/dev/null
+
 # ---- secrets at rest: no dump and no log line holds the drills' secrets ----
 "$run" stop >/dev/null 2>&1   # flushes every log and makes the databases quiet
 "$pg" start >/dev/null 2>&1
@@ -199,7 +287,7 @@ logs=("$EN_DATA_DIR"/logs/*.log "$EN_DATA_DIR"/postgres.log)
 dump_local keys verification testresult portal datadonation >"$work/dump" 2>>"$log"
 check "the database dump of the drills is not empty ($(wc -l <"$work/dump") lines)" test "$(wc -l <"$work/dump")" -gt 50
 secrets="$(printf '%s\n%s\n' "$guid" "$teletan"; cat "$work"/secrets* 2>/dev/null)"
-check "no table and no log line holds the drills' GUID, teleTAN, registration token, TAN or OTP ($(printf '%s\n' "$secrets" | grep -c .) secrets)" \
+check "no table and no log line holds the drills' GUIDs, teleTAN, registration tokens, TANs, OTP, forged addresses or request ids ($(printf '%s\n' "$secrets" | grep -c .) values)" \
   absent "$secrets" "${logs[@]}" "$work/dump"
 
 "$pg" stop >/dev/null 2>&1
