@@ -97,22 +97,23 @@ struct DatabasePoolTests {
     @Test("work that outlives the request's deadline ends with DatabaseDeadlineExceeded; the pool serves the next")
     func deadline() async throws {
         let database = try PostgresTestDatabase.require()
-        try await Self.withSingleConnection(database) { pool, _ in
+        try await Self.withSingleConnection(database) { quickPool, _ in
+            // Leases that wait, so only the deadline can end the work on a loaded machine.
+            let pool = DatabasePool(client: quickPool.client, leaseTimeout: .seconds(60))
             // A statement that would run for a minute, as a server that stops answering would keep it waiting.
             let passed = await #expect(throws: DatabaseDeadlineExceeded.self) {
-                try await DatabasePool.$deadline.withValue(.now + .milliseconds(300)) {
-                    try await pool.query("SELECT pg_sleep(60)", logger: database.logger)
+                try await DatabasePool.$deadline.withValue(.now + .seconds(3)) {
+                    try await pool.query("SELECT 1 FROM pg_sleep(60)", logger: database.logger)
                 }
             }
             #expect(passed.map(isDatabaseUnavailable) == true)
-            // Its connection was closed, so the pool's only connection slot is free again (the lease waits 100 ms).
-            let patient = DatabasePool(client: pool.client, leaseTimeout: .seconds(30))
-            let rows = try await DatabasePool.$deadline.withValue(.now + .seconds(30)) {
-                try await patient.query("SELECT 8", logger: database.logger)
+            // Its connection was closed, so the pool's only connection slot is free again.
+            let rows = try await DatabasePool.$deadline.withValue(.now + .seconds(50)) {
+                try await pool.query("SELECT 8", logger: database.logger)
             }
             #expect(try rows.decode(Int.self) == [8])
             // Work that finishes in time returns its result; without a deadline there is none.
-            let quick = try await DatabasePool.$deadline.withValue(.now + .seconds(30)) {
+            let quick = try await DatabasePool.$deadline.withValue(.now + .seconds(50)) {
                 try await pool.withConnection { connection in
                     try await connection.query("SELECT 9", logger: database.logger).collect().decode(Int.self)
                 }

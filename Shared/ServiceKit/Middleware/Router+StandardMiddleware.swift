@@ -14,7 +14,8 @@ extension Router {
     package func addStandardMiddleware(
         maxBodyBytes: Int,
         metricsFactory: any MetricsFactory,
-        responseHeaders: HTTPFields = [:]
+        responseHeaders: HTTPFields = [:],
+        databaseDeadline: Duration? = ServiceEnvironment.defaultDatabaseDeadline
     ) {
         self.add(middleware: RequestIDMiddleware())
         self.add(middleware: RequestObservabilityMiddleware(factory: metricsFactory))
@@ -22,7 +23,9 @@ extension Router {
             self.add(middleware: ResponseHeadersMiddleware(headers: responseHeaders))
         }
         self.add(middleware: ErrorMiddleware())
-        self.add(middleware: DatabaseDeadlineMiddleware())
+        if let databaseDeadline {
+            self.add(middleware: DatabaseDeadlineMiddleware(deadline: databaseDeadline))
+        }
         self.add(middleware: BodySizeLimitMiddleware(maxBytes: maxBodyBytes))
     }
 }
@@ -40,7 +43,8 @@ extension Router where Context: ServiceContext {
         router.addStandardMiddleware(
             maxBodyBytes: maxBodyBytes,
             metricsFactory: environment.metricsFactory,
-            responseHeaders: responseHeaders
+            responseHeaders: responseHeaders,
+            databaseDeadline: environment.databaseDeadline
         )
         HealthController(checks: checks).addRoutes(to: router)
         MetricsController(registry: environment.metricsRegistry).addRoutes(to: router)
@@ -57,14 +61,14 @@ extension Logger {
     }
 }
 
-/// Gives the request's database work a deadline (`DatabasePool.deadline`): `requestDatabaseDeadline` after the request
-/// arrived, so a database that stops answering gets the client a 503 (`Retry-After: 5`) before the gateway's
+/// Gives the request's database work a deadline (`DatabasePool.deadline`): `deadline` after the request arrived (20 s
+/// in a service), so a database that stops answering gets the client a 503 (`Retry-After: 5`) before the gateway's
 /// `proxy_read_timeout` (30 s) would answer 504.
 struct DatabaseDeadlineMiddleware<Context: RequestContext>: RouterMiddleware {
-    static var requestDatabaseDeadline: Duration { .seconds(20) }
+    let deadline: Duration
 
     func handle(_ request: Request, context: Context, next: MiddlewareNext<Context>) async throws -> Response {
-        try await DatabasePool.$deadline.withValue(.now + Self.requestDatabaseDeadline) {
+        try await DatabasePool.$deadline.withValue(.now + self.deadline) {
             try await next(request, context)
         }
     }
