@@ -10,8 +10,9 @@
 #          other answer is the documented refusal, none a 5xx;
 #   outage PostgreSQL's postmaster killed (SIGKILL) under a steady load of lab uploads and registrations
 #          (DRILLS_OUTAGE_RATE of each per second for DRILLS_OUTAGE_SECONDS, 10 and 20) and started again 4 s later:
-#          every acknowledged lab result is stored, every other answer is a 503, and each service's /health/ready goes
-#          to 503 and is 200 again within 5 s of the database's return, without a restart;
+#          every acknowledged lab result and registration is stored, every other answer is a 503, and each
+#          service's /health/ready goes to 503 and is 200 again within 5 s of the database's return, without a
+#          restart;
 #   peer   verification-service killed (SIGKILL) while TANs are submitted (DRILLS_PEER_COUNT, 150, 10 a second), and
 #          test-result-service while results are polled; each started again 10 s later (run.sh restart): only
 #          successes and the documented 503s, the refused submissions stored no key and their TANs work afterwards;
@@ -135,6 +136,11 @@ acked_results="$(grep -c '^result ' "$work/acked")"
 ids="$(sed -n "s/^result \(.*\)$/'\1'/p" "$work/acked" | paste -sd,)"
 stored="$("$pg" psql -X -q -t -A -d testresult -c "SELECT count(*) FROM test_result WHERE result_id IN (${ids:-''})" 2>>"$log")"
 check "outage: every acknowledged lab result is stored ($stored of $acked_results)" test "$stored" = "$acked_results" -a "$acked_results" -gt 0
+acked_registrations="$(grep -c '^registration ' "$work/acked")"
+hashes="$(sed -n "s/^registration \(.*\)$/'\1'/p" "$work/acked" | paste -sd,)"
+sessions="$("$pg" psql -X -q -t -A -d verification -c "SELECT count(*) FROM app_session WHERE hashed_guid IN (${hashes:-''})" 2>>"$log")"
+check "outage: every acknowledged registration is stored ($sessions of $acked_registrations)" \
+  test "$sessions" = "$acked_registrations" -a "$acked_registrations" -gt 0
 python3 - "$killed" "$back" "$work/ready" >"$work/recovery" 2>&1 <<'PY'
 import sys
 killed, back = float(sys.argv[1]), float(sys.argv[2])
