@@ -223,11 +223,10 @@ for _ in $(seq 1 300); do
 done
 # timed STEP COMMAND…: runs the step; prints `ok|FAIL <seconds> <step>`.
 timed() {
-  local name="$1" t0 status=ok
+  local name="$1" t0=$EPOCHREALTIME status=ok
   shift
-  t0=$(date +%s.%N)
   "$@" >>"$log" 2>&1 || status=FAIL
-  printf '%s %s %s\n' "$status" "$(python3 -c 'import sys, time; print(f"{time.time() - float(sys.argv[1]):.2f}")' "$t0")" "$name"
+  printf '%s %s %s\n' "$status" "$(awk -v from="$t0" -v to="$EPOCHREALTIME" 'BEGIN { printf "%.2f", to - from }')" "$name"
 }
 journey_guid="abuse-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')"
 printf '%s\n' "$journey_guid" >"$work/secrets-journey"

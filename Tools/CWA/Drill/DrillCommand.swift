@@ -15,6 +15,19 @@ struct DrillCommand: AsyncParsableCommand {
     )
 }
 
+extension DrillCommand {
+    /// Writes `text` to `path`, readable by its owner only: the drills' files hold secrets and acknowledged ids.
+    static func writePrivate(_ text: String, to path: String) throws {
+        guard
+            FileManager.default.createFile(
+                atPath: path,
+                contents: Data(text.utf8),
+                attributes: [.posixPermissions: 0o600]
+            )
+        else { throw ClientFailure("cannot write \(path)") }
+    }
+}
+
 /// How the answers to one race came out: the count per status (0: no answer).
 struct RaceOutcome: Sendable, Equatable {
     var statuses: [Int: Int]
@@ -195,13 +208,7 @@ extension DrillCommand {
         /// Writes `secrets`, one per line, to `--secrets-file` (readable by its owner only).
         func remember(_ secrets: [String]) throws {
             guard let path = self.secretsFile else { return }
-            guard
-                FileManager.default.createFile(
-                    atPath: path,
-                    contents: Data((secrets.joined(separator: "\n") + "\n").utf8),
-                    attributes: [.posixPermissions: 0o600]
-                )
-            else { throw ClientFailure("cannot write \(path)") }
+            try DrillCommand.writePrivate(secrets.joined(separator: "\n") + "\n", to: path)
         }
 
         /// `call` `count` times at once; a call that fails without an answer counts as status 0.
@@ -270,13 +277,7 @@ extension DrillCommand {
             let acked = sent.filter {
                 ($0.kind == "result" && $0.status == 204) || ($0.kind == "registration" && $0.status == 201)
             }
-            guard
-                FileManager.default.createFile(
-                    atPath: self.ackedFile,
-                    contents: Data(acked.map { "\($0.kind) \($0.id)\n" }.joined().utf8),
-                    attributes: [.posixPermissions: 0o600]
-                )
-            else { throw ClientFailure("cannot write \(self.ackedFile)") }
+            try DrillCommand.writePrivate(acked.map { "\($0.kind) \($0.id)\n" }.joined(), to: self.ackedFile)
             for kind in ["result", "registration"] {
                 let ofKind = sent.filter { $0.kind == kind }
                 let slowest = ofKind.map(\.seconds).max() ?? 0

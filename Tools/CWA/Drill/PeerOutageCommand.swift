@@ -118,7 +118,7 @@ extension DrillCommand {
                 tans.append(try await SubmissionCalls.tan(client: client, app: app, registrationToken: token))
             }
             try self.remember(tokens + tans)
-            try Self.touch(self.startedFile)
+            try DrillCommand.writePrivate("", to: self.startedFile)
             let now = Date()
             let first = try await Self.steady(tans, interval: .seconds(1 / self.rate)) { tan in
                 let keys = PhoneState.new(days: 14, now: now).keys
@@ -129,7 +129,7 @@ extension DrillCommand {
             print("submissions: \(RaceOutcome(first.map(\.status)).summary)")
             let refused = zip(tans, first).filter { $0.1.status != 200 }
             if let path = self.unstoredKeysFile {
-                try Self.write(refused.flatMap(\.1.detail).joined(separator: "\n") + "\n", to: path)
+                try DrillCommand.writePrivate(refused.flatMap(\.1.detail).joined(separator: "\n") + "\n", to: path)
             }
             try await Self.waitFor(self.resumeFile)
             let again = try await Self.steady(refused.map(\.0), interval: .milliseconds(20)) { tan in
@@ -142,7 +142,7 @@ extension DrillCommand {
 
         func polls(tokens: [String], client: GatewayClient, app: String) async throws {
             try self.remember(tokens)
-            try Self.touch(self.startedFile)
+            try DrillCommand.writePrivate("", to: self.startedFile)
             let total = Int(self.seconds * self.rate)
             let round = (0..<total).map { tokens[$0 % tokens.count] }
             let poll: @Sendable (String) async throws -> (status: Int, detail: [String]) = { token in
@@ -181,23 +181,10 @@ extension DrillCommand {
             return items.indices.map { answers[$0] ?? (0, []) }
         }
 
+        /// Writes `secrets`, one per line, to `--secrets-file`.
         func remember(_ secrets: [String]) throws {
             guard let path = self.secretsFile else { return }
-            try Self.write(secrets.joined(separator: "\n") + "\n", to: path)
-        }
-
-        static func touch(_ path: String) throws {
-            try self.write("", to: path)
-        }
-
-        static func write(_ text: String, to path: String) throws {
-            guard
-                FileManager.default.createFile(
-                    atPath: path,
-                    contents: Data(text.utf8),
-                    attributes: [.posixPermissions: 0o600]
-                )
-            else { throw ClientFailure("cannot write \(path)") }
+            try DrillCommand.writePrivate(secrets.joined(separator: "\n") + "\n", to: path)
         }
 
         /// Returns once `path` exists; throws after 120 s.
