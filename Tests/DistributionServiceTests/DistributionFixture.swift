@@ -93,13 +93,14 @@ struct DistributionFixture: Sendable {
 
     // MARK: - Runs
 
-    /// One run at the clock's time: its report, or `nil` when another run holds the lock.
+    /// One run at the clock's time (through `store`, the fixture's by default): its report, or `nil` when another run
+    /// holds the lock.
     @discardableResult
-    func run() async throws -> RunReport? {
+    func run(store: (any ObjectStore)? = nil) async throws -> RunReport? {
         try await DistributionRun(
             configuration: self.configuration,
             keys: PostgresDiagnosisKeyRepository(client: self.database.client, logger: self.database.logger),
-            store: self.store,
+            store: store ?? self.store,
             clock: self.clock.wallClock,
             metrics: DistributionMetrics(factory: self.metrics),
             logger: self.database.logger

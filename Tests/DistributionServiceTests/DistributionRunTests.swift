@@ -171,6 +171,55 @@ struct DistributionRunTests {
         }
     }
 
+    /// A store whose every write fails, as a bucket that refuses uploads.
+    struct RefusingStore: ObjectStore {
+        let base: DirectoryStore
+        var description: String { "refusing \(self.base.description)" }
+        func list(prefix: String) async throws -> Set<String> { try await self.base.list(prefix: prefix) }
+        func checksum(of key: String) async throws -> String? { try await self.base.checksum(of: key) }
+        func put(_ object: CDNObject) async throws { throw CocoaError(.fileWriteNoPermission) }
+        func delete(_ key: String) async throws { try await self.base.delete(key) }
+    }
+
+    @Test("expired objects go after publishing: a run that cannot publish leaves them, and the indexes naming them")
+    func retentionAfterPublishing() async throws {
+        try await Fixture.with(policy: Self.shiftingThresholdOfOne) { fixture in
+            let dates = "\(Self.keys)/DE/date"
+            let expired = "\(dates)/2026-11-07/index"
+            try fixture.writeFile(expired)
+            try fixture.writeFile("\(dates)/index", #"["2026-11-07"]"#)
+            try await fixture.insertKeys(1, hour: Self.yesterday + 3)
+
+            await #expect(throws: PublishError.self) {
+                try await fixture.run(store: RefusingStore(base: fixture.store))
+            }
+            #expect(fixture.fileText(expired) == "stale")
+            #expect(fixture.fileText("\(dates)/index") == #"["2026-11-07"]"#)
+
+            let report = try await fixture.completedRun()
+            #expect(report.objectsDeleted == 1)
+            #expect(!fixture.fileExists(expired))
+            #expect(fixture.fileText("\(dates)/index") == #"["2026-11-21"]"#)
+        }
+    }
+
+    @Test("a run removes the half-written files of a run that died, and nothing the tree needs")
+    func abandonedFiles() async throws {
+        try await Fixture.with(policy: Self.shiftingThresholdOfOne) { fixture in
+            try await fixture.insertKeys(1, hour: Self.yesterday + 3)
+            try await fixture.completedRun()
+            let dates = "\(Self.keys)/DE/date"
+            let partial = ["\(dates)/.tmp-1", "\(dates)/2026-11-21/hour/.tmp-2", "version/.tmp-3"]
+            for path in partial { try fixture.writeFile(path, "partial") }
+            let before = try await fixture.store.list(prefix: "")
+
+            let report = try await fixture.completedRun()
+            for path in partial { #expect(!fixture.fileExists(path), "\(path)") }
+            #expect(try await fixture.store.list(prefix: "") == before)
+            #expect(report.publish.uploaded == 0)
+        }
+    }
+
     @Test(
         "keys below the shifting threshold wait: walked hours get empty files, the hour that reaches 140 publishes them all"
     )

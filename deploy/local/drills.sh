@@ -21,7 +21,12 @@
 #          X-Forwarded-For, X-SSL-Client-Cert, X-Gateway-Secret and X-Request-ID on the app, lab and portal ports;
 #          meanwhile a phone's journey takes at most 2 s a step, and the services log only the gateway's request ids;
 #   at rest  afterwards no table of any database and no log line holds the drills' GUIDs, teleTAN, registration
-#          tokens, TANs, OTP, or the forged addresses and request ids in clear.
+#          tokens, TANs, OTP, or the forged addresses and request ids in clear;
+#   distribution  distribution-service killed (SIGKILL) at DRILLS_DISTRIBUTION_KILLS (10) random moments of runs over
+#          DRILLS_DISTRIBUTION_KEYS (200,000) keys, to a directory and to an S3 bucket on moto
+#          (distribution-drill.py): after every kill the published tree is consistent (indexes name only objects that
+#          exist, archives verify with the public key, nothing temporary is served); the next run completes, and its
+#          tree is the uninterrupted run's.
 #
 # Prints one line per check and `N passed, M failed`; exits 1 when a check failed. The fleet is stopped at the end
 # (also on Ctrl-C); its logs stay in .data/drills/logs until the next run. CONFIG (debug) chooses the binaries.
@@ -47,6 +52,9 @@ log="$work/steps.log"
 lib_name=drills
 
 [ -x "$cwa" ] || fail "$cwa is missing (make drills builds it)"
+if ! [[ ${DRILLS_DISTRIBUTION_KEYS:-200000} =~ ^[0-9]+$ ]] || ! [[ ${DRILLS_DISTRIBUTION_KILLS:-10} =~ ^[0-9]+$ ]]; then
+  fail "DRILLS_DISTRIBUTION_KEYS and DRILLS_DISTRIBUTION_KILLS must be whole numbers"
+fi
 if ! [[ $race_count =~ ^[0-9]+$ ]] || [ "$race_count" -lt 2 ] || [ "$race_count" -gt 10000 ]; then
   fail "DRILLS_RACE_COUNT must be 2…10000"
 fi
@@ -68,6 +76,20 @@ fleet_up "$run" "$work/up.log"
 say "fleet ready in $(( $(date +%s) - started )) s"
 cd "$work" || exit 1
 
+# drills_python: a Python with cryptography and moto (the distribution drill's S3 server): the system's when it has
+# them, else a venv under the data folder, made once.
+drills_python() {
+  if python3 -c 'import cryptography, moto.server' 2>/dev/null; then command -v python3; return; fi
+  local venv="$root/.data/drills-venv"
+  if ! "$venv/bin/python" -c 'import cryptography, moto.server' 2>/dev/null; then
+    python3 -c 'import venv, ensurepip' 2>/dev/null || install_packages python3-venv
+    rm -rf "$venv"
+    if ! { python3 -m venv "$venv" && "$venv/bin/pip" install -q 'moto[server]==5.*' 'cryptography>=42'; } >&2; then
+      fail "could not install moto and cryptography into $venv"
+    fi
+  fi
+  printf '%s\n' "$venv/bin/python"
+}
 # drill_line FILE KIND: the answers of a drill's line `KIND: 204×188 503×12, slowest …`, without its name.
 drill_line() { sed -n "s/^$2: //p" "$1"; }
 # only_statuses FILE KIND ALLOWED: every answer of the kind's line is an allowed status (an extended regex).
@@ -294,6 +316,50 @@ check "the database dump of the drills is not empty ($(wc -l <"$work/dump") line
 secrets="$(printf '%s\n%s\n' "$guid" "$teletan"; cat "$work"/secrets* 2>/dev/null)"
 check "no table and no log line holds the drills' GUIDs, teleTAN, registration tokens, TANs, OTP, forged addresses or request ids ($(printf '%s\n' "$secrets" | grep -c .) values)" \
   absent "$secrets" "${logs[@]}" "$work/dump"
+
+# ---- distribution killed mid-run ----
+# distribution-drill.py: DRILLS_DISTRIBUTION_KEYS (200,000) keys over the last 10 days in a database of their own;
+# runs to a directory and to an S3 bucket (moto) killed at DRILLS_DISTRIBUTION_KILLS (10) random moments each. After
+# every kill the tree is consistent as a phone sees it; the next run completes with the uninterrupted run's tree.
+distribution_keys="${DRILLS_DISTRIBUTION_KEYS:-200000}" distribution_kills="${DRILLS_DISTRIBUTION_KILLS:-10}"
+distribution="$root/.build/$CONFIG/distribution-service" submission="$root/.build/$CONFIG/submission-service"
+distribution_python="$(drills_python)"
+eval "$("$pg" env)"
+export PGHOST="$POSTGRES_HOST" PGPORT="$POSTGRES_PORT" PGUSER="$POSTGRES_USER" PGPASSWORD="$POSTGRES_PASSWORD"
+distribution_url="postgres://$PGUSER:$PGPASSWORD@$PGHOST:$PGPORT/drill_distribution?sslmode=disable"
+{
+  psql -q -d postgres -c "DROP DATABASE IF EXISTS drill_distribution WITH (FORCE)" -c "CREATE DATABASE drill_distribution"
+  openssl ecparam -name prime256v1 -genkey -noout -out "$work/distribution-signing.pem"
+  # submission-service applies the keys schema (it needs a service-token key to start at all).
+  DATABASE_URL="$distribution_url" SERVICE_TOKEN_KEY_FILE="$work/distribution-signing.pem" "$submission" --migrate-only
+  # Keys in the 240 complete hours before now; each key's day ended two days before its submission.
+  psql -q -d drill_distribution <<SQL
+INSERT INTO diagnosis_key (key_data, submission_type, rolling_start_interval_number, rolling_period, submission_timestamp,
+                           transmission_risk_level, origin_country, visited_countries, report_type,
+                           days_since_onset_of_symptoms, consent_to_federation)
+SELECT decode(md5(random()::text || i::text), 'hex'), 'SUBMISSION_TYPE_PCR_TEST',
+       ((h - 48) / 24) * 144, 144, h, 3 + i % 6, 'DE', ARRAY['DE'], 'CONFIRMED_TEST', 0, false
+  FROM (SELECT i, (extract(epoch FROM now())::bigint / 3600) - 1 - (i % 240) AS h
+          FROM generate_series(1, $distribution_keys) AS i) AS s;
+ANALYZE diagnosis_key;
+SQL
+} >>"$log" 2>&1
+distribution_started=$(date +%s)
+mkdir -p "$work/distribution"
+"$distribution_python" "$root/deploy/local/distribution-drill.py" --service "$distribution" \
+  --database-url "$distribution_url" --signing-key "$work/distribution-signing.pem" --work "$work/distribution" \
+  --kills "$distribution_kills" >"$work/distribution.out" 2>&1
+cat "$work/distribution.out" >>"$log"
+say "distribution killed: $(( $(date +%s) - distribution_started )) s for $distribution_kills kills per store over $distribution_keys keys"
+check "distribution killed: $(grep '^uninterrupted run:' "$work/distribution.out")" \
+  grep -q '^uninterrupted run: ' "$work/distribution.out"
+# store_held STORE: the store has its report line and no failure.
+store_held() { grep -q "^$1: " "$work/distribution.out" && ! grep -F "FAIL $1: " "$work/distribution.out"; }
+for store in "directory" "S3 (moto)"; do
+  line="$(grep -F "$store: " "$work/distribution.out" | grep -v '^FAIL' | head -n 1)"
+  check "distribution killed: ${line:-$store: no report}" store_held "$store"
+done
+psql -q -d postgres -c "DROP DATABASE IF EXISTS drill_distribution WITH (FORCE)" >>"$log" 2>&1
 
 "$pg" stop >/dev/null 2>&1
 

@@ -57,14 +57,12 @@ struct DirectoryStore: ObjectStore {
         let folder = target.deletingLastPathComponent()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         let temporary = folder.appendingPathComponent(Self.temporaryPrefix + UUID().uuidString)
-        guard
-            FileManager.default.createFile(
-                atPath: temporary.path,
-                contents: Data(object.signature.map { Self.envelope($0, object.body) } ?? object.body),
-                attributes: [.posixPermissions: 0o644]
-            )
-        else {
-            throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: temporary.path])
+        let bytes = object.signature.map { Self.envelope($0, object.body) } ?? object.body
+        do {
+            try Self.writeNew(bytes, to: temporary.path)
+        } catch {
+            try? FileManager.default.removeItem(at: temporary)
+            throw error
         }
         // rename(2) replaces the target atomically.
         guard rename(temporary.path, target.path) == 0 else {
@@ -72,6 +70,19 @@ struct DirectoryStore: ObjectStore {
             try? FileManager.default.removeItem(at: temporary)
             throw POSIXError(POSIXErrorCode(rawValue: code) ?? .EIO)
         }
+    }
+
+    /// The `.tmp-…` files of runs that died between writing a file and renaming it.
+    func removeAbandoned() async throws -> Int {
+        let rootPath = self.root.path.hasSuffix("/") ? self.root.path : self.root.path + "/"
+        guard let enumerator = FileManager.default.enumerator(atPath: rootPath) else { return 0 }
+        var removed = 0
+        while let relative = enumerator.nextObject() as? String {
+            guard (relative as NSString).lastPathComponent.hasPrefix(Self.temporaryPrefix) else { continue }
+            try FileManager.default.removeItem(atPath: rootPath + relative)
+            removed += 1
+        }
+        return removed
     }
 
     func delete(_ key: String) async throws {
@@ -84,6 +95,26 @@ struct DirectoryStore: ObjectStore {
             else { break }
             try? FileManager.default.removeItem(at: folder)
             folder = folder.deletingLastPathComponent()
+        }
+    }
+
+    /// Writes `bytes` into a new file (mode 0644) at `path` itself: `FileManager.createFile` would write through a
+    /// temporary file of its own (`.dat.nosync…`), which `removeAbandoned` would not know.
+    private static func writeNew(_ bytes: [UInt8], to path: String) throws {
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard descriptor >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        defer { close(descriptor) }
+        guard fchmod(descriptor, 0o644) == 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+        var written = 0
+        while written < bytes.count {
+            let result = bytes.withUnsafeBytes { buffer in
+                write(descriptor, buffer.baseAddress! + written, buffer.count - written)
+            }
+            if result < 0 {
+                if errno == EINTR { continue }
+                throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
+            }
+            written += result
         }
     }
 

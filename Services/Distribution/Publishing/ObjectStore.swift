@@ -63,4 +63,12 @@ protocol ObjectStore: Sendable {
     func put(_ object: CDNObject) async throws
     /// Removes an object; removing an absent one is not an error.
     func delete(_ key: String) async throws
+    /// Removes what a run that died left half-written (never served, but never cleaned up otherwise); returns how
+    /// many. Called by a run holding the publication lock, so no other run is writing.
+    func removeAbandoned() async throws -> Int
+}
+
+extension ObjectStore {
+    /// A store whose writes are atomic leaves nothing behind.
+    func removeAbandoned() async throws -> Int { 0 }
 }

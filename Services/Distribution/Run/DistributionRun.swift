@@ -73,7 +73,7 @@ struct DistributionRun: Sendable {
         let publisher = Publisher(store: self.store, policy: self.configuration.publishing, logger: self.logger)
         var report = RunReport()
 
-        // 1. Retention first (§3.9): rows, then published objects.
+        // 1. Retention first (§3.9): rows now, published objects after publishing (step 6).
         report.retention = try await database.deleteSubmitted(before: retentionStartHour)
         report.retention.selfReports = try await database.deleteSelfReports(
             before: currentHour / 24 - Int64(Self.selfReportStatisticsDays)
@@ -83,16 +83,18 @@ struct DistributionRun: Sendable {
         if self.configuration.nhs != nil {
             existing.formUnion(try await self.store.list(prefix: "distribution/"))
         }
+        // Expired objects are deleted after publishing, once no index names them any more: a run that dies before
+        // leaves them (and the indexes naming them) for the next run.
         let expired = ObjectRetention(policy: policy, currentHour: currentHour).expired(existing)
-        report.objectsDeleted = try await publisher.delete(expired)
         existing.subtract(expired)
+        let abandoned = try await self.store.removeAbandoned()
         self.logger.info(
             "Retention applied",
             metadata: [
                 "rows.keys": "\(report.retention.keys)", "rows.checkins": "\(report.retention.checkInReports)",
                 "rows.warnings": "\(report.retention.traceWarnings)",
                 "rows.self_reports": "\(report.retention.selfReports)",
-                "objects": "\(report.objectsDeleted)",
+                "objects.expired": "\(expired.count)", "objects.abandoned": "\(abandoned)",
             ]
         )
 
@@ -153,17 +155,15 @@ struct DistributionRun: Sendable {
             ]
         )
 
-        // 5. Sign (in parallel), then publish: files first, indexes last.
+        // 5. Sign (in parallel), then publish: files first, indexes last. 6. Delete what retention expired.
         let signStart = ContinuousClock.now
         let archives = try await signer.run(keyPlan.jobs + twp.jobs + configJobs)
         report.archivesBuilt = archives.count
         let publishStart = ContinuousClock.now
         // The NHS documents (signed now; republished only when their bytes or the signing key changed).
         let documents = try self.configuration.nhs?.objects(at: now) ?? []
-        report.publish = try await publisher.publish(
-            archives + twp.files + documents + keyPlan.indexes + roots,
-            existing: existing
-        )
+        let objects = archives + twp.files + documents + keyPlan.indexes + roots
+        report.publish = try await publisher.publish(objects, existing: existing)
         self.logger.info(
             "Archives signed and published",
             metadata: [
@@ -173,6 +173,8 @@ struct DistributionRun: Sendable {
             ]
         )
         report.publish.unchanged += keyPlan.unchanged + twp.unchanged
+        let published = Set(objects.map(\.key))
+        report.objectsDeleted = try await publisher.delete(expired.filter { !published.contains($0) })
         report.finishedAt = self.clock.now.timeIntervalSince1970
         return report
     }
