@@ -3,8 +3,8 @@
 
 For each store (a directory, as the gateway serves it, and an S3 bucket on a moto server), first one uninterrupted
 run into a scratch directory is the reference. Then, KILLS times: the store is emptied, a run starts and gets SIGKILL
-at a random moment — half of the moments drawn over the reference run's duration, half when the store holds a random
-number of the tree's objects (so that publishing is hit, which takes a small part of a run). After every kill:
+at a random moment — half of the moments drawn over the first 90 % of the reference run, half when the store holds a
+random number of the tree's objects (so that publishing is hit, which takes a small part of a run). After every kill:
 
   * the tree is consistent as a phone sees it: every index names only objects that exist, every archive is a whole zip
     whose signature verifies with the public key, every index is whole JSON, and nothing temporary is served (the
@@ -302,13 +302,16 @@ def drill(store, runner, reference, kills, rng, report):
     """KILLS killed runs into `store`, each checked and repaired by a next run. Returns the failures."""
     failures = []
     phases, hit_counts, leftovers, recoveries = {}, [], [], []
-    completed_first = identical = repaired = 0
-    for round_number in range(kills):
+    completed_first = identical = repaired = killed = round_number = 0
+    # A run that ends before its moment (runs vary in length) does not count: its round is drawn again, up to twice
+    # as many rounds as kills in all.
+    while killed < kills and round_number < 2 * kills:
+        round_number += 1
         store.clear()
         process = runner.start(store)
         started = time.monotonic()
-        by_count = round_number % 2 == 1
-        target_time = rng.uniform(0.05, reference.seconds)
+        by_count = killed % 2 == 1
+        target_time = rng.uniform(0.05, 0.9 * reference.seconds)
         target_count = rng.randint(1, max(1, reference.objects - 1))
         while process.poll() is None:
             elapsed = time.monotonic() - started
@@ -324,10 +327,11 @@ def drill(store, runner, reference, kills, rng, report):
             completed_first += 1  # the run ended before its moment came: no kill this round
             status = process.returncode
             if status != 0:
-                failures.append(f"round {round_number + 1}: the run ended by itself with status {status}")
+                failures.append(f"round {round_number}: the run ended by itself with status {status}")
             continue
         os.kill(process.pid, signal.SIGKILL)
         process.wait()
+        killed += 1
         objects, hidden = store.snapshot()
         name = phase(process.log_path, bool(objects))
         phases[name] = phases.get(name, 0) + 1
@@ -335,32 +339,33 @@ def drill(store, runner, reference, kills, rng, report):
             hit_counts.append(len(objects))
         leftovers.append(len(hidden))
         for problem in problems(objects, reference.public_key):
-            failures.append(f"after the kill in round {round_number + 1} ({name}): {problem}")
+            failures.append(f"after the kill in round {round_number} ({name}): {problem}")
 
         status, seconds, log_path = runner.complete(store)
         if status != 0:
-            failures.append(f"round {round_number + 1}: the next run failed ({status}; {log_path})")
+            failures.append(f"round {round_number}: the next run failed ({status}; {log_path})")
             continue
         repaired += 1
         recoveries.append(seconds)
         objects, hidden = store.snapshot()
         for problem in problems(objects, reference.public_key):
-            failures.append(f"after the next run in round {round_number + 1}: {problem}")
+            failures.append(f"after the next run in round {round_number}: {problem}")
         if hidden:
-            failures.append(f"round {round_number + 1}: the next run left {len(hidden)} temporary files ({hidden[0]})")
+            failures.append(f"round {round_number}: the next run left {len(hidden)} temporary files ({hidden[0]})")
         if fingerprint(objects) == reference.current().digests:
             identical += 1
         else:
             expected = reference.current().digests
             actual = fingerprint(objects)
             differing = sorted(key for key in set(expected) | set(actual) if expected.get(key) != actual.get(key))
-            failures.append(f"round {round_number + 1}: the tree differs from the uninterrupted run's in "
+            failures.append(f"round {round_number}: the tree differs from the uninterrupted run's in "
                             f"{len(differing)} objects ({', '.join(differing[:3])})")
-    killed = kills - completed_first
+    if killed < kills:
+        failures.append(f"only {killed} of {kills} runs could be killed before they ended")
     where = ", ".join(f"{name} {count}" for name, count in sorted(phases.items()))
     hits = f": {min(hit_counts)}–{max(hit_counts)} of {reference.objects} objects written" if hit_counts else ""
     report.append(
-        f"{store.name}: {killed} kills ({where}{hits}), {kills - killed} runs ended before their moment; "
+        f"{store.name}: {killed} kills ({where}{hits}), {completed_first} runs ended before their moment; "
         f"consistent after every kill: {'yes' if not any('after the kill' in f for f in failures) else 'NO'}; "
         f"next run completed {repaired} of {killed}, identical to the uninterrupted run {identical} of {killed}; "
         f"temporary files after a kill up to {max(leftovers, default=0)}, after the next run 0"
