@@ -20,6 +20,9 @@
 #          body one byte over every location's limit (413), DRILLS_ABUSE_FORGED (10,000) requests with forged
 #          X-Forwarded-For, X-SSL-Client-Cert, X-Gateway-Secret and X-Request-ID on the app, lab and portal ports;
 #          meanwhile a phone's journey takes at most 2 s a step, and the services log only the gateway's request ids;
+#   fuzz   every OpenAPI document fuzzed by Schemathesis (deploy/local/fuzz.sh, DRILLS_EXAMPLES, 300, examples per
+#          operation) on each service's own listeners, and the protobuf endpoints by deploy/local/protofuzz.py
+#          (DRILLS_PROTOFUZZ_COUNT, 1000, mutated bodies): no 5xx, every status, content type and body as documented;
 #   at rest  afterwards no table of any database and no log line holds the drills' GUIDs, teleTAN, registration
 #          tokens, TANs, OTP, or the forged addresses and request ids in clear;
 #   distribution  distribution-service killed (SIGKILL) at DRILLS_DISTRIBUTION_KILLS (10) random moments of runs over
@@ -306,6 +309,29 @@ check "abuse: the services logged only the gateway's request ids ($(tail -n 1 "$
   grep -q ' 0 with an id the gateway did not make$' "$work/ids"
 cp "$abuse/forged-ids" "$work/secrets-forged-ids" 2>/dev/null
 cp "$abuse/forged-addresses" "$work/secrets-forged-addresses" 2>/dev/null
+
+# ---- every API fuzzed ----
+# fuzz.sh: Schemathesis over every OpenAPI document of the fleet, on each service's own listener (DRILLS_EXAMPLES per
+# operation); protofuzz.py: DRILLS_PROTOFUZZ_COUNT (1000) mutated protobuf bodies at the submission and data-donation
+# endpoints. No 5xx, every answer documented; one line per document.
+fuzz_started=$(date +%s)
+FUZZ_OUT="$work/fuzz" "$root/deploy/local/fuzz.sh" >"$work/fuzz.out" 2>&1
+fuzz_status=$?
+cat "$work/fuzz.out" >>"$log"
+say "fuzzing: $(( $(date +%s) - fuzz_started )) s ($(sed -n 's/^fuzz.sh: \([0-9]* documents.*\); reports.*/\1/p' "$work/fuzz.out"))"
+# A document whose service this fleet does not run (federation) is named, not counted.
+while IFS= read -r line; do
+  if [ "${line%% *}" = skip ]; then say "fuzzing: ${line#* }"; else check "fuzzing: ${line#* }" test "${line%% *}" = ok; fi
+done < <(grep -E '^(ok|FAIL|skip) ' "$work/fuzz.out" | sed 's/  */ /')
+check "fuzzing: every document's run finished (fuzz.sh exited $fuzz_status)" test "$fuzz_status" = 0
+protofuzz_started=$(date +%s)
+"$root/deploy/local/protofuzz.py" --count "${DRILLS_PROTOFUZZ_COUNT:-1000}" --out "$work/protofuzz" \
+  >"$work/protofuzz.out" 2>&1
+protofuzz_status=$?
+cat "$work/protofuzz.out" >>"$log"
+say "protobuf fuzzing: $(( $(date +%s) - protofuzz_started )) s"
+check "fuzzing: $(grep -E '^protofuzz: [0-9]+ requests' "$work/protofuzz.out" | sed 's/^protofuzz: //')" \
+  test "$protofuzz_status" = 0
 
 # ---- secrets at rest: no dump and no log line holds the drills' secrets ----
 "$run" stop >/dev/null 2>&1   # flushes every log and makes the databases quiet
