@@ -36,17 +36,7 @@ SERVICE_TOKEN_KEY_FILE="$work/signing.pem" "$submission" --migrate-only >/dev/nu
 
 for n in $sizes; do
   psql -q -d "$database" -c "TRUNCATE diagnosis_key CASCADE"
-  # Keys in the 240 complete hours before now; each key's day ended at least a day before its submission.
-  psql -q -d "$database" <<SQL
-INSERT INTO diagnosis_key (key_data, submission_type, rolling_start_interval_number, rolling_period, submission_timestamp,
-                           transmission_risk_level, origin_country, visited_countries, report_type,
-                           days_since_onset_of_symptoms, consent_to_federation)
-SELECT decode(md5(random()::text || i::text), 'hex'), 'SUBMISSION_TYPE_PCR_TEST',
-       ((h - 48) / 24) * 144, 144, h, 3 + i % 6, 'DE', ARRAY['DE'], 'CONFIRMED_TEST', 0, false
-  FROM (SELECT i, (extract(epoch FROM now())::bigint / 3600) - 1 - (i % 240) AS h
-          FROM generate_series(1, $n) AS i) AS s;
-ANALYZE diagnosis_key;
-SQL
+  insert_synthetic_keys "$database" "$n"
   rm -rf "$work/cdn"
   echo "== $n keys"
   /usr/bin/time -f "%e %M" -o "$work/time" env SIGNING_KEY_FILES="$work/signing.pem" CDN_DIRECTORY="$work/cdn" \

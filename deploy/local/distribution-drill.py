@@ -287,10 +287,10 @@ class Runner:
 
 
 def phase(log_path, store_changed):
-    with open(log_path, "rb") as f:
-        text = f.read().decode("utf-8", "replace")
     if store_changed:
         return "publishing"
+    with open(log_path, "rb") as f:
+        text = f.read().decode("utf-8", "replace")
     reached = [name for name in PHASES if name in text]
     if not reached:
         return "starting"
@@ -301,7 +301,7 @@ def phase(log_path, store_changed):
 def drill(store, runner, reference, kills, rng, report):
     """KILLS killed runs into `store`, each checked and repaired by a next run. Returns the failures."""
     failures = []
-    phases, hit_counts, leftovers, recoveries = {}, [], [], []
+    phases, hit_counts, leftovers, left_after, recoveries = {}, [], [], [], []
     completed_first = identical = repaired = killed = round_number = 0
     # A run that ends before its moment (runs vary in length) does not count: its round is drawn again, up to twice
     # as many rounds as kills in all.
@@ -350,13 +350,13 @@ def drill(store, runner, reference, kills, rng, report):
         objects, hidden = store.snapshot()
         for problem in problems(objects, reference.public_key):
             failures.append(f"after the next run in round {round_number}: {problem}")
+        left_after.append(len(hidden))
         if hidden:
             failures.append(f"round {round_number}: the next run left {len(hidden)} temporary files ({hidden[0]})")
-        if fingerprint(objects) == reference.current().digests:
+        expected, actual = reference.current().digests, fingerprint(objects)
+        if actual == expected:
             identical += 1
         else:
-            expected = reference.current().digests
-            actual = fingerprint(objects)
             differing = sorted(key for key in set(expected) | set(actual) if expected.get(key) != actual.get(key))
             failures.append(f"round {round_number}: the tree differs from the uninterrupted run's in "
                             f"{len(differing)} objects ({', '.join(differing[:3])})")
@@ -368,7 +368,7 @@ def drill(store, runner, reference, kills, rng, report):
         f"{store.name}: {killed} kills ({where}{hits}), {completed_first} runs ended before their moment; "
         f"consistent after every kill: {'yes' if not any('after the kill' in f for f in failures) else 'NO'}; "
         f"next run completed {repaired} of {killed}, identical to the uninterrupted run {identical} of {killed}; "
-        f"temporary files after a kill up to {max(leftovers, default=0)}, after the next run 0"
+        f"temporary files after a kill up to {max(leftovers, default=0)}, after the next run up to {max(left_after, default=0)}"
         f"{'' if not recoveries else f'; next run {min(recoveries):.1f}–{max(recoveries):.1f} s'}"
     )
     return [f"{store.name}: {failure}" for failure in failures]

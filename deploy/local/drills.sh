@@ -358,17 +358,7 @@ distribution_url="postgres://$PGUSER:$PGPASSWORD@$PGHOST:$PGPORT/drill_distribut
   openssl ecparam -name prime256v1 -genkey -noout -out "$work/distribution-signing.pem"
   # submission-service applies the keys schema (it needs a service-token key to start at all).
   DATABASE_URL="$distribution_url" SERVICE_TOKEN_KEY_FILE="$work/distribution-signing.pem" "$submission" --migrate-only
-  # Keys in the 240 complete hours before now; each key's day ended two days before its submission.
-  psql -q -d drill_distribution <<SQL
-INSERT INTO diagnosis_key (key_data, submission_type, rolling_start_interval_number, rolling_period, submission_timestamp,
-                           transmission_risk_level, origin_country, visited_countries, report_type,
-                           days_since_onset_of_symptoms, consent_to_federation)
-SELECT decode(md5(random()::text || i::text), 'hex'), 'SUBMISSION_TYPE_PCR_TEST',
-       ((h - 48) / 24) * 144, 144, h, 3 + i % 6, 'DE', ARRAY['DE'], 'CONFIRMED_TEST', 0, false
-  FROM (SELECT i, (extract(epoch FROM now())::bigint / 3600) - 1 - (i % 240) AS h
-          FROM generate_series(1, $distribution_keys) AS i) AS s;
-ANALYZE diagnosis_key;
-SQL
+  insert_synthetic_keys drill_distribution "$distribution_keys"
 } >>"$log" 2>&1
 distribution_started=$(date +%s)
 mkdir -p "$work/distribution"

@@ -110,3 +110,19 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
   set -euo pipefail
   "$@"
 fi
+
+# insert_synthetic_keys DATABASE COUNT: COUNT random keys of the `keys` schema for distribution runs (bench, drills),
+# spread over the 240 complete hours before now, TRL 3–8, all from DE, each key's day ended two days before its
+# submission (past the expiry policy). psql connects with the caller's PG* settings.
+insert_synthetic_keys() {
+  psql -q -d "$1" <<SQL
+INSERT INTO diagnosis_key (key_data, submission_type, rolling_start_interval_number, rolling_period, submission_timestamp,
+                           transmission_risk_level, origin_country, visited_countries, report_type,
+                           days_since_onset_of_symptoms, consent_to_federation)
+SELECT decode(md5(random()::text || i::text), 'hex'), 'SUBMISSION_TYPE_PCR_TEST',
+       ((h - 48) / 24) * 144, 144, h, 3 + i % 6, 'DE', ARRAY['DE'], 'CONFIRMED_TEST', 0, false
+  FROM (SELECT i, (extract(epoch FROM now())::bigint / 3600) - 1 - (i % 240) AS h
+          FROM generate_series(1, $2) AS i) AS s;
+ANALYZE diagnosis_key;
+SQL
+}
