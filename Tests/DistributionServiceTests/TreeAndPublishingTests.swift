@@ -279,6 +279,18 @@ struct TreeAndPublishingTests {
         #expect(store.body(hour.key) == changedHour.body)
     }
 
+    @Test("indexes go after the objects they name, the deepest first, so no index ever names a missing object")
+    func indexOrder() async throws {
+        let store = MemoryStore()
+        let hours = CDNObject.index("version/v1/twp/country/DE/hour", json: #"{"oldest":null,"latest":null}"#)
+        let countries = CDNObject.index("version/v1/twp/country", json: #"["DE"]"#)
+        let root = CDNObject.index("version", json: #"["v1"]"#)
+        let file = CDNObject.emptyFile("version/v1/twp/country/DE/hour/7")
+        let publisher = Self.publisher(store) { $0.parallelism = 4 }
+        _ = try await publisher.publish([root, countries, hours, file], existing: [])
+        #expect(store.puts == [file.key, hours.key, countries.key, root.key])
+    }
+
     @Test("failures are retried; too many failed operations abort, and a failed file keeps the indexes untouched")
     func failures() async throws {
         let objects = (0..<5).map { CDNObject.emptyFile("version/v1/twp/country/DE/hour/\($0)") }

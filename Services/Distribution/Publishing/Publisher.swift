@@ -28,8 +28,9 @@ enum PublishError: Error, CustomStringConvertible {
     }
 }
 
-/// Uploads what changed. Files go first and indexes last, so an index never names a file that is not there yet;
-/// when any file failed, the indexes are not touched at all and the run fails, so the next run repairs it.
+/// Uploads what changed. Files go first and indexes last, the deepest indexes before the ones naming them (an hour
+/// index before its country's index), so an index never names an object that is not there yet, whenever a run
+/// stops; when any object failed, the indexes above it are not touched and the run fails, so the next run repairs it.
 struct Publisher: Sendable {
     let store: any ObjectStore
     let policy: PublishPolicy
@@ -46,8 +47,12 @@ struct Publisher: Sendable {
     func publish(_ objects: [CDNObject], existing: Set<String>) async throws -> Outcome {
         var outcome = Outcome()
         let files = objects.filter { $0.contentType != .json }
-        let indexes = objects.filter { $0.contentType == .json }
-        for phase in [files, indexes] {
+        // Indexes by depth, deepest first: each level is published whole before the one above it.
+        let levels = Dictionary(grouping: objects.filter { $0.contentType == .json }) { index in
+            index.key.utf8.count { $0 == UInt8(ascii: "/") }
+        }
+        let indexes = levels.keys.sorted(by: >).compactMap { levels[$0] }
+        for phase in [files] + indexes {
             let results = try await self.forEach(phase, operation: "put") { object in
                 try await self.publishIfChanged(object, exists: existing.contains(object.key))
             }
