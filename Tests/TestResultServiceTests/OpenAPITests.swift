@@ -37,14 +37,12 @@ struct OpenAPITests {
         // On PostgreSQL with the NHS path enabled, so its routes are mounted too.
         let database = try PostgresTestDatabase.require()
         let dependencies = TestResultDependencies.postgres(client: database.client, logger: database.logger)
+        let configuration = try TestResultFixture.configuration(TestNHS.settings())
         let apps: [Int: any ApplicationProtocol] = [
-            8003: try TestResultFixture.labApp(
-                configuration: try TestResultFixture.configuration(TestNHS.settings()),
-                dependencies: dependencies
-            ),
-            8013: try TestResultFixture.internalApp(dependencies: dependencies),
+            8003: try TestResultFixture.labApp(configuration: configuration, dependencies: dependencies),
+            8013: try TestResultFixture.internalApp(configuration: configuration, dependencies: dependencies),
         ]
-        #expect(operations.count == 18, "the parser found \(operations)")
+        #expect(operations.count == 20, "the parser found \(operations)")
 
         for operation in operations {
             for (port, app) in apps {

@@ -37,11 +37,12 @@ enum TestResultFixture {
 
     /// The internal router as an application, for `.router` tests.
     static func internalApp(
+        configuration: TestResultConfiguration? = nil,
         dependencies: TestResultDependencies,
         environment: ServiceEnvironment = .testing()
     ) throws -> some ApplicationProtocol {
         let router = TestResult.buildInternalRouter(
-            configuration: try self.configuration(),
+            configuration: try configuration ?? self.configuration(),
             dependencies: dependencies,
             environment: environment,
             metrics: TestResultMetrics(factory: environment.metricsFactory)
