@@ -78,6 +78,7 @@ let package = Package(
                 "ENCrypto",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             path: "Shared/Persistence",

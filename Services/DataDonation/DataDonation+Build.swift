@@ -33,7 +33,11 @@ extension DataDonation {
             configuration: .init(listening: configuration.http),
             services: dependencies.services + [
                 self.retention(runtime).periodic(every: configuration.retention.interval), internalApp,
-                MetricsListener.application(address: configuration.metrics, environment: environment),
+                MetricsListener.application(
+                    address: configuration.metrics,
+                    environment: environment,
+                    checks: dependencies.readinessChecks
+                ),
             ],
             logger: environment.logger.listener("app")
         )

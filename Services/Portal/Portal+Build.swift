@@ -6,6 +6,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdBcrypt
 import Logging
+import Metrics
 
 extension Portal {
     static func makeDependencies(configuration: PortalConfiguration, logger: Logger) -> PortalDependencies {
@@ -17,7 +18,12 @@ extension Portal {
         dependencies: PortalDependencies,
         environment: ServiceEnvironment
     ) async throws -> ServiceApplication<PortalRequestContext> {
-        let engine = self.engine(configuration: configuration, dependencies: dependencies, logger: environment.logger)
+        let engine = self.engine(
+            configuration: configuration,
+            dependencies: dependencies,
+            logger: environment.logger,
+            metrics: environment.metricsFactory
+        )
         let router = try await self.buildRouter(
             configuration: configuration,
             engine: engine,
@@ -42,7 +48,12 @@ extension Portal {
             router: router,
             configuration: .init(listening: configuration.http),
             services: dependencies.services + [
-                cleanup, sealing, MetricsListener.application(address: configuration.metrics, environment: environment),
+                cleanup, sealing,
+                MetricsListener.application(
+                    address: configuration.metrics,
+                    environment: environment,
+                    checks: dependencies.readinessChecks
+                ),
             ],
             logger: environment.logger.listener("app")
         )
@@ -52,7 +63,8 @@ extension Portal {
     static func engine(
         configuration: PortalConfiguration,
         dependencies: PortalDependencies,
-        logger: Logger
+        logger: Logger,
+        metrics: any MetricsFactory
     ) -> PortalEngine {
         PortalEngine(
             repository: dependencies.repository,
@@ -63,6 +75,7 @@ extension Portal {
             authorities: configuration.authorities,
             clock: dependencies.clock,
             logger: logger,
+            metrics: PortalMetrics(factory: metrics),
             decoyHash: Bcrypt.hash("decoy-password-for-timing", cost: UInt8(configuration.policy.bcryptCost))
         )
     }

@@ -27,7 +27,11 @@ extension Submission {
             router: try self.buildRouter(runtime),
             configuration: .init(listening: configuration.http),
             services: dependencies.services + [
-                MetricsListener.application(address: configuration.metrics, environment: environment)
+                MetricsListener.application(
+                    address: configuration.metrics,
+                    environment: environment,
+                    checks: dependencies.readinessChecks
+                )
             ],
             logger: environment.logger.listener("app")
         )

@@ -52,7 +52,11 @@ extension TestResult {
             configuration: .init(listening: configuration.http),
             services: dependencies.services + [
                 retention.periodic(every: configuration.retention.interval), internalApp,
-                MetricsListener.application(address: configuration.metrics, environment: environment),
+                MetricsListener.application(
+                    address: configuration.metrics,
+                    environment: environment,
+                    checks: dependencies.readinessChecks
+                ),
             ],
             logger: environment.logger.listener("lab")
         )

@@ -34,7 +34,11 @@ extension Verification {
             configuration: .init(listening: configuration.http),
             services: dependencies.services + [
                 self.retention(runtime).periodic(every: configuration.retention.interval), internalApp,
-                MetricsListener.application(address: configuration.metrics, environment: environment),
+                MetricsListener.application(
+                    address: configuration.metrics,
+                    environment: environment,
+                    checks: dependencies.readinessChecks
+                ),
             ],
             logger: environment.logger.listener("app")
         )

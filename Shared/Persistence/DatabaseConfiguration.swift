@@ -2,6 +2,7 @@
 
 import Foundation
 package import Logging
+import Metrics
 import NIOSSL
 package import PostgresNIO
 
@@ -97,9 +98,13 @@ package struct DatabaseConfiguration: Sendable, CustomStringConvertible {
         "postgres://\(self.username):***@\(self.host):\(self.port)/\(self.database)?sslmode=\(self.tlsMode.rawValue)"
     }
 
-    /// A PostgresNIO client (a connection pool) of at most `maxConnections` (default: the configured pool size). It
-    /// must run as a `Service` (or in a task) before queries can complete.
+    /// A PostgresNIO client (a connection pool) of at most `maxConnections` (default: the configured pool size, which
+    /// is then recorded as `en_db_pool_connections_max`). It must run as a `Service` (or in a task) before queries
+    /// can complete.
     package func makeClient(logger: Logger, maxConnections: Int? = nil) -> PostgresClient {
+        if maxConnections == nil {
+            Gauge(label: DatabaseMetrics.max).record(self.maxConnections)
+        }
         var configuration = PostgresClient.Configuration(
             host: self.host,
             port: self.port,
@@ -195,4 +200,15 @@ extension Logger {
         if logger.logLevel < .info { logger.logLevel = .info }
         return logger
     }
+}
+
+/// The names of the connection pool's metrics.
+package enum DatabaseMetrics {
+    /// Connections `DatabasePool` has leased now, across the process's pools (a gauge).
+    package static let inUse = "en_db_pool_connections_in_use"
+    /// The pool's size, `maximumConnections` of the service's client (a gauge, set when the client is made).
+    package static let max = "en_db_pool_connections_max"
+    /// Requests refused with 503 because no pooled connection became free within the lease timeout (`DatabaseBusy`),
+    /// counted by ServiceKit's error boundary.
+    package static let leaseTimeouts = "en_db_pool_lease_timeouts_total"
 }

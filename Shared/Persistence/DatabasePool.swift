@@ -1,6 +1,7 @@
 // The connection pool as request handlers use it: a connection is waited for at most `leaseTimeout`.
 
 package import Logging
+package import Metrics
 package import PostgresNIO
 import Synchronization
 
@@ -25,9 +26,19 @@ package struct DatabasePool: Sendable {
     /// services pass their configured timeout.
     package static let unhurriedLeaseTimeout: Duration = .seconds(60)
 
-    package init(client: PostgresClient, leaseTimeout: Duration = Self.defaultLeaseTimeout) {
+    /// Where `en_db_pool_connections_in_use` (connections leased now) goes: the process's metrics system unless a
+    /// test gives its own. Every pool of a process leases from the same client, so the process-wide gauge is the
+    /// client's.
+    private let metrics: any MetricsFactory
+
+    package init(
+        client: PostgresClient,
+        leaseTimeout: Duration = Self.defaultLeaseTimeout,
+        metrics: any MetricsFactory = MetricsSystem.factory
+    ) {
         self.client = client
         self.leaseTimeout = leaseTimeout
+        self.metrics = metrics
     }
 
     /// Runs `body` on a leased connection, or throws `DatabaseBusy` when none is free within `leaseTimeout`, or
@@ -81,6 +92,9 @@ package struct DatabasePool: Sendable {
             group.addTask {
                 try await self.client.withConnection { connection in
                     guard lease.start() else { throw DatabaseBusy(waited: self.leaseTimeout) }
+                    let inUse = Meter(label: DatabaseMetrics.inUse, factory: self.metrics)
+                    inUse.increment()
+                    defer { inUse.decrement() }
                     return try await body(connection)
                 }
             }

@@ -4,6 +4,7 @@ import ENPersistence
 import ENTestSupport
 import Foundation
 import Logging
+import MetricsTestKit
 import PostgresNIO
 import Testing
 
@@ -22,6 +23,18 @@ struct DatabasePoolTests {
             let rows = try await patient.query("SELECT 7", logger: database.logger)
             #expect(try rows.decode(Int.self) == [7])
         }
+    }
+
+    @Test("the pool counts the connections it has leased")
+    func inUse() async throws {
+        let database = try PostgresTestDatabase.require()
+        let metrics = TestMetrics()
+        let pool = DatabasePool(client: database.client, leaseTimeout: .seconds(60), metrics: metrics)
+        let during = try await pool.withConnection { _ in
+            try await pool.withConnection { _ in try metrics.expectMeter(DatabaseMetrics.inUse).lastValue }
+        }
+        #expect(during == 2)
+        #expect(try metrics.expectMeter(DatabaseMetrics.inUse).lastValue == 0)
     }
 
     @Test("a transaction through the pool commits, and rolls back when its body throws")

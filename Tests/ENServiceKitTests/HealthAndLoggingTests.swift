@@ -7,6 +7,7 @@ import Hummingbird
 import HummingbirdTesting
 import Logging
 import Metrics
+import MetricsTestKit
 import Testing
 
 @Suite("Health and logging")
@@ -25,10 +26,40 @@ struct HealthAndLoggingTests {
         }
     }
 
-    static func app(_ checks: [any ReadinessCheck]) -> some ApplicationProtocol {
+    static func app(
+        _ checks: [any ReadinessCheck],
+        metrics: any MetricsFactory = TestMetrics()
+    ) -> some ApplicationProtocol {
         let router = Router(context: ServiceRequestContext.self)
-        HealthController(checks: checks, timeout: .milliseconds(200)).addRoutes(to: router)
+        let probe = ReadinessProbe(checks: checks, timeout: .milliseconds(200), factory: metrics)
+        HealthController(probe: probe).addRoutes(to: router)
         return Application(router: router)
+    }
+
+    @Test("each readiness probe records en_service_ready: 1 when ready, 0 when a check fails")
+    func readinessGauge() async throws {
+        let up = TestMetrics()
+        let down = TestMetrics()
+        #expect(throws: (any Error).self) { try up.expectGauge(ReadinessProbe.gauge) }
+        try await Self.app([Check(name: "database", behaviour: .pass)], metrics: up).test(.router) { client in
+            _ = try await client.execute(uri: "/health/ready", method: .get)
+        }
+        try await Self.app([Check(name: "database", behaviour: .fail)], metrics: down).test(.router) { client in
+            _ = try await client.execute(uri: "/health/ready", method: .get)
+        }
+        #expect(try up.expectGauge(ReadinessProbe.gauge).lastValue == 1)
+        #expect(try down.expectGauge(ReadinessProbe.gauge).lastValue == 0)
+    }
+
+    @Test("a scrape of the metrics listener evaluates readiness first, so en_service_ready is current")
+    func scrapeEvaluatesReadiness() async throws {
+        let environment = ServiceEnvironment.testing()
+        let check = Check(name: "database", behaviour: .fail)
+        let app = Application(router: MetricsListener.router(environment: environment, checks: [check]))
+        try await app.test(.router) { client in
+            let metrics = try await client.execute(uri: "/metrics", method: .get)
+            #expect(metrics.body.text.contains("en_service_ready 0"))
+        }
     }
 
     @Test("ready when every check passes; 503 naming the failing check otherwise; live regardless")
@@ -62,7 +93,7 @@ struct HealthAndLoggingTests {
     func metricsListener() async throws {
         let environment = ServiceEnvironment.testing()
         Counter(label: "en_probe_total", factory: environment.metricsFactory).increment()
-        let app = Application(router: MetricsListener.router(environment: environment))
+        let app = Application(router: MetricsListener.router(environment: environment, checks: []))
         try await app.test(.router) { client in
             let metrics = try await client.execute(uri: "/metrics", method: .get)
             let api = try await client.execute(uri: "/version/v1/tan", method: .post)

@@ -42,7 +42,7 @@ struct MiddlewareTests {
             let body = try await request.body.collect(upTo: .max)
             return "\(body.readableBytes)"
         }
-        MetricsController(registry: environment.metricsRegistry).addRoutes(to: router)
+        MetricsController(registry: environment.metricsRegistry, readiness: nil).addRoutes(to: router)
         return Application(
             router: router,
             configuration: .init(address: .hostname("127.0.0.1", port: 0)),
@@ -82,17 +82,19 @@ struct MiddlewareTests {
         #expect(failure.metadata["error.type"]?.description.hasSuffix("Unexpected") == true)
     }
 
-    @Test("a request that found no free database connection gets 503 with Retry-After, logged as a warning")
+    @Test("a request that found no free database connection gets 503 with Retry-After, logged as a warning, counted")
     func databaseBusy() async throws {
         let logs = InMemoryLogHandler()
         let logger = Logger(label: "test", factory: { _ in logs })
 
         try await Self.app(logger: logger).test(.router) { client in
             let response = try await client.execute(uri: "/busy", method: .get)
+            let metrics = try await client.execute(uri: "/metrics", method: .get)
 
             #expect(response.status == .serviceUnavailable)
             #expect(response.headers[.retryAfter] == "1")
             #expect(response.body.text == #"{"error":"the service is busy; try again"}"#)
+            #expect(metrics.body.text.contains("en_db_pool_lease_timeouts_total 1"))
         }
         #expect(logs.entries.contains { $0.level == .warning && $0.message == "Request refused: database busy" })
         #expect(!logs.entries.contains { $0.level == .error })
@@ -261,7 +263,7 @@ struct MiddlewareTests {
             for await _ in release { break }
             return "released"
         }
-        MetricsController(registry: environment.metricsRegistry).addRoutes(to: router)
+        MetricsController(registry: environment.metricsRegistry, readiness: nil).addRoutes(to: router)
 
         try await Application(router: router).test(.router) { client in
             async let waiting = client.execute(uri: "/wait", method: .post)

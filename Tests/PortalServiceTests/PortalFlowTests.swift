@@ -5,6 +5,7 @@ import ENTestSupport
 import Foundation
 import HTTPTypes
 import HummingbirdTesting
+import MetricsTestKit
 import Testing
 
 @testable import PortalService
@@ -63,6 +64,9 @@ struct PortalFlowTests {
             }
             let actions = try await harness.actions(of: "officer1")
             #expect(actions == ["password_accepted", "login_succeeded"])
+            #expect(
+                try harness.metrics.expectCounter("en_portal_logins_total", [("outcome", "success")]).totalValue == 1
+            )
         }
     }
 
@@ -113,6 +117,12 @@ struct PortalFlowTests {
             #expect(actions.filter { $0 == "account_locked" }.count == 1)
             #expect(actions.filter { $0 == "login_refused" }.count == 2)
             #expect(actions.last == "password_accepted")
+            let logins = { (outcome: String) in
+                try harness.metrics.expectCounter("en_portal_logins_total", [("outcome", outcome)]).totalValue
+            }
+            #expect(try logins("failure") == 5)
+            #expect(try logins("locked") == 2)
+            #expect(try harness.metrics.expectCounter("en_portal_lockouts_total").totalValue == 1)
         }
     }
 

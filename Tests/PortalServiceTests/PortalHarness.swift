@@ -12,6 +12,8 @@ import Hummingbird
 import HummingbirdTesting
 import InMemoryLogging
 import Logging
+import Metrics
+import MetricsTestKit
 import NIOCore
 import PostgresNIO
 import Testing
@@ -41,6 +43,8 @@ struct PortalHarness: Sendable {
     let app: App
     let logs: InMemoryLogHandler
     let logger: Logger
+    /// What the engine counted (`en_portal_*`).
+    let metrics: TestMetrics
 
     var repository: any PortalRepository { self.engine.repository }
 
@@ -76,12 +80,14 @@ struct PortalHarness: Sendable {
                 )
                 : nil
             let teleTANs: any TeleTANClient = upstream ?? issuer
+            let metrics = TestMetrics()
             let engine = Self.engine(
                 configuration: configuration,
                 client: database.client,
                 teleTANs: teleTANs,
                 clock: clock,
-                logger: logger
+                logger: logger,
+                metrics: metrics
             )
             let circuitBreakers = InMemoryCircuitBreakerClient()
             let lists = InMemoryNHSListClient()
@@ -102,7 +108,8 @@ struct PortalHarness: Sendable {
                     logger: logger
                 ),
                 logs: logs,
-                logger: logger
+                logger: logger,
+                metrics: metrics
             )
             try await withCleanup {
                 try await body(harness)
@@ -140,12 +147,14 @@ struct PortalHarness: Sendable {
         client: PostgresClient,
         teleTANs: any TeleTANClient,
         clock: ManualClock,
-        logger: Logger
+        logger: Logger,
+        metrics: any MetricsFactory
     ) -> PortalEngine {
         Portal.engine(
             configuration: configuration,
             dependencies: .postgres(client: client, teleTANs: teleTANs, logger: logger, clock: clock.wallClock),
-            logger: logger
+            logger: logger,
+            metrics: metrics
         )
     }
 
@@ -190,7 +199,8 @@ struct PortalHarness: Sendable {
             client: pool,
             teleTANs: self.issuer,
             clock: self.clock,
-            logger: self.logger
+            logger: self.logger,
+            metrics: self.metrics
         )
         return try await body(
             try await Self.app(configuration: self.configuration, engine: engine, client: pool, logger: self.logger)

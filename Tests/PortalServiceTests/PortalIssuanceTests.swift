@@ -13,6 +13,7 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import Logging
+import MetricsTestKit
 import PostgresNIO
 import Testing
 
@@ -225,6 +226,11 @@ struct PortalIssuanceTests {
                 #expect(try await browser.post("/teletan", ["type": "TEST"]).status == .ok)
             }
             #expect(try await harness.actions(of: "officer1").filter { $0 == "teletan_issued" }.count == 1)
+            let teleTANs = { (outcome: String) in
+                try harness.metrics.expectCounter("en_portal_teletans_total", [("outcome", outcome)]).totalValue
+            }
+            #expect(try teleTANs("refused") == 1)
+            #expect(try teleTANs("issued") == 1)
         }
     }
 

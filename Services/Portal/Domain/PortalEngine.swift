@@ -41,6 +41,7 @@ struct PortalEngine: Sendable {
     let authorities: [HealthAuthority]
     let clock: WallClock
     let logger: Logger
+    let metrics: PortalMetrics
 
     /// A hash verified when no password is checked (an unknown name, a locked account), with the cost of real
     /// hashes (`BCRYPT_COST`), so that such a refusal takes as long as a wrong password.
@@ -322,6 +323,12 @@ struct PortalEngine: Sendable {
     /// then verification-service is asked with a 60-second token carrying the officer's roles. The teleTAN is
     /// returned for display only: it is never stored or logged; the audit names type and authority.
     func issueTeleTAN(officer: Officer, kind: TeleTANKind, authority: String?) async throws -> TeleTANIssueOutcome {
+        let outcome = try await self.teleTAN(officer: officer, kind: kind, authority: authority)
+        if case .issued = outcome {} else { self.metrics.teleTANRefused() }
+        return outcome
+    }
+
+    private func teleTAN(officer: Officer, kind: TeleTANKind, authority: String?) async throws -> TeleTANIssueOutcome {
         guard officer.has(kind.requiredRole) else { return .forbidden }
         var authorityName = ""
         if kind == .event {
@@ -364,6 +371,7 @@ struct PortalEngine: Sendable {
         try await self.repository.audit(
             AuditEvent(at: self.clock.now, username: String(username), action: action, details: details)
         )
+        self.metrics.audited(action)
     }
 }
 

@@ -28,20 +28,29 @@ package enum MetricsListener {
         return address
     }
 
-    /// The listener, to run as one of the application's services. Anything but `GET /metrics` is 404.
-    package static func application(address: ListenAddress, environment: ServiceEnvironment) -> any Service {
+    /// The listener, to run as one of the application's services. Anything but `GET /metrics` is 404. Each scrape
+    /// evaluates `checks` first, for `en_service_ready`.
+    package static func application(
+        address: ListenAddress,
+        environment: ServiceEnvironment,
+        checks: [any ReadinessCheck]
+    ) -> any Service {
         Application(
-            router: self.router(environment: environment),
+            router: self.router(environment: environment, checks: checks),
             configuration: .init(listening: address),
             logger: environment.logger.listener("metrics")
         )
     }
 
     /// `GET /metrics` from the process's registry; everything else 404.
-    package static func router(environment: ServiceEnvironment) -> Router<BasicRequestContext> {
+    package static func router(
+        environment: ServiceEnvironment,
+        checks: [any ReadinessCheck]
+    ) -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
-        router.add(middleware: ErrorMiddleware())
-        MetricsController(registry: environment.metricsRegistry).addRoutes(to: router)
+        router.add(middleware: ErrorMiddleware(metrics: environment.metricsFactory))
+        let readiness = ReadinessProbe(checks: checks, factory: environment.metricsFactory)
+        MetricsController(registry: environment.metricsRegistry, readiness: readiness).addRoutes(to: router)
         return router
     }
 }

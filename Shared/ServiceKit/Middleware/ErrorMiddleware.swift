@@ -4,6 +4,7 @@ import ENPersistence
 package import Hummingbird
 package import HummingbirdCore
 import Logging
+package import Metrics
 
 /// Outermost error boundary of a router.
 ///
@@ -13,13 +14,19 @@ import Logging
 /// - A `HTTPResponseError` of status 503 renders itself too: a dependency that is down, reported in the error's own
 ///   body.
 /// - `DatabaseBusy` (every pooled connection stayed taken for the lease timeout) is load, not a bug: logged at
-///   `warning` and answered 503 with `Retry-After`, so clients back off instead of queueing.
+///   `warning`, counted in `en_db_pool_lease_timeouts_total` and answered 503 with `Retry-After`, so clients back off
+///   instead of queueing.
 /// - A database that went away (a connection refused or closed under the request, the server restarting; see
 ///   `isDatabaseUnavailable`) is an outage: logged at `warning` and answered 503 with `Retry-After: 5`.
 /// - Anything else is a bug: logged at `error` with its type (PostgreSQL errors with their SQLSTATE), never with
 ///   request content, and answered with an empty 500.
 package struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
-    package init() {}
+    private let metrics: any MetricsFactory
+
+    /// `metrics` receives `en_db_pool_lease_timeouts_total` (nowhere by default).
+    package init(metrics: any MetricsFactory = NOOPMetricsHandler.instance) {
+        self.metrics = metrics
+    }
 
     package func handle(_ request: Request, context: Context, next: MiddlewareNext<Context>) async throws -> Response {
         do {
@@ -45,6 +52,7 @@ package struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
             return try error.response(from: request, context: context)
         } catch let error as DatabaseBusy {
             context.logger.warning("Request refused: database busy", metadata: ["error.message": "\(error)"])
+            Counter(label: DatabaseMetrics.leaseTimeouts, factory: self.metrics).increment()
             return try APIError(.serviceUnavailable, "the service is busy; try again", headers: [.retryAfter: "1"])
                 .response(from: request, context: context)
         } catch  where isDatabaseUnavailable(error) {

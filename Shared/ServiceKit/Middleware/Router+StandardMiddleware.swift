@@ -22,7 +22,7 @@ extension Router {
         if !responseHeaders.isEmpty {
             self.add(middleware: ResponseHeadersMiddleware(headers: responseHeaders))
         }
-        self.add(middleware: ErrorMiddleware())
+        self.add(middleware: ErrorMiddleware(metrics: metricsFactory))
         if let databaseDeadline {
             self.add(middleware: DatabaseDeadlineMiddleware(deadline: databaseDeadline))
         }
@@ -32,7 +32,7 @@ extension Router {
 
 extension Router where Context: ServiceContext {
     /// A listener's router: the standard middleware (with `responseHeaders` on every answer), `/health/live` and
-    /// `/health/ready` (with `checks`), and `/metrics` from the process's registry.
+    /// `/health/ready` (with `checks`), and `/metrics` from the process's registry (evaluating `checks` first).
     package static func service(
         maxBodyBytes: Int,
         checks: [any ReadinessCheck],
@@ -46,8 +46,9 @@ extension Router where Context: ServiceContext {
             responseHeaders: responseHeaders,
             databaseDeadline: environment.databaseDeadline
         )
-        HealthController(checks: checks).addRoutes(to: router)
-        MetricsController(registry: environment.metricsRegistry).addRoutes(to: router)
+        let readiness = ReadinessProbe(checks: checks, factory: environment.metricsFactory)
+        HealthController(probe: readiness).addRoutes(to: router)
+        MetricsController(registry: environment.metricsRegistry, readiness: readiness).addRoutes(to: router)
         return router
     }
 }

@@ -9,6 +9,7 @@ import Foundation
 import Hummingbird
 import InMemoryLogging
 import Logging
+import Metrics
 import Testing
 
 @testable import PortalService
@@ -72,7 +73,8 @@ struct PortalTokenTests {
             let engine = Portal.engine(
                 configuration: configuration,
                 dependencies: .postgres(client: database.client, teleTANs: teleTANs, logger: logger),
-                logger: logger
+                logger: logger,
+                metrics: NOOPMetricsHandler.instance
             )
             let added = try await engine.repository.addOfficer(
                 NewOfficer(
