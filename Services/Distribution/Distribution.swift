@@ -12,6 +12,9 @@ enum Distribution: ServiceEntrypoint {
     /// Distribution reads and prunes the key store; submission, which writes it, applies its schema.
     static let migrationGroups: [MigrationGroup] = []
     static let defaultCommand: String? = nil
+    static let histogramBuckets = [
+        DistributionMetrics.publicationLatency: DistributionMetrics.publicationLatencyBuckets
+    ]
     static let commands: [ServiceCommand<Distribution>] = [
         .job(
             "run",

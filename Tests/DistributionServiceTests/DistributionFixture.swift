@@ -134,8 +134,15 @@ struct DistributionFixture: Sendable {
     /// Inserts keys as submission stores a PCR submission from DE that visited FR, submitted in `hour` (hours since the
     /// epoch). Each key was valid for a whole day that ended 24 hours before the submission hour, so the expiry policy
     /// never holds it back: it is distributable in its submission hour.
-    func insert(keys: [[UInt8]], hour: Int64, trl: Int32 = 6, consent: Bool = false) async throws {
-        let rollingStart = Int32(hour * 6 - 288)
+    /// `rollingStart` moves the keys' validity (in ten-minute intervals since the epoch).
+    func insert(
+        keys: [[UInt8]],
+        hour: Int64,
+        trl: Int32 = 6,
+        consent: Bool = false,
+        rollingStart: Int32? = nil
+    ) async throws {
+        let rollingStart = rollingStart ?? Int32(hour * 6 - 288)
         try await self.database.client.query(
             """
             INSERT INTO diagnosis_key (

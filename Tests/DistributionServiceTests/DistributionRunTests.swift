@@ -22,6 +22,11 @@ struct DistributionRunTests {
         policy.shiftingThreshold = 1
     }
 
+    /// Holds an hour's keys back until three have accumulated.
+    private static func shiftingThresholdOfThree(_ policy: inout KeyDistributionPolicy) {
+        policy.shiftingThreshold = 3
+    }
+
     typealias Fixture = DistributionFixture
 
     /// The hour of the fixture's start, 2026-11-22 10:00 UTC.
@@ -179,6 +184,48 @@ struct DistributionRunTests {
         func checksum(of key: String) async throws -> String? { try await self.base.checksum(of: key) }
         func put(_ object: CDNObject) async throws { throw CocoaError(.fileWriteNoPermission) }
         func delete(_ key: String) async throws { try await self.base.delete(key) }
+    }
+
+    @Test(
+        "publication latency: each key once, when first published, from its submission hour; the oldest publishable key that waits"
+    )
+    func publicationLatency() async throws {
+        try await Fixture.with(policy: Self.shiftingThresholdOfThree) { fixture in
+            // 08:00: three keys, published in their hour. 09:00: one key, short of the threshold, waits.
+            try await fixture.insertKeys(3, hour: Self.hour - 2)
+            try await fixture.insertKeys(1, hour: Self.hour - 1)
+            // 05:00: a key that expired as it was submitted: the expiry policy holds it back until 08:00.
+            try await fixture.insert(
+                keys: [Fixture.random(16)],
+                hour: Self.hour - 5,
+                rollingStart: Int32((Self.hour - 5) * 6 - 144)
+            )
+
+            // 10:25.
+            let first = try await fixture.completedRun()
+            #expect(first.latency.immediate == [8_700, 8_700, 8_700])  // 10:25 - 08:00
+            #expect(first.latency.embargoed == [19_500])  // 10:25 - 05:00
+            #expect(first.latency.oldestWaiting == 1_500)  // the 09:00 key, publishable since 10:00
+            let none = try fixture.metrics.expectRecorder(
+                DistributionMetrics.publicationLatency,
+                [("embargo", "none")]
+            )
+            #expect(none.values == [8_700, 8_700, 8_700])
+            let waiting = try fixture.metrics.expectGauge("en_distribution_oldest_unpublished_key_age_seconds")
+            #expect(waiting.lastValue == 1_500)
+
+            // Nothing new: nothing measured.
+            let again = try await fixture.completedRun()
+            #expect(again.latency.immediate.isEmpty && again.latency.embargoed.isEmpty)
+
+            // 11:25: two keys of 10:00 bring the waiting one to the threshold; all three are published at 10:00.
+            try await fixture.insertKeys(2, hour: Self.hour)
+            fixture.clock.advance(by: 3600)
+            let third = try await fixture.completedRun()
+            #expect(third.latency.immediate.sorted() == [5_100, 5_100, 8_700])  // 11:25 - 10:00, 11:25 - 09:00
+            #expect(third.latency.oldestWaiting == 0)
+            #expect(waiting.lastValue == 0)
+        }
     }
 
     @Test("expired objects go after publishing: a run that cannot publish leaves them, and the indexes naming them")

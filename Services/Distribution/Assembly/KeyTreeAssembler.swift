@@ -25,6 +25,16 @@ struct KeyTreeAssembler: Sendable {
         var unchanged = 0
         /// Days and hours left out because they hold more keys than a bundle may.
         var oversized = 0
+        /// The keys of the EU package's key files (which hold every published key): those in files this plan
+        /// builds, and those in files already published. A key in the first and not the second is published for the
+        /// first time by this run.
+        var building: [KeyData: DistributionKey] = [:]
+        var onCDN: Set<KeyData> = []
+
+        /// The keys this run publishes for the first time.
+        var newlyPublished: [DistributionKey] {
+            self.building.values.filter { !self.onCDN.contains($0.keyData) }
+        }
     }
 
     /// The plan for `bundles` at `currentHour`. `isPublished` tells which key files exist already; they are listed in
@@ -103,9 +113,14 @@ struct KeyTreeAssembler: Sendable {
         to plan: inout Plan,
         isPublished: (String) -> Bool
     ) {
+        let tracked = region == self.policy.euPackageName
         if isPublished(key) {
             plan.unchanged += 1
+            if tracked { plan.onCDN.formUnion(keys.lazy.map(\.keyData)) }
             return
+        }
+        if tracked {
+            for key in keys { plan.building[key.keyData] = key }
         }
         let infos = self.signer.signatureInfos
         plan.jobs.append(

@@ -47,6 +47,21 @@ struct KeyBundler: Sendable {
         return buckets
     }
 
+    /// For each key some bucket takes (by index), the first hour it may be published in, the shifting policy aside:
+    /// its distribution hour in a bucket with policies, its submission hour in one without; the earliest of its
+    /// buckets'.
+    func publishableHours(_ keys: [DistributionKey]) -> [Int: Int64] {
+        var hours: [Int: Int64] = [:]
+        for (country, members) in self.buckets(keys) {
+            let applyPolicies = country == self.policy.originCountry || self.policy.applyPoliciesForAllCountries
+            for index in members {
+                let hour = applyPolicies ? self.distributionHour(of: keys[index]) : keys[index].submissionHour
+                hours[index] = min(hour, hours[index] ?? hour)
+            }
+        }
+        return hours
+    }
+
     /// The hour from which a key may be published (the expiry policy): a key submitted less than the policy's
     /// minutes after it expired waits until the hour after expiry plus those minutes; any other key is published
     /// in its submission hour.

@@ -30,5 +30,23 @@ struct DistributionMetrics: Sendable {
         }
         Counter(label: "en_distribution_retention_rows_total", factory: self.factory)
             .increment(by: report.retention.keys + report.retention.checkInReports + report.retention.traceWarnings)
+        for (embargo, latencies) in [("none", report.latency.immediate), ("expiry", report.latency.embargoed)] {
+            let recorder = Recorder(
+                label: Self.publicationLatency,
+                dimensions: [("embargo", embargo)],
+                factory: self.factory
+            )
+            for seconds in latencies { recorder.record(seconds) }
+        }
+        Gauge(label: "en_distribution_oldest_unpublished_key_age_seconds", factory: self.factory)
+            .record(report.latency.oldestWaiting)
     }
+
+    /// Seconds from a key's submission (hour) until the run that first published it had written its archive and the
+    /// indexes naming it: a histogram, by `embargo` (`none`, or `expiry` for keys the expiry policy held back).
+    static let publicationLatency = "en_distribution_publication_latency_seconds"
+    /// Its buckets: from a quarter of an hour to two days (a key the expiry policy holds back waits about a day).
+    static let publicationLatencyBuckets: [Double] = [
+        900, 1800, 3600, 5400, 7200, 10_800, 14_400, 21_600, 43_200, 86_400, 129_600, 172_800,
+    ]
 }

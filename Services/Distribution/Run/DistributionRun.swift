@@ -16,6 +16,7 @@ struct RunReport: Sendable, Equatable {
     var traceWarningsRead = 0
     var archivesBuilt = 0
     var publish = Publisher.Outcome()
+    var latency = PublicationLatency()
     /// Epoch seconds.
     var finishedAt = 0.0
 }
@@ -106,7 +107,8 @@ struct DistributionRun: Sendable {
         )
         report.keysRead = keys.count
         let bundleStart = ContinuousClock.now
-        let bundles = KeyBundler(policy: policy).bundle(keys, currentHour: currentHour)
+        let bundler = KeyBundler(policy: policy)
+        let bundles = bundler.bundle(keys, currentHour: currentHour)
         self.logger.info(
             "Keys read and bundled",
             metadata: [
@@ -164,6 +166,13 @@ struct DistributionRun: Sendable {
         let documents = try self.configuration.nhs?.objects(at: now) ?? []
         let objects = archives + twp.files + documents + keyPlan.indexes + roots
         report.publish = try await publisher.publish(objects, existing: existing)
+        report.latency = PublicationLatency.measure(
+            keys: keys,
+            bundler: bundler,
+            plan: keyPlan,
+            end: policy.includeIncompleteHours ? currentHour + 1 : currentHour,
+            publishedAt: self.clock.now.timeIntervalSince1970
+        )
         self.logger.info(
             "Archives signed and published",
             metadata: [

@@ -24,6 +24,8 @@ package protocol ServiceEntrypoint {
     static var commands: [ServiceCommand<Self>] { get }
     /// The command run when the first argument names none; `nil` makes naming one mandatory.
     static var defaultCommand: String? { get }
+    /// Buckets of the service's histograms (`Recorder`s with `aggregate: true`) by label; others get the defaults.
+    static var histogramBuckets: [String: [Double]] { get }
 
     /// The live dependencies (database pool, peers' clients) the configuration describes.
     static func makeDependencies(configuration: Configuration, logger: Logger) throws -> Dependencies
@@ -45,6 +47,7 @@ package protocol ServiceDependencies: Sendable {
 extension ServiceEntrypoint {
     package static var commands: [ServiceCommand<Self>] { [.serve] }
     package static var defaultCommand: String? { "serve" }
+    package static var histogramBuckets: [String: [Double]] { [:] }
 
     /// Runs the command the arguments name and exits with its code.
     package static func main() async {
@@ -185,7 +188,8 @@ extension ServiceEntrypoint {
 
         LoggingBootstrap.bootstrap(configuration.logging)
         let registry = PrometheusCollectorRegistry()
-        let factory = PrometheusMetricsFactory(registry: registry)
+        var factory = PrometheusMetricsFactory(registry: registry)
+        factory.valueHistogramBuckets = self.histogramBuckets
         MetricsSystem.bootstrap(factory)
         let logger = Logger(label: self.serviceName)
         let serviceEnvironment = ServiceEnvironment(logger: logger, metricsRegistry: registry, metricsFactory: factory)
