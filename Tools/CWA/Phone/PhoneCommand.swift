@@ -1,6 +1,7 @@
 // `cwa phone …`: a simulated phone with its own keys, talking to verification, submission and the CDN.
 
 import ArgumentParser
+import Crypto
 import ENModels
 import Foundation
 import NIOHTTP1
@@ -215,6 +216,7 @@ extension PhoneCommand {
             let (reply, tan) = outcome
             if !self.fake && !self.reuseTAN {
                 state.lastTAN = tan
+                if reply.status == 200 { state.submittedAt = now }
                 try self.phone.save(state)
             }
             let kind = self.fake ? "dummy submission" : "submission"
@@ -236,13 +238,56 @@ extension PhoneCommand {
         @OptionGroup var cdnKey: CDNKeyOptions
         @Option(help: "The country folder to download.")
         var country: String = "DE"
+        @Option(
+            help: ArgumentHelp(
+                "Sync again until an archive holds one of this phone's own submitted keys, for at most this many seconds; then print how long after the submission that was (exit 5 if it never was).",
+                valueName: "seconds"
+            )
+        )
+        var wait: Int?
+        @Option(help: "Seconds between the syncs of --wait.")
+        var interval: Int = 10
 
         func run() async throws {
+            guard (1...86_400).contains(self.wait ?? 1), (1...3600).contains(self.interval) else {
+                throw ValidationError("--wait must be 1…86400 and --interval 1…3600 seconds")
+            }
             let key = try self.cdnKey.load().key
             var state = try self.phone.load()
+            guard let wait = self.wait else {
+                try await self.sync(&state, key: key)
+                return
+            }
+            guard let submittedAt = state.submittedAt else {
+                throw ClientFailure("this phone has no accepted submission to wait for (cwa phone submit first)")
+            }
+            let own = Set(state.keys.map(\.keyData))
+            let deadline = Date().addingTimeInterval(TimeInterval(wait))
+            while true {
+                let archives = try await self.sync(&state, key: key)
+                if let archive = archives.first(where: { $0.keys.contains { own.contains($0.keyData) } }) {
+                    let seconds = Date().timeIntervalSince(submittedAt)
+                    print(
+                        "own keys published \(String(format: "%.0f", seconds)) s after the submission (\(archive.path))"
+                    )
+                    return
+                }
+                guard Date().addingTimeInterval(TimeInterval(self.interval)) < deadline else {
+                    print("own keys not published within \(wait) s")
+                    throw ExitCode(5)
+                }
+                try await Task.sleep(for: .seconds(self.interval))
+            }
+        }
+
+        /// One sync: new archives downloaded and verified, exposures looked for, the state saved; returns the
+        /// archives that verified.
+        @discardableResult
+        private func sync(_ state: inout PhoneState, key: P256.Signing.PublicKey) async throws -> [CDNSync.Archive] {
+            let known = Set(state.syncedArchives)
             let outcome = try await withGateway(try self.gateway.client()) { client in
                 try await CDNSync(client: client, baseURL: self.gateway.app, country: self.country, publicKey: key)
-                    .run(skipping: Set(state.syncedArchives), now: Date())
+                    .run(skipping: known, now: Date())
             }
             let keys = outcome.archives.flatMap { archive in
                 archive.keys.map {
@@ -276,6 +321,7 @@ extension PhoneCommand {
                 )
             }
             if !outcome.rejected.isEmpty { throw ExitCode(4) }
+            return outcome.archives
         }
     }
 }

@@ -15,6 +15,8 @@ struct PhoneState: Codable, Sendable {
     var lastTestResult: Int?
     /// The TAN of the last submission, so a test can try to use it again.
     var lastTAN: String?
+    /// When the last submission was sent, so `sync --wait` can tell how long its keys took to reach the CDN.
+    var submittedAt: Date?
     /// The one-time password of the last self-report, so a test can try to use it again.
     var lastOTP: String?
     /// The NHS test path (`cwa nhs`): the CTA token of the test ordered or typed, the polling token of the order, and
