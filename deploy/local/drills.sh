@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make drills (and a step of make test): reliability drills against a fleet of their own, as make run starts it — its
 # own PostgreSQL cluster in .data/drills on port 54409 (DRILLS_PG_PORT), every port moved by 600 (DRILLS_PORT_OFFSET),
-# the gateway in front — so they run beside a development fleet and the other test fleets.
+# the gateway in front, federation-service with a local federation gateway (EN_FEDERATION=on) — so they run beside a
+# development fleet and the other test fleets.
 #
 # The drills so far:
 #   races  the single-use secrets used many times at once through the gateway (DRILLS_RACE_COUNT, 1000): one GUID
@@ -21,7 +22,8 @@
 #          X-Forwarded-For, X-SSL-Client-Cert, X-Gateway-Secret and X-Request-ID on the app, lab and portal ports;
 #          meanwhile a phone's journey takes at most 2 s a step, and the services log only the gateway's request ids;
 #   fuzz   every OpenAPI document fuzzed by Schemathesis (deploy/local/fuzz.sh, DRILLS_EXAMPLES, 300, examples per
-#          operation) on each service's own listeners, and the protobuf endpoints by deploy/local/protofuzz.py
+#          operation, and FUZZ_PLAIN_EXAMPLES, 300, for health, metrics and the documents) on each service's own
+#          listeners, and the protobuf endpoints by deploy/local/protofuzz.py
 #          (DRILLS_PROTOFUZZ_COUNT, 1000, mutated bodies): no 5xx, every status, content type and body as documented;
 #   at rest  afterwards no table of any database and no log line holds the drills' GUIDs, teleTAN, registration
 #          tokens, TANs, OTP, or the forged addresses and request ids in clear;
@@ -40,7 +42,9 @@ root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
 . "$root/deploy/local/lib.sh"
 export EN_DATA_DIR="$root/.data/drills" EN_PG_PORT="${DRILLS_PG_PORT:-54409}" EN_PORT_OFFSET="${DRILLS_PORT_OFFSET:-600}"
 export CONFIG="${CONFIG:-debug}"
-unset EN_SERVICES EN_GATEWAY   # the whole fleet, with the gateway
+unset EN_SERVICES EN_GATEWAY EN_EFGS_URL   # the whole fleet, with the gateway
+export EN_FEDERATION=on   # and federation-service with a local federation gateway, so its callback is fuzzed too
+export EN_PROMETHEUS=off   # nothing watches the drills but the drills
 race_count="${DRILLS_RACE_COUNT:-1000}"
 outage_seconds="${DRILLS_OUTAGE_SECONDS:-20}" outage_rate="${DRILLS_OUTAGE_RATE:-10}"
 peer_count="${DRILLS_PEER_COUNT:-150}"
@@ -319,7 +323,7 @@ FUZZ_OUT="$work/fuzz" "$root/deploy/local/fuzz.sh" >"$work/fuzz.out" 2>&1
 fuzz_status=$?
 cat "$work/fuzz.out" >>"$log"
 say "fuzzing: $(( $(date +%s) - fuzz_started )) s ($(sed -n 's/^fuzz.sh: \([0-9]* documents.*\); reports.*/\1/p' "$work/fuzz.out"))"
-# A document whose service this fleet does not run (federation) is named, not counted.
+# A document whose service is not running is named, not counted.
 while IFS= read -r line; do
   if [ "${line%% *}" = skip ]; then say "fuzzing: ${line#* }"; else check "fuzzing: ${line#* }" test "${line%% *}" = ok; fi
 done < <(grep -E '^(ok|FAIL|skip) ' "$work/fuzz.out" | sed 's/  */ /')

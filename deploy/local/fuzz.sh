@@ -8,9 +8,9 @@
 #
 #   eval "$(deploy/local/run.sh env)"; EN_DATA_DIR=<the fleet's data> deploy/local/fuzz.sh [NAME…]
 #
-# NAME picks documents (default: all): test-result (its main port), test-result-internal (POST /api/v1/app/result and
-# the probes on the internal port), verification, verification-internal, submission, portal, data-donation,
-# data-donation-internal, distribution-internal, federation. The fleet's addresses come from the environment `run.sh
+# NAME picks documents (default: all): test-result (its main port), test-result-internal (POST /api/v1/app/result, the
+# NHS order and result, and the probes on the internal port), verification, verification-internal, submission,
+# portal, data-donation, data-donation-internal, distribution-internal, federation. The fleet's addresses come from the environment `run.sh
 # env` prints (EN_*_URL, CWA_PORTAL_URL, CWA_LAB_CERT, CWA_NHS_*_KEY), the credentials from EN_DATA_DIR (.data), as
 # run.sh made them:
 #   - the lab API (test-result's main port) believes the gateway's headers: X-SSL-Client-Cert (the lab certificate
@@ -30,7 +30,7 @@
 #
 # Phases: examples, coverage and fuzzing (no stateful phase), mode all, seed FUZZ_SEED (20), no example database, no
 # shrinking. DRILLS_EXAMPLES (300) examples per operation in the fuzzing phase; the operations whose only input is
-# the optional X-Request-ID header (health, metrics, the document itself) get FUZZ_PLAIN_EXAMPLES (30). One
+# the optional X-Request-ID header (health, metrics, the document itself) get FUZZ_PLAIN_EXAMPLES (300). One
 # Schemathesis process per document (FUZZ_WORKERS, 1, requests at a time in each: more than one thread trips a race in
 # Hypothesis), FUZZ_PARALLEL (2, one per core) of them at once; the CTA exchanges, which answer no sooner than 1 s by
 # design, run beside them in FUZZ_SLOW_SHARDS (3) processes each with seeds of their own. FUZZ_TIMEOUT (600) seconds
@@ -52,7 +52,7 @@ seed="${FUZZ_SEED:-20}"
 workers="${FUZZ_WORKERS:-1}"
 parallel="${FUZZ_PARALLEL:-2}"
 slow_shards="${FUZZ_SLOW_SHARDS:-3}"
-plain_examples="${FUZZ_PLAIN_EXAMPLES:-30}"
+plain_examples="${FUZZ_PLAIN_EXAMPLES:-300}"
 record="${FUZZ_RECORD:-}"
 [ "$record" = 0 ] && record=""
 timeout_seconds="${FUZZ_TIMEOUT:-600}"
@@ -99,12 +99,12 @@ ensure_schemathesis() {
 
 # name | document | base URL | which operations (Schemathesis's filter options; - for all)
 # test-result's document names both of its ports; its internal one serves one operation and the probes.
-internal_paths="--include-path /api/v1/app/result --include-path /health/live --include-path /health/ready"
-internal_paths+=" --include-path /metrics"
+internal_api=(/api/v1/app/result /api/v1/nhs/order /api/v1/nhs/result)
+internal_paths="$(printf -- '--include-path %s ' "${internal_api[@]}" /health/live /health/ready /metrics)"
 # The longest first, so that two at a time end close together.
 documents=(
   "verification|Services/Verification/openapi.yaml|$EN_VERIFICATION_URL|-"
-  "test-result|Services/TestResult/openapi.yaml|$EN_TEST_RESULT_URL|--exclude-path /api/v1/app/result"
+  "test-result|Services/TestResult/openapi.yaml|$EN_TEST_RESULT_URL|$(printf -- '--exclude-path %s ' "${internal_api[@]}")"
   "data-donation|Services/DataDonation/openapi.yaml|$EN_DATA_DONATION_URL|-"
   "verification-internal|Services/Verification/openapi-internal.yaml|$EN_VERIFICATION_INTERNAL_URL|-"
   "submission|Services/Submission/openapi.yaml|$EN_SUBMISSION_URL|-"
