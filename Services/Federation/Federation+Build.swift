@@ -9,6 +9,7 @@ import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
 import Logging
+import Metrics
 import ServiceLifecycle
 import Synchronization
 
@@ -62,6 +63,7 @@ extension Federation {
             environment: environment
         )
         try DocumentController.openAPI(in: Bundle.module).addRoutes(to: router)
+        self.recordCertificateExpiry(configuration, factory: environment.metricsFactory)
         if let commonName = configuration.callback.commonName {
             let group = router.group()
             if let gateway = configuration.callback.gateway {
@@ -202,6 +204,33 @@ final class CallbackRegistrationTask: Sendable {
                 "Callback registration failed; tried again at the next run",
                 metadata: ["error": "\(error)"]
             )
+        }
+    }
+}
+
+extension Federation {
+    /// `en_certificate_expiry_timestamp_seconds` of what `serve` loaded: the client certificate and the gateway's CA
+    /// (`EFGS_CLIENT_CERT_FILE`, `EFGS_CA_FILE`), the batch-signing certificate, the trust anchors, and the callback's
+    /// CA or TLS certificate. With `FEDERATION_CALLBACK_ONLY` only the callback's are loaded.
+    static func recordCertificateExpiry(_ configuration: FederationConfiguration, factory: any MetricsFactory) {
+        CertificateExpiry.record(configuration.gatewayIdentity.certificates, as: "federation-client", factory: factory)
+        CertificateExpiry.record(
+            configuration.gatewayIdentity.authorities,
+            as: "federation-gateway-ca",
+            factory: factory
+        )
+        CertificateExpiry.record(
+            configuration.signer.map { [$0.certificate] } ?? [],
+            as: "federation-signing",
+            factory: factory
+        )
+        CertificateExpiry.record(configuration.trustAnchors, as: "federation-trust-anchors", factory: factory)
+        if let gateway = configuration.callback.gateway {
+            CertificateExpiry.record(gateway.roots, as: "federation-callback-ca", factory: factory)
+        }
+        if let tls = configuration.callback.tls {
+            CertificateExpiry.record(tls.certificateChain, as: "federation-callback-tls", factory: factory)
+            CertificateExpiry.record(tls.clientCertificateAuthorities, as: "federation-callback-ca", factory: factory)
         }
     }
 }

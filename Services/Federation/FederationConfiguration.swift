@@ -201,6 +201,7 @@ struct FederationConfiguration: ServiceConfiguration {
         tls.minimumTLSVersion = .tlsv12
         var thumbprint = ""
         var distinguishedName = ""
+        var certificates: [Certificate] = []
         guard !certificateFile.isEmpty, !keyFile.isEmpty, !caFile.isEmpty else {
             return GatewayClientIdentity(tls: tls, thumbprint: thumbprint, distinguishedName: distinguishedName)
         }
@@ -210,6 +211,7 @@ struct FederationConfiguration: ServiceConfiguration {
             let der = try leaf.toDERBytes()
             thumbprint = CertificateThumbprint(derEncodedCertificate: der).hex
             distinguishedName = try Certificate(derEncoded: der).subject.description
+            certificates = chain.compactMap { (try? $0.toDERBytes()).flatMap { try? Certificate(derEncoded: $0) } }
             tls.certificateChain = chain.map { .certificate($0) }
         } catch {
             settings.report("EFGS_CLIENT_CERT_FILE", "\(certificateFile) is not a readable PEM certificate")
@@ -219,11 +221,17 @@ struct FederationConfiguration: ServiceConfiguration {
         } catch {
             settings.report("EFGS_CLIENT_KEY_FILE", "\(keyFile) is not a readable PEM private key")
         }
-        if (try? NIOSSLCertificate.fromPEMFile(caFile))?.isEmpty ?? true {
+        let authorities = (try? NIOSSLCertificate.fromPEMFile(caFile)) ?? []
+        if authorities.isEmpty {
             settings.report("EFGS_CA_FILE", "\(caFile) is not a readable PEM file of certificates")
         }
         tls.trustRoots = .file(caFile)
-        return GatewayClientIdentity(tls: tls, thumbprint: thumbprint, distinguishedName: distinguishedName)
+        var identity = GatewayClientIdentity(tls: tls, thumbprint: thumbprint, distinguishedName: distinguishedName)
+        identity.certificates = certificates
+        identity.authorities = authorities.compactMap {
+            (try? $0.toDERBytes()).flatMap { try? Certificate(derEncoded: $0) }
+        }
+        return identity
     }
 
     private static func callbackSettings(settings: SettingsReader) -> CallbackSettings {

@@ -76,6 +76,14 @@ extension TestResult {
             environment: environment
         )
         try DocumentController.openAPI(in: Bundle.module).addRoutes(to: router)
+        let factory = environment.metricsFactory
+        if let tls = configuration.tls {
+            CertificateExpiry.record(tls.certificateChain, as: "tls", factory: factory)
+            CertificateExpiry.record(tls.clientCertificateAuthorities, as: "lab-ca", factory: factory)
+        }
+        if let gateway = configuration.gateway {
+            CertificateExpiry.record(gateway.labCA, as: "lab-ca", factory: factory)
+        }
         let api = router.group("api/v1")
         if configuration.tls != nil {
             api.add(middleware: ClientCertificateMiddleware(allowlist: configuration.labCertificateAllowlist))

@@ -215,6 +215,31 @@ struct GatewayCertificateTests {
         #expect(ClientCertificateMiddleware.derOfEscapedPEM("not a certificate") == nil)
     }
 
+    @Test("the lab CA's end of validity is exported for the expiry alert")
+    func labCAExpiry() async throws {
+        let pki = try TestPKI.make()
+        defer { pki.remove() }
+        let configuration = try TestResultFixture.configuration([
+            "HTTP_HOST": "0.0.0.0",
+            "LAB_CERT_HEADER": Self.header,
+            "GATEWAY_SECRET": Self.secret,
+            "LAB_CA_FILE": pki.caCertificateFile.path,
+            "LAB_CERT_SHA256_ALLOWLIST": "lab-1=\(String(repeating: "ab", count: 32))",
+        ])
+        // TestPKI's CA is valid for a day.
+        let now = Date().timeIntervalSince1970
+        let app = try TestResultFixture.labApp(configuration: configuration, dependencies: .inMemory())
+
+        try await app.test(.router) { client in
+            let metrics = try await client.execute(uri: "/metrics", method: .get).body.text
+            let line = metrics.split(separator: "\n").first {
+                $0.hasPrefix(#"en_certificate_expiry_timestamp_seconds{certificate="lab-ca"} "#)
+            }
+            let value = try #require(line.flatMap { Double($0.split(separator: " ").last ?? "") })
+            #expect(value > now + 86_000 && value < now + 86_500)
+        }
+    }
+
     @Test(
         "gateway mode needs a secret of 32+ characters, the lab CA and no TLS of its own, and allows a non-loopback port"
     )

@@ -36,6 +36,7 @@ run="$root/deploy/local/run.sh"
 efgs="$root/deploy/local/efgs.sh"
 pg="$root/deploy/local/postgres.sh"
 unset EN_SERVICES EN_GATEWAY
+export EN_PROMETHEUS=off
 # Uploads run when the journey says so; downloads when the gateway calls back. The gateway forms batches and calls
 # back every second.
 export EN_FEDERATION=on EN_FEDERATION_DIR="$fed" EN_EFGS_URL=https://127.0.0.1:8791
@@ -110,6 +111,13 @@ registered() { [ "$(sql efgs efgs "SELECT string_agg(country, ',' ORDER BY count
 check "both countries registered their callbacks at the gateway at start" wait_until 20 registered
 check "every certificate row at the gateway carries the trust anchor's signature, which it checks on every lookup" test \
   "$(sql efgs efgs "SELECT count(*) FILTER (WHERE signature IS NOT NULL) || '/' || count(*) FROM certificate")" = 6/6
+# The expiry of each certificate DE's federation-service loaded, for the alert CertificateExpiringSoon.
+expiries() {
+  curl -fsS "$(sed -n 's/^export EN_FEDERATION_URL=//p' "$area/de.env")/metrics" | grep -Ec \
+    '^en_certificate_expiry_timestamp_seconds\{certificate="federation-(client|gateway-ca|signing|trust-anchors|callback-ca)"\} [0-9]'
+}
+check "DE's federation-service exports the expiry of the five certificates it loaded ($(expiries) found)" \
+  test "$(expiries)" = 5
 
 # journey COUNTRY_OF_PERSON HOST_FLEET OTHER_FLEET: a person of HOST who visited OTHER meets a phone of OTHER, tests
 # positive at home and uploads; HOST's upload run sends the keys; OTHER stores them, publishes, and its phone finds the

@@ -12,6 +12,7 @@ import NIOHTTP1
 import NIOSSL
 import ServiceLifecycle
 import SwiftProtobuf
+import X509
 
 /// The live gateway client, run as a service so it shuts down after the jobs.
 final class HTTPFederationGateway: FederationGateway, Service {
@@ -242,4 +243,7 @@ struct GatewayClientIdentity: Sendable {
     var thumbprint: String
     /// The subject as `CN=…,O=…,C=…`.
     var distinguishedName: String
+    /// The client certificate's chain and the CAs of `EFGS_CA_FILE`, for their expiry.
+    var certificates: [Certificate] = []
+    var authorities: [Certificate] = []
 }
