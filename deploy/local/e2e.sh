@@ -43,6 +43,7 @@ fi
 export CONFIG="${CONFIG:-debug}"
 in_containers() { [ "$fleet" = containers ]; }
 unset EN_SERVICES EN_GATEWAY   # the whole fleet, with the gateway
+export EN_PROMETHEUS=on EN_PROMETHEUS_INTERVAL=2s   # the loopback fleet's Prometheus, scraping often enough to check
 # The gateway's portal limits as compose and Kubernetes set them, and a registration budget per client small enough to
 # exceed in a dozen requests; the app's per-client and global budgets stay make run's (deploy/README.md, "The gateway").
 export GATEWAY_PORTAL_RATE=20r/s GATEWAY_PORTAL_BURST=40 GATEWAY_PORTAL_CLIENT_RATE=2r/s GATEWAY_PORTAL_CLIENT_BURST=20
@@ -284,6 +285,10 @@ else
   flunk "B finds exactly the exposure with A on $meeting_day"
 fi
 expect "C, who met nobody, finds no exposure" "no new exposure" "$cwa" phone sync --state c.json
+"$cwa" phone sync --state a.json --wait 30 --interval 2 >"$work/sync-a" 2>&1
+cat "$work/sync-a" >>"$log"; cp "$work/sync-a" "$work/out"
+check "A's own keys are on the CDN, measured from outside: $(grep -o 'own keys published [0-9]* s after the submission' "$work/sync-a")" \
+  grep -q 'own keys published [0-9]* s after the submission' "$work/sync-a"
 # W, who met S, is warned by S's self-reported keys.
 "$cwa" phone sync --state w.json >"$work/sync-w" 2>&1; cat "$work/sync-w" >>"$log"; cp "$work/sync-w" "$work/out"
 if [ "$(grep -c '^EXPOSURE' "$work/sync-w")" = 1 ] && grep -q "^EXPOSURE on $meeting_day: 15 min" "$work/sync-w"; then
@@ -494,6 +499,66 @@ check "meanwhile another client registers a test (201; got $status)" test "$stat
 status="$(curl -s -o /dev/null -w '%{http_code}' --cacert "$CWA_CA_FILE" --interface "$noisy_address" -X POST -H 'Content-Type: application/json' \
   -d '{"registrationToken":"00000000-0000-4000-8000-000000000000"}' "$CWA_APP_URL/version/v1/testresult")"
 check "the guessing client still polls a result: its registration budget is its own (got $status, not 429)" test "$status" != 429 -a "$status" -lt 500
+
+# ---- monitoring: make run's Prometheus finds every target up and loaded the rules of deploy/observability ----
+# prometheus_up: waits (at most 30 s) until every target answered its last scrape; prints the targets by job.
+prometheus_up() {
+  python3 - "$EN_PROMETHEUS_URL" <<'PY'
+import collections, json, sys, time, urllib.request
+base = sys.argv[1]
+for _ in range(30):
+    targets = json.load(urllib.request.urlopen(base + "/api/v1/targets?state=active"))["data"]["activeTargets"]
+    down = [t["scrapeUrl"] for t in targets if t["health"] != "up"]
+    if targets and not down:
+        jobs = collections.Counter(t["labels"]["job"] for t in targets)
+        print(f"{len(targets)} targets up: " + ", ".join(f"{job} {count}" for job, count in sorted(jobs.items())))
+        sys.exit(0)
+    time.sleep(1)
+print("targets not up: " + ", ".join(down or ["none found"]))
+sys.exit(1)
+PY
+}
+# prometheus_rules: the rule groups Prometheus loaded, and whether any rule failed to evaluate.
+prometheus_rules() {
+  python3 - "$EN_PROMETHEUS_URL" <<'PY'
+import json, sys, urllib.request
+groups = json.load(urllib.request.urlopen(sys.argv[1] + "/api/v1/rules"))["data"]["groups"]
+rules = [rule for group in groups for rule in group["rules"]]
+broken = [rule["name"] for rule in rules if rule.get("health") == "err"]
+print(f"{len(groups)} groups, {len(rules)} rules; failing: {', '.join(broken) or 'none'}")
+sys.exit(0 if rules and not broken else 1)
+PY
+}
+if ! in_containers; then
+  prometheus_up >"$work/prometheus-up" 2>&1; up_status=$?
+  cat "$work/prometheus-up" >>"$log"; cp "$work/prometheus-up" "$work/out"
+  check "Prometheus scrapes every service's metrics and listeners and the gateway ($(tail -n 1 "$work/prometheus-up"))" \
+    test "$up_status" = 0
+  # The fairness flood above got the gateway's own 429s on the portal port: mtail counts them off the access log.
+  refused_by_gateway() {
+    python3 - "$EN_PROMETHEUS_URL" "$portal_port" <<'PY'
+import json, sys, time, urllib.parse, urllib.request
+query = f'sum(en_gateway_responses_total{{server_port="{sys.argv[2]}", status="429", answered_by="gateway"}})'
+for _ in range(20):
+    answer = json.load(urllib.request.urlopen(sys.argv[1] + "/api/v1/query?" + urllib.parse.urlencode({"query": query})))
+    result = answer["data"]["result"]
+    if result and float(result[0]["value"][1]) > 0:
+        print(f"{float(result[0]['value'][1]):.0f} counted")
+        sys.exit(0)
+    time.sleep(1)
+print("none counted")
+sys.exit(1)
+PY
+  }
+  refused_by_gateway >"$work/prometheus-429" 2>&1; refused_status=$?
+  cat "$work/prometheus-429" >>"$log"; cp "$work/prometheus-429" "$work/out"
+  check "Prometheus has the gateway's own 429s of the portal flood, read off its access log by mtail ($(tail -n 1 "$work/prometheus-429"))" \
+    test "$refused_status" = 0
+  prometheus_rules >"$work/prometheus-rules" 2>&1; rules_status=$?
+  cat "$work/prometheus-rules" >>"$log"; cp "$work/prometheus-rules" "$work/out"
+  check "Prometheus evaluates the rules of deploy/observability ($(tail -n 1 "$work/prometheus-rules"))" \
+    test "$rules_status" = 0
+fi
 
 # ---- privacy: the clients' addresses and the TANs appear nowhere ----
 state_values() { python3 -c 'import json,sys; print("\n".join(v for v in (json.load(open(f)).get(sys.argv[1]) for f in sys.argv[2:]) if v))' "$@"; }

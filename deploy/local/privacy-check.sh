@@ -20,6 +20,7 @@ root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
 export EN_DATA_DIR="$root/.data/privacy" EN_PG_PORT="${PRIVACY_PG_PORT:-54319}" EN_PORT_OFFSET="${PRIVACY_PORT_OFFSET:-400}"
 export CONFIG="${CONFIG:-release}" LOG_LEVEL="${LOG_LEVEL:-warning}"
 unset EN_SERVICES EN_GATEWAY   # the whole fleet, with the gateway: the timing an observer of the phones sees
+export EN_PROMETHEUS=off   # no scrapes beside the timed requests
 runs="${PRIVACY_RUNS:-10}"
 requests="${PRIVACY_REQUESTS:-500}"
 target="${PRIVACY_TARGET:-8}"

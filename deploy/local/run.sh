@@ -23,6 +23,15 @@
 # back. Without EN_EFGS_URL it federates through a local efgs-gateway that run.sh starts and stops with the fleet
 # (deploy/local/efgs.sh, https://127.0.0.1:8091, same ports offset); with it, through that gateway. Certificates come
 # from EN_FEDERATION_DIR (<data>/federation, made by deploy/local/federation-pki.sh).
+#
+# EN_PROMETHEUS=on (the default; off leaves it out) adds, when the whole fleet runs with the gateway, a Prometheus on
+# http://127.0.0.1:9090 (same offset; Debian's package, installed when missing) that loads the recording and alert
+# rules of deploy/observability/ and scrapes, every EN_PROMETHEUS_INTERVAL (15s): each service's metrics (job
+# en-services, label service), each service's public and internal listeners for reachability alone (job
+# en-listeners: `up`, their samples dropped) and the gateway's stub status through prometheus-nginx-exporter (job
+# gateway, 127.0.0.1:9113; the status server listens on 127.0.0.1:8449) and the gateway's answers by status through
+# mtail over its access log (job gateway-log, 127.0.0.1:3903, deploy/observability/gateway.mtail). Its data lives in
+# <data>/prometheus.
 set -euo pipefail
 shopt -s nullglob
 
@@ -47,6 +56,8 @@ port_testresult_metrics=$((9003 + offset)) port_portal_metrics=$((9004 + offset)
 port_gateway_app=$((8443 + offset)) port_gateway_lab=$((8444 + offset)) port_gateway_portal=$((8445 + offset))
 port_federation=$((8006 + offset)) port_gateway_federation=$((8446 + offset))
 port_datadonation=$((8007 + offset)) port_datadonation_internal=$((8017 + offset)) port_datadonation_metrics=$((9007 + offset))
+port_prometheus=$((9090 + offset)) port_nginx_exporter=$((9113 + offset)) port_gateway_status=$((8449 + offset))
+port_mtail=$((3903 + offset))
 # Nothing listens here: make run has no Apple DeviceCheck, so iOS donations get 503 DEVICE_CHECK_UNAVAILABLE.
 port_devicecheck_absent=$((8097 + offset))
 country="${EN_COUNTRY:-DE}"
@@ -323,6 +334,13 @@ http {
     scgi_temp_path $gateway/tmp/scgi;
     include $gateway/gateway.conf;
     $federation_include
+    # Connection and request counts for prometheus-nginx-exporter (make run only; loopback, no access log).
+    server {
+        listen 127.0.0.1:$port_gateway_status;
+        access_log off;
+        location = /stub_status { stub_status; }
+        location / { return 404; }
+    }
 }
 NGINX
   "$nginx_bin" -t -q -e stderr -p "$gateway" -c "$gateway/nginx.conf" 2>&1 | sed -E 's/, client: [^,]*//' >&2
@@ -336,7 +354,7 @@ njs_module=/usr/lib/nginx/modules/ngx_http_js_module.so
 
 start_gateway() {
   local port
-  local ports=("$port_gateway_app" "$port_gateway_lab" "$port_gateway_portal")
+  local ports=("$port_gateway_app" "$port_gateway_lab" "$port_gateway_portal" "$port_gateway_status")
   [ "$federation" = on ] && ports+=("$port_gateway_federation")
   for port in "${ports[@]}"; do
     port_open "$port" && fail "port $port (for the gateway) is already in use; is another run active? ('make stop')"
@@ -347,6 +365,88 @@ start_gateway() {
   ( exec setsid "$nginx_bin" -e stderr -p "$gateway" -c "$gateway/nginx.conf" \
       2> >(sed -u -E 's/, client: [^,]*//' >>"$logs/gateway-error.log") ) >>"$logs/gateway-error.log" &
   echo $! >"$pids/gateway.pid"
+}
+
+# Prometheus's configuration, from the table above: per service its metrics listener (METRICS_PORT, else its main
+# port) for the metrics, and its main and internal listeners for `up` alone.
+write_prometheus_config() {
+  local entry name binary settings port metrics listener services_targets="" listener_targets=""
+  for entry in "${services[@]}"; do
+    IFS='|' read -r name binary settings <<<"$entry"
+    binary="${binary%% *}"
+    port="$(tr ' ' '\n' <<<"$settings" | sed -n 's/^HTTP_PORT=//p')"
+    metrics="$(tr ' ' '\n' <<<"$settings" | sed -n 's/^METRICS_PORT=//p')"
+    services_targets+="
+      - targets: ['127.0.0.1:${metrics:-$port}']
+        labels: {service: $binary}"
+    for listener in main internal; do
+      if [ "$listener" = internal ]; then
+        port="$(tr ' ' '\n' <<<"$settings" | sed -n 's/^INTERNAL_HTTP_PORT=//p')"
+        [ -n "$port" ] || continue
+      fi
+      listener_targets+="
+      - targets: ['127.0.0.1:$port']
+        labels: {service: $binary, listener: $listener}"
+    done
+  done
+  mkdir -p "$data/prometheus"
+  cat >"$data/prometheus/prometheus.yml" <<PROMETHEUS
+# Written by deploy/local/run.sh for the loopback fleet (make run).
+global:
+  scrape_interval: ${EN_PROMETHEUS_INTERVAL:-15s}
+  evaluation_interval: ${EN_PROMETHEUS_INTERVAL:-15s}
+rule_files:
+  - $root/deploy/observability/rules.yaml
+  - $root/deploy/observability/alerts.yaml
+scrape_configs:
+  - job_name: en-services
+    static_configs:$services_targets
+  - job_name: en-listeners
+    # Whether each listener answers (up); its samples are the same as the metrics listener's and are dropped.
+    metric_relabel_configs:
+      - source_labels: [__name__]
+        regex: '.+'
+        action: drop
+    static_configs:$listener_targets
+  - job_name: gateway
+    static_configs:
+      - targets: ['127.0.0.1:$port_nginx_exporter']
+        labels: {service: gateway}
+  - job_name: gateway-log
+    # mtail's own label prog names the program; the answers are the gateway's.
+    metric_relabel_configs:
+      - regex: prog
+        action: labeldrop
+    static_configs:
+      - targets: ['127.0.0.1:$port_mtail']
+        labels: {service: gateway}
+  - job_name: prometheus
+    static_configs:
+      - targets: ['127.0.0.1:$port_prometheus']
+PROMETHEUS
+}
+
+start_prometheus() {
+  local port
+  for port in "$port_prometheus" "$port_nginx_exporter" "$port_mtail"; do
+    port_open "$port" && fail "port $port (for Prometheus) is already in use; is another run active? ('make stop')"
+  done
+  write_prometheus_config
+  ( exec setsid prometheus-nginx-exporter -nginx.scrape-uri="http://127.0.0.1:$port_gateway_status/stub_status" \
+      -web.listen-address="127.0.0.1:$port_nginx_exporter" ) >>"$logs/nginx-exporter.log" 2>&1 &
+  echo $! >"$pids/nginx-exporter.pid"
+  ( exec setsid mtail --progs "$root/deploy/observability/gateway.mtail" --logs "$logs/gateway-access.log" \
+      --address 127.0.0.1 --port "$port_mtail" --logtostderr ) >>"$logs/mtail.log" 2>&1 &
+  echo $! >"$pids/mtail.pid"
+  ( exec setsid prometheus --config.file="$data/prometheus/prometheus.yml" \
+      --storage.tsdb.path="$data/prometheus/data" --storage.tsdb.retention.time=7d \
+      --web.listen-address="127.0.0.1:$port_prometheus" --web.enable-lifecycle ) >>"$logs/prometheus.log" 2>&1 &
+  echo $! >"$pids/prometheus.pid"
+  wait_for --pid "$(cat "$pids/nginx-exporter.pid")" --log "$logs/nginx-exporter.log" 10 nginx-exporter \
+    http_ok "http://127.0.0.1:$port_nginx_exporter/metrics"
+  wait_for --pid "$(cat "$pids/mtail.pid")" --log "$logs/mtail.log" 10 mtail http_ok "http://127.0.0.1:$port_mtail/metrics"
+  wait_for --pid "$(cat "$pids/prometheus.pid")" --log "$logs/prometheus.log" 30 prometheus \
+    http_ok "http://127.0.0.1:$port_prometheus/-/ready"
 }
 
 # The fleet's addresses as shell assignments, for scripts and the cwa client (its options default to these).
@@ -363,6 +463,7 @@ export EN_FEDERATION_URL=http://127.0.0.1:$port_federation
 export EN_DATA_DONATION_URL=http://127.0.0.1:$port_datadonation
 export EN_DATA_DONATION_INTERNAL_URL=http://127.0.0.1:$port_datadonation_internal
 export EN_FEDERATION_CALLBACK_URL=https://127.0.0.1:$port_gateway_federation/version/v1/callback
+export EN_PROMETHEUS_URL=http://127.0.0.1:$port_prometheus
 export CWA_APP_URL=https://127.0.0.1:$port_gateway_app
 export CWA_LAB_URL=https://127.0.0.1:$port_gateway_lab
 export CWA_PORTAL_URL=https://127.0.0.1:$port_gateway_portal
@@ -391,6 +492,9 @@ is_ours() {
   case "$exe" in
     "$root"/.build/*) return 0 ;;
     */nginx) tr '\0' ' ' <"/proc/$1/cmdline" | grep -qF -- "-c $gateway/nginx.conf" ;;
+    */prometheus) tr '\0' ' ' <"/proc/$1/cmdline" | grep -qF -- "--config.file=$data/prometheus/prometheus.yml" ;;
+    */prometheus-nginx-exporter) tr '\0' ' ' <"/proc/$1/cmdline" | grep -qF -- "127.0.0.1:$port_nginx_exporter" ;;
+    */mtail) tr '\0' ' ' <"/proc/$1/cmdline" | grep -qF -- "--logs $logs/gateway-access.log" ;;
     *) return 1 ;;
   esac
 }
@@ -517,6 +621,16 @@ case "$mode" in
 esac
 
 [ ${#selected[@]} -gt 0 ] || fail "EN_SERVICES names no service"
+case "${EN_PROMETHEUS:-on}" in on | off) ;; *) fail "EN_PROMETHEUS must be on or off" ;; esac
+# Prometheus watches the whole fleet behind its gateway; a partial fleet (a test's) runs without it.
+prometheus=off
+[ "${EN_PROMETHEUS:-on}" = on ] && [ ${#selected[@]} -eq ${#services[@]} ] && [ "${EN_GATEWAY:-on}" = on ] && prometheus=on
+if [ "$prometheus" = on ]; then
+  if ! command -v prometheus >/dev/null || ! command -v prometheus-nginx-exporter >/dev/null \
+    || ! command -v mtail >/dev/null; then
+    install_packages prometheus prometheus-nginx-exporter mtail
+  fi
+fi
 if [ "${EN_GATEWAY:-on}" = on ]; then
   need_commands nginx openssl curl
   [ -e "$njs_module" ] || install_packages libnginx-mod-http-js
@@ -565,6 +679,7 @@ if [ "${EN_GATEWAY:-on}" = on ]; then
   start_gateway
   wait_gateway
 fi
+[ "$prometheus" = on ] && start_prometheus
 trap - EXIT
 
 if [ "$mode" = run ]; then stopping="Ctrl-C or 'make stop' stops it"; else stopping="it runs in the background until 'make stop'"; fi
@@ -577,6 +692,11 @@ Federation ($country, the EFGS protocol; Services/Federation/README.md):
   federation-service    http://127.0.0.1:$port_federation (health, metrics); the federation gateway calls back on https://127.0.0.1:$port_gateway_federation
   federation gateway    $efgs_url$efgs_note, mutual TLS with $federation_dir/$country/client.pem
   one run now           deploy/local/run.sh federate upload   (or download); serve mode runs both every 5 minutes
+"
+fi
+prometheus_info=""
+if [ "$prometheus" = on ]; then
+  prometheus_info="  Prometheus            http://127.0.0.1:$port_prometheus (targets: /targets, alerts: /alerts; rules of deploy/observability)
 "
 fi
 if [ ${#selected[@]} -lt ${#services[@]} ] || [ "${EN_GATEWAY:-on}" = off ]; then
@@ -615,7 +735,7 @@ The services themselves, on loopback only (the gateway never routes internal por
   distribution-service  http://127.0.0.1:$port_distribution (health, metrics; runs hourly, and now with 'make distribute')
   data-donation-service http://127.0.0.1:$port_datadonation (app API; Android: Play Integrity of the rehearsal app's keys in $data/keys; iOS: no DeviceCheck, 503)  http://127.0.0.1:$port_datadonation_internal (internal: OTP redemption)
   PostgreSQL            127.0.0.1:${EN_PG_PORT:-54329} (URLs: deploy/local/postgres.sh url <service>)
-
+$prometheus_info
 The API documents (OpenAPI 3.1), each served by its service at /openapi.yaml:
   test-result   http://127.0.0.1:$port_testresult/openapi.yaml
   verification  http://127.0.0.1:$port_verification/openapi.yaml   http://127.0.0.1:$port_verification_internal/openapi.yaml (internal)
