@@ -201,17 +201,16 @@ struct FederationConfiguration: ServiceConfiguration {
         tls.minimumTLSVersion = .tlsv12
         var thumbprint = ""
         var distinguishedName = ""
-        var certificates: [Certificate] = []
+        var chain: [NIOSSLCertificate] = []
         guard !certificateFile.isEmpty, !keyFile.isEmpty, !caFile.isEmpty else {
             return GatewayClientIdentity(tls: tls, thumbprint: thumbprint, distinguishedName: distinguishedName)
         }
         do {
-            let chain = try NIOSSLCertificate.fromPEMFile(certificateFile)
+            chain = try NIOSSLCertificate.fromPEMFile(certificateFile)
             guard let leaf = chain.first else { throw GatewayProtocolError("no certificate") }
             let der = try leaf.toDERBytes()
             thumbprint = CertificateThumbprint(derEncodedCertificate: der).hex
             distinguishedName = try Certificate(derEncoded: der).subject.description
-            certificates = chain.compactMap { (try? $0.toDERBytes()).flatMap { try? Certificate(derEncoded: $0) } }
             tls.certificateChain = chain.map { .certificate($0) }
         } catch {
             settings.report("EFGS_CLIENT_CERT_FILE", "\(certificateFile) is not a readable PEM certificate")
@@ -227,10 +226,8 @@ struct FederationConfiguration: ServiceConfiguration {
         }
         tls.trustRoots = .file(caFile)
         var identity = GatewayClientIdentity(tls: tls, thumbprint: thumbprint, distinguishedName: distinguishedName)
-        identity.certificates = certificates
-        identity.authorities = authorities.compactMap {
-            (try? $0.toDERBytes()).flatMap { try? Certificate(derEncoded: $0) }
-        }
+        identity.certificates = chain
+        identity.authorities = authorities
         return identity
     }
 

@@ -367,6 +367,9 @@ start_gateway() {
   echo $! >"$pids/gateway.pid"
 }
 
+# setting NAME SETTINGS: the value of NAME in a table entry's settings (empty when it has none).
+setting() { tr ' ' '\n' <<<"$2" | sed -n "s/^$1=//p"; }
+
 # Prometheus's configuration, from the table above: per service its metrics listener (METRICS_PORT, else its main
 # port) for the metrics, and its main and internal listeners for `up` alone.
 write_prometheus_config() {
@@ -374,14 +377,14 @@ write_prometheus_config() {
   for entry in "${services[@]}"; do
     IFS='|' read -r name binary settings <<<"$entry"
     binary="${binary%% *}"
-    port="$(tr ' ' '\n' <<<"$settings" | sed -n 's/^HTTP_PORT=//p')"
-    metrics="$(tr ' ' '\n' <<<"$settings" | sed -n 's/^METRICS_PORT=//p')"
+    port="$(setting HTTP_PORT "$settings")"
+    metrics="$(setting METRICS_PORT "$settings")"
     services_targets+="
       - targets: ['127.0.0.1:${metrics:-$port}']
         labels: {service: $binary}"
     for listener in main internal; do
       if [ "$listener" = internal ]; then
-        port="$(tr ' ' '\n' <<<"$settings" | sed -n 's/^INTERNAL_HTTP_PORT=//p')"
+        port="$(setting INTERNAL_HTTP_PORT "$settings")"
         [ -n "$port" ] || continue
       fi
       listener_targets+="
@@ -575,7 +578,7 @@ start_wave() {
   done
   for entry in "$@"; do
     IFS='|' read -r name binary settings <<<"$entry"
-    port="$(tr ' ' '\n' <<<"$settings" | sed -n 's/^HTTP_PORT=//p')"
+    port="$(setting HTTP_PORT "$settings")"
     wait_ready "$name" "$port"
   done
 }

@@ -47,16 +47,16 @@ struct KeyBundler: Sendable {
         return buckets
     }
 
-    /// For each key some bucket takes (by index), the first hour it may be published in, the shifting policy aside:
-    /// its distribution hour in a bucket with policies, its submission hour in one without; the earliest of its
-    /// buckets'.
-    func publishableHours(_ keys: [DistributionKey]) -> [Int: Int64] {
-        var hours: [Int: Int64] = [:]
+    /// For each key some bucket takes, the first hour it may be published in, the shifting policy aside: its
+    /// distribution hour in a bucket with policies, its submission hour in one without; the earliest of its buckets'.
+    func publishableHours(_ keys: [DistributionKey]) -> [KeyData: Int64] {
+        var hours: [KeyData: Int64] = [:]
         for (country, members) in self.buckets(keys) {
             let applyPolicies = country == self.policy.originCountry || self.policy.applyPoliciesForAllCountries
             for index in members {
-                let hour = applyPolicies ? self.distributionHour(of: keys[index]) : keys[index].submissionHour
-                hours[index] = min(hour, hours[index] ?? hour)
+                let key = keys[index]
+                let hour = applyPolicies ? self.distributionHour(of: key) : key.submissionHour
+                hours[key.keyData] = min(hour, hours[key.keyData] ?? hour)
             }
         }
         return hours

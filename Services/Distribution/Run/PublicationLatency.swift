@@ -28,15 +28,9 @@ struct PublicationLatency: Sendable, Equatable {
     ) -> PublicationLatency {
         var latency = PublicationLatency()
         let publishable = bundler.publishableHours(keys)
-        var firstHour: [KeyData: Int64] = [:]
-        firstHour.reserveCapacity(publishable.count)
-        for (index, hour) in publishable {
-            let key = keys[index].keyData
-            firstHour[key] = min(hour, firstHour[key] ?? hour)
-        }
         for key in plan.newlyPublished {
             let seconds = max(0, publishedAt - Double(key.submissionHour) * 3600)
-            if (firstHour[key.keyData] ?? key.submissionHour) > key.submissionHour {
+            if (publishable[key.keyData] ?? key.submissionHour) > key.submissionHour {
                 latency.embargoed.append(seconds)
             } else {
                 latency.immediate.append(seconds)
@@ -45,8 +39,7 @@ struct PublicationLatency: Sendable, Equatable {
         // A key is publishable once its hour is over (with INCLUDE_INCOMPLETE_HOURS, once it has begun).
         let hourOffset: Int64 = bundler.policy.includeIncompleteHours ? 0 : 1
         var oldest: Int64? = nil
-        for (index, hour) in publishable where hour < end {
-            let key = keys[index].keyData
+        for (key, hour) in publishable where hour < end {
             guard plan.building[key] == nil, !plan.onCDN.contains(key) else { continue }
             oldest = min(hour, oldest ?? hour)
         }

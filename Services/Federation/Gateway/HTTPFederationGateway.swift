@@ -12,7 +12,6 @@ import NIOHTTP1
 import NIOSSL
 import ServiceLifecycle
 import SwiftProtobuf
-import X509
 
 /// The live gateway client, run as a service so it shuts down after the jobs.
 final class HTTPFederationGateway: FederationGateway, Service {
@@ -244,6 +243,6 @@ struct GatewayClientIdentity: Sendable {
     /// The subject as `CN=…,O=…,C=…`.
     var distinguishedName: String
     /// The client certificate's chain and the CAs of `EFGS_CA_FILE`, for their expiry.
-    var certificates: [Certificate] = []
-    var authorities: [Certificate] = []
+    var certificates: [NIOSSLCertificate] = []
+    var authorities: [NIOSSLCertificate] = []
 }
