@@ -365,6 +365,9 @@ def monitoring_rules(docs: list[dict]) -> list[str]:
     if not monitors:
         return ["no ServiceMonitor (components/monitoring is not included)"]
     services = k8s_by_kind(docs, "Service")
+    if "distribution-service" not in k8s_by_kind(docs, "Deployment"):
+        problems.append("distribution runs as a CronJob, which nothing scrapes (components/distribution-serve is not "
+                        "included)")
     metric_pods = set()
     for kind_name, spec in pod_specs(docs):
         for c in spec.get("containers", []):
@@ -433,7 +436,8 @@ def check_k8s(ctx: Context) -> str:
             f"{', '.join(FEDERATION_OVERLAYS)}: its Deployment passes the same rules, both CronJobs Forbid, the callback "
             f"port only from the gateway, its pods' egress only to DNS, the database and the federation gateway's "
             f"ipBlock; the monitoring component in {', '.join(MONITORING_OVERLAYS)}: its ServiceMonitor scrapes the "
-            f"port metrics of every Service whose pods serve 9090, as job en-services with the label service")
+            f"port metrics of every Service whose pods serve 9090, as job en-services with the label service, "
+            f"distribution-service included (one pod of serve, hourly, in place of the CronJob)")
 
 
 def k8s_rules(docs: list[dict], overlay: bool = False) -> list[str]:
@@ -496,7 +500,22 @@ def k8s_rules(docs: list[dict], overlay: bool = False) -> list[str]:
         if opened != {9090}:
             problems.append(f"NetworkPolicy/metrics-from-monitoring opens {sorted(opened)}, not the metrics port 9090 alone")
     cron = k8s_by_kind(docs, "CronJob").get("distribution")
-    if not cron:
+    served = k8s_by_kind(docs, "Deployment").get("distribution-service")
+    if cron and served:
+        problems.append("both CronJob distribution and Deployment distribution-service: one of them publishes")
+    elif served:
+        # components/distribution-serve: one pod of `serve`, at most an hour between runs, scraped on 9090.
+        container = served["spec"]["template"]["spec"]["containers"][0]
+        env = {e["name"]: str(e.get("value")) for e in container.get("env", [])}
+        if container.get("args") != ["serve"]:
+            problems.append("Deployment distribution-service: does not run `distribution-service serve`")
+        if served["spec"].get("replicas") != 1 or served["spec"].get("strategy", {}).get("type") != "Recreate":
+            problems.append("Deployment distribution-service: not one replica with strategy Recreate")
+        if env.get("DISTRIBUTION_INTERVAL") not in ("1h", "60m", "3600s", "3600"):
+            problems.append("Deployment distribution-service: DISTRIBUTION_INTERVAL is not one hour")
+        if env.get("HTTP_PORT") != "9090":
+            problems.append("Deployment distribution-service: HTTP_PORT is not the metrics port 9090")
+    elif not cron:
         problems.append("no CronJob distribution")
     else:
         if cron["spec"].get("concurrencyPolicy") != "Forbid":
