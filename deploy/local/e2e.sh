@@ -554,6 +554,32 @@ PY
   cat "$work/prometheus-429" >>"$log"; cp "$work/prometheus-429" "$work/out"
   check "Prometheus has the gateway's own 429s of the portal flood, read off its access log by mtail ($(tail -n 1 "$work/prometheus-429"))" \
     test "$refused_status" = 0
+  # The gateway's TLS certificate, which nginx loads and no service exports: the blackbox exporter's handshakes verify
+  # and carry its notAfter into the certificate rule the expiry alerts read, for each of the three servers.
+  gateway_certificate() {
+    python3 - "$EN_PROMETHEUS_URL" "$(openssl x509 -noout -enddate -dateopt iso_8601 -in "$EN_DATA_DIR/pki/gateway.pem")" <<'PY'
+import datetime, json, sys, time, urllib.parse, urllib.request
+def query(q):
+    url = sys.argv[1] + "/api/v1/query?" + urllib.parse.urlencode({"query": q})
+    return json.load(urllib.request.urlopen(url))["data"]["result"]
+not_after = datetime.datetime.fromisoformat(sys.argv[2].split("=", 1)[1].replace("Z", "+00:00")).timestamp()
+for _ in range(30):
+    expiry = {r["metric"]["certificate"]: float(r["value"][1])
+              for r in query('service_certificate:expiry_timestamp_seconds:min{service="gateway"}')}
+    verified = [r["metric"]["server"] for r in query('probe_success{job="gateway-tls"} == 1')]
+    if len(expiry) == 3 and len(verified) == 3:
+        break
+    time.sleep(1)
+wrong = [name for name, value in expiry.items() if value != not_after]
+print(f"{', '.join(sorted(expiry)) or 'none'} end {datetime.datetime.fromtimestamp(not_after, datetime.timezone.utc):%Y-%m-%d}, "
+      f"as openssl reads gateway.pem; verified handshakes: {', '.join(sorted(verified)) or 'none'}")
+sys.exit(0 if len(expiry) == 3 and not wrong and len(verified) == 3 else 1)
+PY
+  }
+  gateway_certificate >"$work/prometheus-tls" 2>&1; tls_status=$?
+  cat "$work/prometheus-tls" >>"$log"; cp "$work/prometheus-tls" "$work/out"
+  check "Prometheus has the expiry of the gateway's TLS certificate from the blackbox exporter ($(tail -n 1 "$work/prometheus-tls"))" \
+    test "$tls_status" = 0
   prometheus_rules >"$work/prometheus-rules" 2>&1; rules_status=$?
   cat "$work/prometheus-rules" >>"$log"; cp "$work/prometheus-rules" "$work/out"
   check "Prometheus evaluates the rules of deploy/observability ($(tail -n 1 "$work/prometheus-rules"))" \

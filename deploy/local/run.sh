@@ -29,9 +29,10 @@
 # rules of deploy/observability/ and scrapes, every EN_PROMETHEUS_INTERVAL (15s): each service's metrics (job
 # en-services, label service), each service's public and internal listeners for reachability alone (job
 # en-listeners: `up`, their samples dropped) and the gateway's stub status through prometheus-nginx-exporter (job
-# gateway, 127.0.0.1:9113; the status server listens on 127.0.0.1:8449) and the gateway's answers by status through
-# mtail over its access log (job gateway-log, 127.0.0.1:3903, deploy/observability/gateway.mtail). Its data lives in
-# <data>/prometheus.
+# gateway, 127.0.0.1:9113; the status server listens on 127.0.0.1:8449), the gateway's answers by status through
+# mtail over its access log (job gateway-log, 127.0.0.1:3903, deploy/observability/gateway.mtail), and the gateway's
+# TLS certificate as its three servers present it through prometheus-blackbox-exporter (job gateway-tls,
+# 127.0.0.1:9115, a TLS handshake verified against the fleet's CA). Its data lives in <data>/prometheus.
 set -euo pipefail
 shopt -s nullglob
 
@@ -57,7 +58,7 @@ port_gateway_app=$((8443 + offset)) port_gateway_lab=$((8444 + offset)) port_gat
 port_federation=$((8006 + offset)) port_gateway_federation=$((8446 + offset))
 port_datadonation=$((8007 + offset)) port_datadonation_internal=$((8017 + offset)) port_datadonation_metrics=$((9007 + offset))
 port_prometheus=$((9090 + offset)) port_nginx_exporter=$((9113 + offset)) port_gateway_status=$((8449 + offset))
-port_mtail=$((3903 + offset))
+port_mtail=$((3903 + offset)) port_blackbox=$((9115 + offset))
 # Nothing listens here: make run has no Apple DeviceCheck, so iOS donations get 503 DEVICE_CHECK_UNAVAILABLE.
 port_devicecheck_absent=$((8097 + offset))
 country="${EN_COUNTRY:-DE}"
@@ -423,15 +424,48 @@ scrape_configs:
     static_configs:
       - targets: ['127.0.0.1:$port_mtail']
         labels: {service: gateway}
+  - job_name: gateway-tls
+    # The certificate each TLS server of the gateway presents (probe_ssl_earliest_cert_expiry), probed by the
+    # blackbox exporter with a verified handshake (probe_success).
+    metrics_path: /probe
+    params:
+      module: [gateway_tls]
+    static_configs:
+      - targets: ['127.0.0.1:$port_gateway_app']
+        labels: {service: gateway, server: app}
+      - targets: ['127.0.0.1:$port_gateway_lab']
+        labels: {service: gateway, server: lab}
+      - targets: ['127.0.0.1:$port_gateway_portal']
+        labels: {service: gateway, server: portal}
+    relabel_configs:
+      - source_labels: [__address__]
+        target_label: __param_target
+      - source_labels: [__param_target]
+        target_label: instance
+      - target_label: __address__
+        replacement: 127.0.0.1:$port_blackbox
   - job_name: prometheus
     static_configs:
       - targets: ['127.0.0.1:$port_prometheus']
 PROMETHEUS
+  # A TLS handshake that must verify against the fleet's CA, for the host name of the target (127.0.0.1). The lab
+  # server asks for a client certificate but does not require one at the handshake.
+  cat >"$data/prometheus/blackbox.yml" <<BLACKBOX
+# Written by deploy/local/run.sh for the loopback fleet (make run).
+modules:
+  gateway_tls:
+    prober: tcp
+    timeout: 5s
+    tcp:
+      tls: true
+      tls_config:
+        ca_file: $pki/ca.pem
+BLACKBOX
 }
 
 start_prometheus() {
   local port
-  for port in "$port_prometheus" "$port_nginx_exporter" "$port_mtail"; do
+  for port in "$port_prometheus" "$port_nginx_exporter" "$port_mtail" "$port_blackbox"; do
     port_open "$port" && fail "port $port (for Prometheus) is already in use; is another run active? ('make stop')"
   done
   write_prometheus_config
@@ -441,6 +475,9 @@ start_prometheus() {
   ( exec setsid mtail --progs "$root/deploy/observability/gateway.mtail" --logs "$logs/gateway-access.log" \
       --address 127.0.0.1 --port "$port_mtail" --logtostderr ) >>"$logs/mtail.log" 2>&1 &
   echo $! >"$pids/mtail.pid"
+  ( exec setsid prometheus-blackbox-exporter --config.file="$data/prometheus/blackbox.yml" \
+      --web.listen-address="127.0.0.1:$port_blackbox" ) >>"$logs/blackbox-exporter.log" 2>&1 &
+  echo $! >"$pids/blackbox-exporter.pid"
   ( exec setsid prometheus --config.file="$data/prometheus/prometheus.yml" \
       --storage.tsdb.path="$data/prometheus/data" --storage.tsdb.retention.time=7d \
       --web.listen-address="127.0.0.1:$port_prometheus" --web.enable-lifecycle ) >>"$logs/prometheus.log" 2>&1 &
@@ -448,6 +485,8 @@ start_prometheus() {
   wait_for --pid "$(cat "$pids/nginx-exporter.pid")" --log "$logs/nginx-exporter.log" 10 nginx-exporter \
     http_ok "http://127.0.0.1:$port_nginx_exporter/metrics"
   wait_for --pid "$(cat "$pids/mtail.pid")" --log "$logs/mtail.log" 10 mtail http_ok "http://127.0.0.1:$port_mtail/metrics"
+  wait_for --pid "$(cat "$pids/blackbox-exporter.pid")" --log "$logs/blackbox-exporter.log" 10 blackbox-exporter \
+    http_ok "http://127.0.0.1:$port_blackbox/metrics"
   wait_for --pid "$(cat "$pids/prometheus.pid")" --log "$logs/prometheus.log" 30 prometheus \
     http_ok "http://127.0.0.1:$port_prometheus/-/ready"
 }
@@ -498,6 +537,7 @@ is_ours() {
     */prometheus) tr '\0' ' ' <"/proc/$1/cmdline" | grep -qF -- "--config.file=$data/prometheus/prometheus.yml" ;;
     */prometheus-nginx-exporter) tr '\0' ' ' <"/proc/$1/cmdline" | grep -qF -- "127.0.0.1:$port_nginx_exporter" ;;
     */mtail) tr '\0' ' ' <"/proc/$1/cmdline" | grep -qF -- "--logs $logs/gateway-access.log" ;;
+    */prometheus-blackbox-exporter) tr '\0' ' ' <"/proc/$1/cmdline" | grep -qF -- "127.0.0.1:$port_blackbox" ;;
     *) return 1 ;;
   esac
 }
@@ -630,8 +670,8 @@ prometheus=off
 [ "${EN_PROMETHEUS:-on}" = on ] && [ ${#selected[@]} -eq ${#services[@]} ] && [ "${EN_GATEWAY:-on}" = on ] && prometheus=on
 if [ "$prometheus" = on ]; then
   if ! command -v prometheus >/dev/null || ! command -v prometheus-nginx-exporter >/dev/null \
-    || ! command -v mtail >/dev/null; then
-    install_packages prometheus prometheus-nginx-exporter mtail
+    || ! command -v mtail >/dev/null || ! command -v prometheus-blackbox-exporter >/dev/null; then
+    install_packages prometheus prometheus-nginx-exporter mtail prometheus-blackbox-exporter
   fi
 fi
 if [ "${EN_GATEWAY:-on}" = on ]; then
