@@ -24,7 +24,7 @@ PRODUCTS := test-result-service verification-service submission-service portal-s
 build_products = $(if $(SKIP_BUILD),:,for product in $(1); do $(SWIFT) build -c $(2) --product $$product; done)
 BUILD_PRODUCTS = $(call build_products,$(PRODUCTS),$(CONFIG))
 
-.PHONY: help build lint format test test-unit test-browser e2e drills observability-pictures e2e-federation bench-federation images e2e-containers run stop db-start db-stop db-status protos protos-check protoc-tools bench privacy-check bench-distribution distribute deploy-check clean
+.PHONY: help build lint format test test-unit test-browser e2e drills observability-pictures observability-rules e2e-federation bench-federation images e2e-containers run stop db-start db-stop db-status protos protos-check protoc-tools bench privacy-check bench-distribution distribute deploy-check clean
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -75,6 +75,9 @@ drills: ## A fleet of its own (ports +600, .data/drills): races on single-use se
 observability-pictures: ## Prometheus's graph page of the key panels' queries, from a fleet under cwa load (deploy/observability/pictures)
 	$(BUILD_PRODUCTS)
 	CONFIG=$(CONFIG) deploy/local/observability-pictures.sh
+
+observability-rules: ## Write deploy/observability's rules and alerts as PrometheusRule objects into the Kubernetes monitoring component
+	deploy/observability/prometheus-rules.sh >deploy/k8s/components/monitoring/prometheus-rules.yaml
 
 e2e-federation: ## Two fleets (DE, FR) and an efgs-gateway (.data/e2e-federation): keys federate both ways, and the failures
 	$(call build_products,$(PRODUCTS),$(CONFIG))

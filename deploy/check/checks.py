@@ -345,7 +345,7 @@ def federation_rendered(docs: list[dict]) -> bool:
 
 # The Prometheus Operator's kinds (the optional component deploy/k8s/components/monitoring): kubernetes-validate has no
 # schema for them, so they are checked by monitoring_rules instead; the overlays that must include the component.
-OPERATOR_KINDS = ("ServiceMonitor", "PodMonitor", "PrometheusRule")
+OPERATOR_KINDS = ("ServiceMonitor", "PodMonitor", "PrometheusRule", "Probe")
 MONITORING_OVERLAYS = ("overlays/production-example",)
 
 
@@ -394,6 +394,46 @@ def monitoring_rules(docs: list[dict]) -> list[str]:
             ports = services.get(service, {}).get("spec", {}).get("ports", [])
             if not any(p.get("name") == "metrics" and p.get("targetPort") in ("metrics", 9090) for p in ports):
                 problems.append(f"Service/{service} has no port metrics for ServiceMonitor/{name}")
+    problems += gateway_probe_problems(docs)
+    rules = k8s_by_kind(docs, "PrometheusRule")
+    for name, source in (("en-backend-rules", "rules.yaml"), ("en-backend-alerts", "alerts.yaml")):
+        rule = rules.get(name)
+        if not rule:
+            problems.append(f"no PrometheusRule {name} (the groups of deploy/observability/{source})")
+        elif rule["metadata"].get("labels", {}).get("app.kubernetes.io/part-of") != "en-backend":
+            problems.append(f"PrometheusRule/{name}: not labelled app.kubernetes.io/part-of: en-backend")
+    return problems
+
+
+def gateway_probe_problems(docs: list[dict]) -> list[str]:
+    """The Probe gateway-tls hands every public TLS port of the gateway's Service to the blackbox exporter's module
+    gateway_tls as job gateway-tls, and labels each target with service=gateway and the port's name as server (the
+    labels the certificate rule and GatewayCertificateNotVerified read)."""
+    probe = k8s_by_kind(docs, "Probe").get("gateway-tls")
+    if not probe:
+        return ["no Probe gateway-tls (the gateway's TLS certificate is not watched)"]
+    spec = probe["spec"]
+    problems = []
+    if spec.get("jobName") != "gateway-tls" or spec.get("module") != "gateway_tls":
+        problems.append("Probe/gateway-tls: not job gateway-tls with module gateway_tls")
+    static = spec.get("targets", {}).get("staticConfig", {})
+    if static.get("labels", {}).get("service") != "gateway":
+        problems.append("Probe/gateway-tls: targets are not labelled service=gateway")
+    servers = {}
+    for rule in static.get("relabelingConfigs", []):
+        if rule.get("targetLabel") == "server" and rule.get("sourceLabels") == ["__param_target"]:
+            servers[rule.get("replacement")] = re.compile(rule.get("regex", ""))
+    gateway = k8s_by_kind(docs, "Service").get("gateway", {})
+    for port in gateway.get("spec", {}).get("ports", []):
+        # The federation component's server (8446) presents the same certificate (ssl_certificate of the http block)
+        # and exists only with that component.
+        if port["name"] == "federation":
+            continue
+        targets = [t for t in static.get("static", []) if t.endswith(f":{port['port']}")]
+        if not targets:
+            problems.append(f"Probe/gateway-tls: the gateway's port {port['name']} ({port['port']}) is not probed")
+        elif not (port["name"] in servers and servers[port["name"]].fullmatch(targets[0])):
+            problems.append(f"Probe/gateway-tls: {targets[0]} is not labelled server={port['name']}")
     return problems
 
 
@@ -422,6 +462,11 @@ def check_k8s(ctx: Context) -> str:
         problems.append("base: the Prometheus Operator's objects belong to the optional component components/monitoring")
     for target in MONITORING_OVERLAYS:
         problems += [f"{target}: {p}" for p in monitoring_rules(overlays[target])]
+    generated = ctx.run([str(ctx.deploy / "observability" / "prometheus-rules.sh")])
+    committed = ctx.deploy / "k8s" / "components" / "monitoring" / "prometheus-rules.yaml"
+    if generated.returncode != 0 or not committed.exists() or generated.stdout != committed.read_text():
+        problems.append("components/monitoring/prometheus-rules.yaml is not what deploy/observability/prometheus-rules.sh "
+                        "makes of rules.yaml and alerts.yaml: run make observability-rules")
     if problems:
         raise CheckFailed("Kubernetes manifests", problems)
     counts = {}
@@ -437,7 +482,9 @@ def check_k8s(ctx: Context) -> str:
             f"port only from the gateway, its pods' egress only to DNS, the database and the federation gateway's "
             f"ipBlock; the monitoring component in {', '.join(MONITORING_OVERLAYS)}: its ServiceMonitor scrapes the "
             f"port metrics of every Service whose pods serve 9090, as job en-services with the label service, "
-            f"distribution-service included (one pod of serve, hourly, in place of the CronJob)")
+            f"distribution-service included (one pod of serve, hourly, in place of the CronJob), its Probe hands "
+            f"each of the gateway's TLS ports to the blackbox exporter, labelled with the port's name, and its "
+            f"PrometheusRules are rules.yaml and alerts.yaml as make observability-rules writes them")
 
 
 def k8s_rules(docs: list[dict], overlay: bool = False) -> list[str]:
@@ -1929,6 +1976,9 @@ def check_postgres(ctx: Context) -> str:
 NGINX_EXPORTER_METRICS = {"nginx_up", "nginx_connections_accepted", "nginx_connections_active",
                           "nginx_connections_handled", "nginx_connections_reading", "nginx_connections_waiting",
                           "nginx_connections_writing", "nginx_http_requests_total"}
+# The metrics of prometheus-blackbox-exporter's probes that the rules read (the gateway's TLS certificate).
+BLACKBOX_EXPORTER_METRICS = {"probe_success", "probe_ssl_earliest_cert_expiry", "probe_duration_seconds",
+                             "probe_ssl_last_chain_expiry_timestamp_seconds"}
 # Grafana's own variables in a panel's expression, and what promtool sees in their place.
 GRAFANA_VARIABLES = {"__rate_interval": "5m", "__interval": "1m", "__range": "1h", "__interval_ms": "60000",
                      "__range_s": "3600", "__range_ms": "3600000"}
@@ -1938,11 +1988,11 @@ PROMQL_NAME = re.compile(r"(?<![\w:.])([a-zA-Z_:][a-zA-Z0-9_:]*)")
 
 
 def expression_metrics(expr: str) -> set[str]:
-    """The metric and recording-rule names an expression reads that are ours (en_*, http_server_*, nginx_*, or
+    """The metric and recording-rule names an expression reads that are ours (en_*, http_server_*, nginx_*, probe_*, or
     recording rules: names with a colon). Label values are removed first; label names and functions never start so."""
     bare = PROMQL_STRING.sub('""', expr)
     return {name for name in PROMQL_NAME.findall(bare)
-            if ":" in name or name.startswith(("en_", "http_server_", "nginx_"))}
+            if ":" in name or name.startswith(("en_", "http_server_", "nginx_", "probe_"))}
 
 
 def metric_problems(where: str, expr: str, sources: str, recorded: set[str]) -> list[str]:
@@ -1954,6 +2004,9 @@ def metric_problems(where: str, expr: str, sources: str, recorded: set[str]) -> 
         elif name.startswith("nginx_"):
             if name not in NGINX_EXPORTER_METRICS:
                 problems.append(f"{where}: {name} is not a metric of prometheus-nginx-exporter")
+        elif name.startswith("probe_"):
+            if name not in BLACKBOX_EXPORTER_METRICS:
+                problems.append(f"{where}: {name} is not a metric of prometheus-blackbox-exporter")
         elif f'"{re.sub(r"_(bucket|sum|count)$", "", name)}"' not in sources and f'"{name}"' not in sources:
             problems.append(f"{where}: no service defines the metric {name}")
     return problems
@@ -1964,7 +2017,8 @@ def check_observability(ctx: Context) -> str:
     severity and a runbook that is a heading of deploy/README.md; every dashboard is well-formed (title, uid, panels,
     unique ids) and promtool accepts each panel's expression with Grafana's variables substituted; and every metric
     a rule, alert or panel reads is one the services define (en_*, http_server_*, as a quoted string in Services/ or
-    Shared/), one of prometheus-nginx-exporter (nginx_*), or a recording rule of rules.yaml."""
+    Shared/), one of prometheus-nginx-exporter (nginx_*) or prometheus-blackbox-exporter (probe_*), or a recording
+    rule of rules.yaml."""
     folder = ctx.deploy / "observability"
     promtool = shutil.which("promtool")
     if not promtool:
@@ -2095,8 +2149,8 @@ def check_observability(ctx: Context) -> str:
             f"rules) pass promtool check rules, alerts.test.yaml ({len(test_groups)} tests, {cases} cases) passes "
             f"promtool test rules, each "
             f"alert has a severity and a runbook heading; {len(dashboards)} dashboards well-formed with "
-            f"{len(generated)} expressions promtool accepts; every metric read is one the services or the nginx "
-            f"exporter define, or a recording rule")
+            f"{len(generated)} expressions promtool accepts; every metric read is one the services, mtail, the "
+            f"nginx or the blackbox exporter define, or a recording rule")
 
 
 CHECKS = [
