@@ -373,6 +373,24 @@ def monitoring_rules(docs: list[dict]) -> list[str]:
         for c in spec.get("containers", []):
             if any(p.get("name") == "metrics" and p.get("containerPort") == 9090 for p in c.get("ports", [])):
                 metric_pods.add(kind_name.split("/", 1)[1])
+    # The gateway's exporter: a PodMonitor (its Service is the public entry), as job gateway with service=gateway.
+    pod_monitored = set()
+    for name, monitor in k8s_by_kind(docs, "PodMonitor").items():
+        pod_monitored.add(monitor["spec"].get("selector", {}).get("matchLabels", {}).get("app.kubernetes.io/name"))
+        for endpoint in monitor["spec"].get("podMetricsEndpoints", []):
+            labels = {r.get("targetLabel"): r.get("replacement") for r in endpoint.get("relabelings", [])}
+            if endpoint.get("port") != "metrics" or labels.get("job") != "gateway" or labels.get("service") != "gateway":
+                problems.append(f"PodMonitor/{name}: not port metrics as job gateway with service=gateway")
+    deployments = k8s_by_kind(docs, "Deployment")
+    gateway_containers = deployments.get("gateway", {}).get("spec", {}).get("template", {}).get("spec", {}).get(
+        "containers", [])
+    exporter = [c for c in gateway_containers if "nginx-prometheus-exporter" in c.get("image", "")]
+    nginx_env = {e["name"]: e.get("value") for c in gateway_containers if c["name"] == "nginx" for e in c.get("env", [])}
+    if "gateway" not in pod_monitored:
+        problems.append("no PodMonitor selects the gateway's pods")
+    if not exporter or not any(f"127.0.0.1:{nginx_env.get('GATEWAY_STATUS_PORT')}/stub_status" in arg
+                               for arg in exporter[0].get("args", [])):
+        problems.append("the gateway pod has no nginx-prometheus-exporter reading its GATEWAY_STATUS_PORT's stub_status")
     for name, monitor in monitors.items():
         spec = monitor["spec"]
         selected = set()
@@ -387,7 +405,7 @@ def monitoring_rules(docs: list[dict]) -> list[str]:
                 problems.append(f"ServiceMonitor/{name}: job is not set to en-services")
             if labels.get("service", {}).get("sourceLabels") != ["__meta_kubernetes_service_label_app_kubernetes_io_name"]:
                 problems.append(f"ServiceMonitor/{name}: the label service is not the Service's app.kubernetes.io/name")
-        for deployment in sorted(metric_pods):
+        for deployment in sorted(metric_pods - pod_monitored):
             if deployment not in selected:
                 problems.append(f"ServiceMonitor/{name} does not select {deployment}, which serves the metrics port")
         for service in sorted(selected):
@@ -1214,6 +1232,8 @@ def check_gateway(ctx: Context) -> str:
     placeholders = set(PLACEHOLDER.findall(template))
     # The federation gateway's callback server, a second template where a deployment mounts it.
     federation_placeholders = set(PLACEHOLDER.findall((ctx.deploy / "gateway" / "federation.conf.template").read_text()))
+    # The monitoring component's stub_status server (its overlays: the production example).
+    status_placeholders = set(PLACEHOLDER.findall((ctx.deploy / "gateway" / "status.conf.template").read_text()))
     problems = []
     services = ctx.compose_config()["services"]
     gateway = services.get("gateway", {})
@@ -1319,7 +1339,7 @@ def check_gateway(ctx: Context) -> str:
     for target in FEDERATION_OVERLAYS:
         federation_env: dict[str, str] = {}
         problems += [f"k8s {target}: {p}" for p in k8s_federation_gateway_problems(
-            ctx.kustomize(target), placeholders | federation_placeholders, federation_env)]
+            ctx.kustomize(target), placeholders | federation_placeholders | status_placeholders, federation_env)]
         federation_envs.append((f"k8s-{target.rpartition('/')[2]}", federation_env))
 
     # What the template promises about addresses and limits, and the budgets each deployment sets.
@@ -1548,6 +1568,15 @@ def nginx_test(ctx: Context, label: str, env: dict[str, str]) -> list[str]:
         if result.returncode != 0:
             return [f"render.sh federation.conf.template: {result.stderr.strip()}"]
         (work / "federation.conf").write_text(result.stdout)
+    # With the monitoring component, the stub_status server too, where the status*.conf include finds it.
+    for stale in work.glob("status*.conf"):
+        stale.unlink()
+    if "GATEWAY_STATUS_PORT" in values:
+        result = ctx.run([str(ctx.deploy / "gateway" / "render.sh"), str(ctx.deploy / "gateway" / "status.conf.template")],
+                         env={"PATH": os.environ["PATH"], **values})
+        if result.returncode != 0:
+            return [f"render.sh status.conf.template: {result.stderr.strip()}"]
+        (work / "status.conf").write_text(result.stdout)
     main = (ctx.deploy / "gateway" / "nginx.container.conf").read_text()
     if "include /etc/nginx/conf.d/gateway.conf;" not in main:
         return ["nginx.container.conf does not include /etc/nginx/conf.d/gateway.conf"]
@@ -1560,6 +1589,8 @@ def nginx_test(ctx: Context, label: str, env: dict[str, str]) -> list[str]:
         problems.append("nginx.container.conf does not load njs (the per-client limits' key needs it)")
     if "include /etc/nginx/conf.d/federation*.conf;" not in main:
         problems.append("nginx.container.conf does not include /etc/nginx/conf.d/federation*.conf (the callback server)")
+    if "include /etc/nginx/conf.d/status*.conf;" not in main:
+        problems.append("nginx.container.conf does not include /etc/nginx/conf.d/status*.conf (the stub_status server)")
     main = main.replace("/tmp/", f"{work}/").replace("/etc/nginx/conf.d/", f"{work}/")
     (work / "nginx.conf").write_text(main)
     nginx = shutil.which("nginx") or "/usr/sbin/nginx"

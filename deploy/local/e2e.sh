@@ -509,12 +509,16 @@ base = sys.argv[1]
 for _ in range(30):
     targets = json.load(urllib.request.urlopen(base + "/api/v1/targets?state=active"))["data"]["activeTargets"]
     down = [t["scrapeUrl"] for t in targets if t["health"] != "up"]
-    if targets and not down:
+    # The nginx exporter answers even when it cannot read stub_status; nginx_up says whether it could.
+    query = base + "/api/v1/query?query=nginx_up"
+    nginx = [float(r["value"][1]) for r in json.load(urllib.request.urlopen(query))["data"]["result"]]
+    if targets and not down and nginx == [1.0]:
         jobs = collections.Counter(t["labels"]["job"] for t in targets)
-        print(f"{len(targets)} targets up: " + ", ".join(f"{job} {count}" for job, count in sorted(jobs.items())))
+        print(f"{len(targets)} targets up: " + ", ".join(f"{job} {count}" for job, count in sorted(jobs.items()))
+              + "; nginx_up 1")
         sys.exit(0)
     time.sleep(1)
-print("targets not up: " + ", ".join(down or ["none found"]))
+print("targets not up: " + ", ".join(down or ["none found"]) + f"; nginx_up {nginx}")
 sys.exit(1)
 PY
 }

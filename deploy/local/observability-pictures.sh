@@ -67,7 +67,7 @@ queries = {
     "readiness-and-pool": 'en_service_ready{job="en-services"} or en_db_pool_connections_in_use{job="en-services"}',
 }
 options = webdriver.ChromeOptions()
-for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,900"):
+for argument in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1300"):
     options.add_argument(argument)
 driver = webdriver.Chrome(service=Service("/usr/bin/chromedriver"), options=options)
 try:

@@ -29,10 +29,11 @@
 # rules of deploy/observability/ and scrapes, every EN_PROMETHEUS_INTERVAL (15s): each service's metrics (job
 # en-services, label service), each service's public and internal listeners for reachability alone (job
 # en-listeners: `up`, their samples dropped) and the gateway's stub status through prometheus-nginx-exporter (job
-# gateway, 127.0.0.1:9113; the status server listens on 127.0.0.1:8449), the gateway's answers by status through
-# mtail over its access log (job gateway-log, 127.0.0.1:3903, deploy/observability/gateway.mtail), and the gateway's
-# TLS certificate as its three servers present it through prometheus-blackbox-exporter (job gateway-tls,
-# 127.0.0.1:9115, a TLS handshake verified against the fleet's CA). Its data lives in <data>/prometheus.
+# gateway, 127.0.0.1:9113; the status server, deploy/gateway/status.conf.template, on 127.0.0.1:8449), the gateway's
+# answers by status through mtail over its access log (job gateway-log, 127.0.0.1:3903,
+# deploy/observability/gateway.mtail), and the gateway's TLS certificate as its three servers present it through
+# prometheus-blackbox-exporter (job gateway-tls, 127.0.0.1:9115, a TLS handshake verified against the fleet's CA).
+# Its data lives in <data>/prometheus.
 set -euo pipefail
 shopt -s nullglob
 
@@ -318,6 +319,12 @@ write_gateway_config() {
     mv -f "$gateway/federation.conf.new" "$gateway/federation.conf"
     federation_include="include $gateway/federation.conf;"
   fi
+  local status_include=""
+  if [ "$prometheus" = on ]; then
+    GATEWAY_STATUS_PORT=$port_gateway_status "$root/deploy/gateway/render.sh" "$root/deploy/gateway/status.conf.template" \
+      >"$gateway/status.conf" || fail "could not render the gateway's status server"
+    status_include="include $gateway/status.conf;"
+  fi
   cat >"$gateway/nginx.conf" <<NGINX
 # Written by deploy/local/run.sh for the loopback fleet; the gateway itself is deploy/gateway/gateway.conf.template.
 $user_line
@@ -335,13 +342,7 @@ http {
     scgi_temp_path $gateway/tmp/scgi;
     include $gateway/gateway.conf;
     $federation_include
-    # Connection and request counts for prometheus-nginx-exporter (make run only; loopback, no access log).
-    server {
-        listen 127.0.0.1:$port_gateway_status;
-        access_log off;
-        location = /stub_status { stub_status; }
-        location / { return 404; }
-    }
+    $status_include
 }
 NGINX
   "$nginx_bin" -t -q -e stderr -p "$gateway" -c "$gateway/nginx.conf" 2>&1 | sed -E 's/, client: [^,]*//' >&2
