@@ -368,6 +368,9 @@ def monitoring_rules(docs: list[dict]) -> list[str]:
     if "distribution-service" not in k8s_by_kind(docs, "Deployment"):
         problems.append("distribution runs as a CronJob, which nothing scrapes (components/distribution-serve is not "
                         "included)")
+    if federation_rendered(docs) and "federation-service" not in k8s_by_kind(docs, "Deployment"):
+        problems.append("federation's runs are CronJobs, which nothing scrapes (components/federation-serve is not "
+                        "included)")
     metric_pods = set()
     for kind_name, spec in pod_specs(docs):
         for c in spec.get("containers", []):
@@ -500,7 +503,8 @@ def check_k8s(ctx: Context) -> str:
             f"port only from the gateway, its pods' egress only to DNS, the database and the federation gateway's "
             f"ipBlock; the monitoring component in {', '.join(MONITORING_OVERLAYS)}: its ServiceMonitor scrapes the "
             f"port metrics of every Service whose pods serve 9090, as job en-services with the label service, "
-            f"distribution-service included (one pod of serve, hourly, in place of the CronJob), its Probe hands "
+            f"distribution-service and federation-service included (one pod of serve each in place of the "
+            f"CronJobs; federation's without the callback), its Probe hands "
             f"each of the gateway's TLS ports to the blackbox exporter, labelled with the port's name, and its "
             f"PrometheusRules are rules.yaml and alerts.yaml as make observability-rules writes them")
 
@@ -670,6 +674,27 @@ def federation_rules(docs: list[dict]) -> list[str]:
     if not service or FEDERATION_CALLBACK_PORT not in [p["port"] for p in service["spec"]["ports"]]:
         problems.append(f"no Service federation-callback on {FEDERATION_CALLBACK_PORT}")
     crons = k8s_by_kind(docs, "CronJob")
+    runner = k8s_by_kind(docs, "Deployment").get("federation-service")
+    if runner:
+        # components/federation-serve: one pod of `serve` without the callback does the runs, scraped on 9090.
+        if any(name in crons for name in ("federation-upload", "federation-download")):
+            problems.append("Deployment federation-service and the CronJobs both run uploads and downloads")
+        pod = runner["spec"]["template"]
+        container = pod["spec"]["containers"][0]
+        config = settings(container)
+        if container.get("args") != ["serve"] or config.get("FEDERATION_CALLBACK_ONLY", "false") != "false":
+            problems.append("Deployment federation-service: does not run `federation-service serve` with the runs")
+        if any(config.get(key) for key in ("EFGS_CALLBACK_CERT_CN", "CALLBACK_CERT_HEADER", "CALLBACK_CA_FILE")) \
+                or any(e["name"] == "GATEWAY_SECRET" for e in container.get("env", [])):
+            problems.append("Deployment federation-service: takes callbacks (they are federation-callback's)")
+        if runner["spec"].get("replicas") != 1 or runner["spec"].get("strategy", {}).get("type") != "Recreate":
+            problems.append("Deployment federation-service: not one replica with strategy Recreate")
+        if config.get("HTTP_PORT") != "9090":
+            problems.append("Deployment federation-service: HTTP_PORT is not the metrics port 9090")
+        if pod["metadata"].get("labels", {}).get("app.kubernetes.io/component") != "job":
+            problems.append("Deployment federation-service: its pods are not labelled component=job (the runs' "
+                            "NetworkPolicies select that)")
+        return problems
     for name, command in (("federation-upload", "upload"), ("federation-download", "download")):
         cron = crons.get(name)
         if not cron:
