@@ -1584,24 +1584,18 @@ def nginx_test(ctx: Context, label: str, env: dict[str, str]) -> list[str]:
     if result.returncode != 0:
         return [f"render.sh: {result.stderr.strip()}"]
     (work / "gateway.conf").write_text(result.stdout)
-    # With federation, the callback server too, where nginx.container.conf's federation*.conf include finds it.
-    for stale in work.glob("federation*.conf"):
-        stale.unlink()
-    if "GATEWAY_FEDERATION_PORT" in values:
-        result = ctx.run([str(ctx.deploy / "gateway" / "render.sh"), str(ctx.deploy / "gateway" / "federation.conf.template")],
+    # The optional servers, where nginx.container.conf's includes find them: with federation the callback server
+    # (federation*.conf), with the monitoring component the stub_status server (status*.conf).
+    for name, setting in (("federation", "GATEWAY_FEDERATION_PORT"), ("status", "GATEWAY_STATUS_PORT")):
+        for stale in work.glob(f"{name}*.conf"):
+            stale.unlink()
+        if setting not in values:
+            continue
+        result = ctx.run([str(ctx.deploy / "gateway" / "render.sh"), str(ctx.deploy / "gateway" / f"{name}.conf.template")],
                          env={"PATH": os.environ["PATH"], **values})
         if result.returncode != 0:
-            return [f"render.sh federation.conf.template: {result.stderr.strip()}"]
-        (work / "federation.conf").write_text(result.stdout)
-    # With the monitoring component, the stub_status server too, where the status*.conf include finds it.
-    for stale in work.glob("status*.conf"):
-        stale.unlink()
-    if "GATEWAY_STATUS_PORT" in values:
-        result = ctx.run([str(ctx.deploy / "gateway" / "render.sh"), str(ctx.deploy / "gateway" / "status.conf.template")],
-                         env={"PATH": os.environ["PATH"], **values})
-        if result.returncode != 0:
-            return [f"render.sh status.conf.template: {result.stderr.strip()}"]
-        (work / "status.conf").write_text(result.stdout)
+            return [f"render.sh {name}.conf.template: {result.stderr.strip()}"]
+        (work / f"{name}.conf").write_text(result.stdout)
     main = (ctx.deploy / "gateway" / "nginx.container.conf").read_text()
     if "include /etc/nginx/conf.d/gateway.conf;" not in main:
         return ["nginx.container.conf does not include /etc/nginx/conf.d/gateway.conf"]
