@@ -47,9 +47,11 @@ package struct DatabasePool: Sendable {
         _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result {
         guard let deadline = Self.deadline else { return try await self.leased(body) }
-        return try await Self.before(deadline) { used in
+        return try await Self.before(deadline) { race in
             try await self.leased { connection in
-                used.connection = connection
+                // A lease that comes after the deadline (connecting took that long) must not start work nobody
+                // waits for and nobody would stop: it holds the connection until the next caller's deadline.
+                guard race.attach(connection) else { throw DatabaseDeadlineExceeded() }
                 return try await body(connection)
             }
         }
@@ -58,6 +60,10 @@ package struct DatabasePool: Sendable {
     /// `work` in a task of its own, awaited until `deadline` at most. Its answer, or `DatabaseDeadlineExceeded` and
     /// the work cancelled, its connection closed: a query waiting on a dead server fails at once then, which hands
     /// the connection back to the pool (a structured wait would keep the request as long as the query hangs).
+    ///
+    /// The caller hears of the deadline only once the connection is closed. The pool creates a connection for a
+    /// waiting lease when a lease is asked for, not when a leased connection closes: a next request asked for while
+    /// the closing one still counted as leased would wait for a connection nobody makes.
     static func before<Result: Sendable>(
         _ deadline: ContinuousClock.Instant,
         _ work: @escaping @Sendable (DeadlineRace<Result>) async throws -> Result
@@ -69,9 +75,10 @@ package struct DatabasePool: Sendable {
                 race.waiting = continuation
                 let timer = Task {
                     try? await Task.sleep(until: deadline, clock: .continuous)
-                    guard !Task.isCancelled, race.finish(with: .failure(DatabaseDeadlineExceeded())) else { return }
+                    guard !Task.isCancelled, let expiry = race.expire() else { return }
+                    try? await expiry.connection?.close()
                     task.cancel()
-                    try? await race.connection?.close()
+                    expiry.caller.resume(throwing: DatabaseDeadlineExceeded())
                 }
                 Task {
                     let result = await task.result
@@ -145,21 +152,39 @@ package struct DatabaseDeadlineExceeded: Error, CustomStringConvertible {
     package var description: String { "the database did not finish the request's work before its deadline" }
 }
 
-/// The meeting point of `DatabasePool.before`: the waiting caller, the connection its work uses, and who finished
-/// first (the work or the deadline).
+/// The meeting point of `DatabasePool.before`: the waiting caller, the connection its work uses, whether the
+/// deadline passed, and who finished first (the work or the deadline).
 final class DeadlineRace<Result: Sendable>: Sendable {
-    private let state = Mutex<(waiting: CheckedContinuation<Result, any Error>?, connection: PostgresConnection?)>(
-        (nil, nil)
-    )
+    private struct State {
+        var waiting: CheckedContinuation<Result, any Error>?
+        var connection: PostgresConnection?
+        var expired = false
+    }
+    private let state = Mutex(State())
 
     var waiting: CheckedContinuation<Result, any Error>? {
         get { self.state.withLock { $0.waiting } }
         set { self.state.withLock { $0.waiting = newValue } }
     }
 
-    var connection: PostgresConnection? {
-        get { self.state.withLock { $0.connection } }
-        set { self.state.withLock { $0.connection = newValue } }
+    /// Records the connection the work leased; false when the deadline has passed (the work must not use it).
+    func attach(_ connection: PostgresConnection) -> Bool {
+        self.state.withLock { state in
+            guard !state.expired else { return false }
+            state.connection = connection
+            return true
+        }
+    }
+
+    /// At the deadline: unless the work answered first, marks the deadline passed and takes the waiting caller (so a
+    /// late answer of the work goes nowhere) and the connection the work holds, if it got one, to be closed.
+    func expire() -> (caller: CheckedContinuation<Result, any Error>, connection: PostgresConnection?)? {
+        self.state.withLock { state in
+            guard let caller = state.waiting else { return nil }
+            state.waiting = nil
+            state.expired = true
+            return (caller, state.connection)
+        }
     }
 
     /// Resumes the caller with `result` unless it was resumed already; whether this call did.
