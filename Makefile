@@ -12,7 +12,7 @@ CONFIG_IMAGES = $(if $(filter command line,$(origin CONFIG)),$(CONFIG),release)
 PG := deploy/local/postgres.sh
 # protoc-gen-swift is built in its own scratch folder: building it in .build would make the next normal build
 # compile every executable of every dependency (Shared/README.md, "Build pitfalls", 2).
-PROTOC_GEN_SWIFT := .build-protoc/release/protoc-gen-swift
+PROTOC_GEN_SWIFT := .build-protoc/debug/protoc-gen-swift
 PROTO_OUT := Shared/Models/Generated
 PROTO_OPTS := Visibility=Package,FileNaming=PathToUnderscores,UseAccessLevelOnImports=true
 # Our products, built one by one: a plain `swift build` also builds the executables of dependencies (swift-protobuf's
@@ -111,7 +111,7 @@ db-status: ## Is the local PostgreSQL cluster running?
 
 protoc-tools:
 	@deploy/local/lib.sh need_commands protoc:protobuf-compiler
-	$(SWIFT) build -c release --scratch-path .build-protoc --product protoc-gen-swift
+	$(SWIFT) build -c debug --scratch-path .build-protoc --product protoc-gen-swift
 
 protos: protoc-tools ## Regenerate Shared/Models/Generated from protos/
 	rm -f $(PROTO_OUT)/*.pb.swift
