@@ -173,14 +173,28 @@ extension DatabaseConfiguration.TLSMode {
     }
 
     /// The NIOSSL settings of the mode. prefer/require encrypt without authenticating the server, as libpq does.
+    /// Closing a connection waits at most 250 ms for the server's TLS close reply (NIOSSL's default is 5 s): a
+    /// backend that hangs never sends it, and a request past its deadline answers only once its connection is
+    /// closed (`DatabasePool.before`).
     var mode: Mode {
         var unverified = TLSConfiguration.makeClientConfiguration()
         unverified.certificateVerification = .none
+        unverified.shutdownTimeout = .milliseconds(250)
+        var verified = TLSConfiguration.makeClientConfiguration()
+        verified.shutdownTimeout = .milliseconds(250)
         switch self {
         case .disable: return .disable
         case .prefer: return .prefer(unverified)
         case .require: return .require(unverified)
-        case .verifyFull: return .require(.makeClientConfiguration())
+        case .verifyFull: return .require(verified)
+        }
+    }
+
+    /// How long closing a connection waits for the server's TLS close reply; nil without TLS.
+    package var closeWait: Duration? {
+        switch self.mode {
+        case .disable: nil
+        case .prefer(let tls), .require(let tls): .nanoseconds(tls.shutdownTimeout.nanoseconds)
         }
     }
 }

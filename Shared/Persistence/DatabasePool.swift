@@ -52,6 +52,9 @@ package struct DatabasePool: Sendable {
                 // A lease that comes after the deadline (connecting took that long) must not start work nobody
                 // waits for and nobody would stop: it holds the connection until the next caller's deadline.
                 guard race.attach(connection) else { throw DatabaseDeadlineExceeded() }
+                // Once the work is over the connection goes back to the pool, and may serve another request at
+                // once: the deadline must not close it then.
+                defer { race.detach() }
                 return try await body(connection)
             }
         }
@@ -159,6 +162,7 @@ final class DeadlineRace<Result: Sendable>: Sendable {
         var waiting: CheckedContinuation<Result, any Error>?
         var connection: PostgresConnection?
         var expired = false
+        var workDone = false
     }
     private let state = Mutex(State())
 
@@ -176,11 +180,20 @@ final class DeadlineRace<Result: Sendable>: Sendable {
         }
     }
 
-    /// At the deadline: unless the work answered first, marks the deadline passed and takes the waiting caller (so a
-    /// late answer of the work goes nowhere) and the connection the work holds, if it got one, to be closed.
+    /// The work is over, its connection about to go back to the pool: its answer reaches the caller, not the
+    /// deadline's.
+    func detach() {
+        self.state.withLock { state in
+            state.connection = nil
+            state.workDone = true
+        }
+    }
+
+    /// At the deadline: unless the work is over, marks the deadline passed and takes the waiting caller (so a late
+    /// answer of the work goes nowhere) and the connection the work holds, if it got one, to be closed.
     func expire() -> (caller: CheckedContinuation<Result, any Error>, connection: PostgresConnection?)? {
         self.state.withLock { state in
-            guard let caller = state.waiting else { return nil }
+            guard !state.workDone, let caller = state.waiting else { return nil }
             state.waiting = nil
             state.expired = true
             return (caller, state.connection)

@@ -46,6 +46,15 @@ struct DatabaseConfigurationTests {
         }
     }
 
+    @Test("over TLS, closing a connection waits at most 250 ms for the server's close reply")
+    func closeWait() throws {
+        for sslmode in ["prefer", "require", "verify-full"] {
+            let configuration = try DatabaseConfiguration(url: "postgres://u@h/db?sslmode=\(sslmode)")
+            #expect(configuration.tlsMode.closeWait == .milliseconds(250), "sslmode=\(sslmode)")
+        }
+        #expect(try DatabaseConfiguration(url: "postgres://u@h/db?sslmode=disable").tlsMode.closeWait == nil)
+    }
+
     @Test("the description redacts the password")
     func redacted() throws {
         let configuration = try DatabaseConfiguration(url: "postgres://u:s3cret@h/db")
