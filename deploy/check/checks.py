@@ -541,7 +541,11 @@ def k8s_rules(docs: list[dict], overlay: bool = False) -> list[str]:
                 problems.append(f"{where}: resource requests and limits are missing")
             if ":" not in c.get("image", "").split("/")[-1]:
                 problems.append(f"{where}: image {c.get('image')} has no tag")
-            if kind_name.startswith("Deployment/") and c in spec.get("containers", []):
+            if kind_name.startswith("Deployment/") and c in spec.get("containers", [])[1:]:
+                # A second container (the gateway's exporter): liveness only, so it never makes the pod unready.
+                if not c.get("livenessProbe") or c.get("readinessProbe"):
+                    problems.append(f"{where}: a second container needs a liveness probe and no readiness probe")
+            elif kind_name.startswith("Deployment/") and c in spec.get("containers", []):
                 ready = c.get("readinessProbe", {})
                 live = c.get("livenessProbe", {})
                 if not ready or not live:

@@ -302,7 +302,7 @@ def drill(store, runner, reference, kills, rng, report):
     """KILLS killed runs into `store`, each checked and repaired by a next run. Returns the failures."""
     failures = []
     phases, hit_counts, leftovers, left_after, recoveries = {}, [], [], [], []
-    completed_first = identical = repaired = killed = round_number = 0
+    completed_first = identical = repaired = killed = round_number = reread = 0
     # A run that ends before its moment (runs vary in length) does not count: its round is drawn again, up to twice
     # as many rounds as kills in all.
     while killed < kills and round_number < 2 * kills:
@@ -354,12 +354,21 @@ def drill(store, runner, reference, kills, rng, report):
         if hidden:
             failures.append(f"round {round_number}: the next run left {len(hidden)} temporary files ({hidden[0]})")
         expected, actual = reference.current().digests, fingerprint(objects)
+        if actual != expected:
+            # The tree no longer changes once the run has ended: a second read tells a reading that went wrong
+            # (it is reported) from a tree that differs.
+            reread += 1
+            actual = fingerprint(store.snapshot()[0])
         if actual == expected:
             identical += 1
         else:
             differing = sorted(key for key in set(expected) | set(actual) if expected.get(key) != actual.get(key))
+            missing = sum(1 for key in differing if key not in actual)
+            extra = sum(1 for key in differing if key not in expected)
             failures.append(f"round {round_number}: the tree differs from the uninterrupted run's in "
-                            f"{len(differing)} objects ({', '.join(differing[:3])})")
+                            f"{len(differing)} objects ({missing} missing, {extra} extra, "
+                            f"{len(differing) - missing - extra} changed; {len(actual)} read: "
+                            f"{', '.join(differing[:3])})")
     if killed < kills:
         failures.append(f"only {killed} of {kills} runs could be killed before they ended")
     where = ", ".join(f"{name} {count}" for name, count in sorted(phases.items()))
@@ -367,7 +376,8 @@ def drill(store, runner, reference, kills, rng, report):
     report.append(
         f"{store.name}: {killed} kills ({where}{hits}), {completed_first} runs ended before their moment; "
         f"consistent after every kill: {'yes' if not any('after the kill' in f for f in failures) else 'NO'}; "
-        f"next run completed {repaired} of {killed}, identical to the uninterrupted run {identical} of {killed}; "
+        f"next run completed {repaired} of {killed}, identical to the uninterrupted run {identical} of {killed}"
+        f"{f' ({reread} read twice)' if reread else ''}; "
         f"temporary files after a kill up to {max(leftovers, default=0)}, after the next run up to {max(left_after, default=0)}"
         f"{'' if not recoveries else f'; next run {min(recoveries):.1f}–{max(recoveries):.1f} s'}"
     )
