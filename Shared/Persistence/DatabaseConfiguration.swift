@@ -177,11 +177,10 @@ extension DatabaseConfiguration.TLSMode {
     /// backend that hangs never sends it, and a request past its deadline answers only once its connection is
     /// closed (`DatabasePool.before`).
     var mode: Mode {
-        var unverified = TLSConfiguration.makeClientConfiguration()
-        unverified.certificateVerification = .none
-        unverified.shutdownTimeout = .milliseconds(250)
         var verified = TLSConfiguration.makeClientConfiguration()
         verified.shutdownTimeout = .milliseconds(250)
+        var unverified = verified
+        unverified.certificateVerification = .none
         switch self {
         case .disable: return .disable
         case .prefer: return .prefer(unverified)

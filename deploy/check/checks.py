@@ -365,10 +365,11 @@ def monitoring_rules(docs: list[dict]) -> list[str]:
     if not monitors:
         return ["no ServiceMonitor (components/monitoring is not included)"]
     services = k8s_by_kind(docs, "Service")
-    if "distribution-service" not in k8s_by_kind(docs, "Deployment"):
+    deployments = k8s_by_kind(docs, "Deployment")
+    if "distribution-service" not in deployments:
         problems.append("distribution runs as a CronJob, which nothing scrapes (components/distribution-serve is not "
                         "included)")
-    if federation_rendered(docs) and "federation-service" not in k8s_by_kind(docs, "Deployment"):
+    if federation_rendered(docs) and "federation-service" not in deployments:
         problems.append("federation's runs are CronJobs, which nothing scrapes (components/federation-serve is not "
                         "included)")
     metric_pods = set()
@@ -384,11 +385,10 @@ def monitoring_rules(docs: list[dict]) -> list[str]:
             labels = {r.get("targetLabel"): r.get("replacement") for r in endpoint.get("relabelings", [])}
             if endpoint.get("port") != "metrics" or labels.get("job") != "gateway" or labels.get("service") != "gateway":
                 problems.append(f"PodMonitor/{name}: not port metrics as job gateway with service=gateway")
-    deployments = k8s_by_kind(docs, "Deployment")
     gateway_containers = deployments.get("gateway", {}).get("spec", {}).get("template", {}).get("spec", {}).get(
         "containers", [])
     exporter = [c for c in gateway_containers if "nginx-prometheus-exporter" in c.get("image", "")]
-    nginx_env = {e["name"]: e.get("value") for c in gateway_containers if c["name"] == "nginx" for e in c.get("env", [])}
+    nginx_env = next((k8s_container_env(c) for c in gateway_containers if c["name"] == "nginx"), {})
     if "gateway" not in pod_monitored:
         problems.append("no PodMonitor selects the gateway's pods")
     if not exporter or not any(f"127.0.0.1:{nginx_env.get('GATEWAY_STATUS_PORT')}/stub_status" in arg
@@ -578,16 +578,10 @@ def k8s_rules(docs: list[dict], overlay: bool = False) -> list[str]:
         problems.append("both CronJob distribution and Deployment distribution-service: one of them publishes")
     elif served:
         # components/distribution-serve: one pod of `serve`, at most an hour between runs, scraped on 9090.
-        container = served["spec"]["template"]["spec"]["containers"][0]
-        env = {e["name"]: str(e.get("value")) for e in container.get("env", [])}
-        if container.get("args") != ["serve"]:
-            problems.append("Deployment distribution-service: does not run `distribution-service serve`")
-        if served["spec"].get("replicas") != 1 or served["spec"].get("strategy", {}).get("type") != "Recreate":
-            problems.append("Deployment distribution-service: not one replica with strategy Recreate")
+        env = k8s_container_env(served["spec"]["template"]["spec"]["containers"][0])
+        problems += serve_pod_problems("distribution-service", served, env)
         if env.get("DISTRIBUTION_INTERVAL") not in ("1h", "60m", "3600s", "3600"):
             problems.append("Deployment distribution-service: DISTRIBUTION_INTERVAL is not one hour")
-        if env.get("HTTP_PORT") != "9090":
-            problems.append("Deployment distribution-service: HTTP_PORT is not the metrics port 9090")
     elif not cron:
         problems.append("no CronJob distribution")
     else:
@@ -631,6 +625,19 @@ def k8s_internal_url_problems(docs: list[dict]) -> list[str]:
             ports = {p["port"]: p.get("name") for p in (svc or {}).get("spec", {}).get("ports", [])}
             if ports.get(url.port) != "internal":
                 problems.append(f"ConfigMap {name}: {key}={value} is not the internal port of a Service")
+    return problems
+
+
+def serve_pod_problems(name: str, deployment: dict, env: dict[str, str]) -> list[str]:
+    """A job's runs as one `serve` pod (components/distribution-serve, components/federation-serve): one replica that
+    a rollout replaces rather than doubles, its one listener on the metrics port 9090."""
+    problems = []
+    if deployment["spec"]["template"]["spec"]["containers"][0].get("args") != ["serve"]:
+        problems.append(f"Deployment {name}: does not run `{name} serve`")
+    if deployment["spec"].get("replicas") != 1 or deployment["spec"].get("strategy", {}).get("type") != "Recreate":
+        problems.append(f"Deployment {name}: not one replica with strategy Recreate")
+    if env.get("HTTP_PORT") != "9090":
+        problems.append(f"Deployment {name}: HTTP_PORT is not the metrics port 9090")
     return problems
 
 
@@ -686,15 +693,12 @@ def federation_rules(docs: list[dict]) -> list[str]:
         pod = runner["spec"]["template"]
         container = pod["spec"]["containers"][0]
         config = settings(container)
-        if container.get("args") != ["serve"] or config.get("FEDERATION_CALLBACK_ONLY", "false") != "false":
-            problems.append("Deployment federation-service: does not run `federation-service serve` with the runs")
+        problems += serve_pod_problems("federation-service", runner, config)
+        if config.get("FEDERATION_CALLBACK_ONLY", "false") != "false":
+            problems.append("Deployment federation-service: FEDERATION_CALLBACK_ONLY is set, so it would not run")
         if any(config.get(key) for key in ("EFGS_CALLBACK_CERT_CN", "CALLBACK_CERT_HEADER", "CALLBACK_CA_FILE")) \
                 or any(e["name"] == "GATEWAY_SECRET" for e in container.get("env", [])):
             problems.append("Deployment federation-service: takes callbacks (they are federation-callback's)")
-        if runner["spec"].get("replicas") != 1 or runner["spec"].get("strategy", {}).get("type") != "Recreate":
-            problems.append("Deployment federation-service: not one replica with strategy Recreate")
-        if config.get("HTTP_PORT") != "9090":
-            problems.append("Deployment federation-service: HTTP_PORT is not the metrics port 9090")
         if pod["metadata"].get("labels", {}).get("app.kubernetes.io/component") != "job":
             problems.append("Deployment federation-service: its pods are not labelled component=job (the runs' "
                             "NetworkPolicies select that)")
