@@ -21,22 +21,43 @@ package struct AdvisoryLock: Sendable, Hashable {
         self.key = Int64(bitPattern: hash)
     }
 
-    /// Runs `body` in a transaction holding the lock, or returns `nil` at once when another session holds it.
-    /// The lock is released with the transaction, also when `body` throws.
+    /// Runs `body` in a transaction holding the lock (`tryLock`), or returns `nil` at once when another session
+    /// holds it. The lock is released with the transaction, also when `body` throws.
     package func withTryLock<Result: Sendable>(
         client: PostgresClient,
         logger: Logger,
         _ body: @Sendable (PostgresConnection) async throws -> Result
     ) async throws -> Result? {
         try await client.withTransaction(logger: logger) { connection in
-            let rows = try await connection.query("SELECT pg_try_advisory_xact_lock(\(self.key))", logger: logger)
-            var acquired = false
-            for try await locked in rows.decode(Bool.self) {
-                acquired = locked
-            }
-            guard acquired else { return nil }
+            guard try await self.tryLock(connection: connection, logger: logger) else { return nil }
             return try await body(connection)
         }
+    }
+
+    /// Takes the lock for the rest of the caller's transaction when no other session holds it; `false` when one does.
+    ///
+    /// A holder that vanishes (a killed process, a host gone) gives the lock back soon: for the transaction, its
+    /// server session checks the client's connection every second while a statement runs
+    /// (`client_connection_check_interval`) and probes an idle connection by TCP keepalive after 30 s, every 10 s,
+    /// 3 times. Otherwise the session would finish its statement first (for up to the statement timeout), or, idle
+    /// in the transaction, wait for the kernel's two-hour keepalive; every run meanwhile finds the lock held and ends
+    /// without work.
+    package func tryLock(connection: PostgresConnection, logger: Logger) async throws -> Bool {
+        let rows = try await connection.query(
+            """
+            SELECT pg_try_advisory_xact_lock(\(self.key)),
+                   set_config('client_connection_check_interval', '1s', true),
+                   set_config('tcp_keepalives_idle', '30', true),
+                   set_config('tcp_keepalives_interval', '10', true),
+                   set_config('tcp_keepalives_count', '3', true)
+            """,
+            logger: logger
+        )
+        var acquired = false
+        for try await (locked, _, _, _, _) in rows.decode((Bool, String, String, String, String).self) {
+            acquired = locked
+        }
+        return acquired
     }
 
     /// Takes the lock for the rest of the caller's transaction, waiting as long as the transaction's

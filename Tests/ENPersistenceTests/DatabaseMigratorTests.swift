@@ -163,6 +163,46 @@ struct DatabaseMigratorTests {
         #expect(AdvisoryLock(name: "a").key != AdvisoryLock(name: "b").key)
     }
 
+    @Test("a try-lock is free again soon after its holder's connection is gone mid-statement")
+    func vanishedHolder() async throws {
+        let database = try PostgresTestDatabase.require()
+        let lock = AdvisoryLock(name: "test.vanished")
+        // The holder on a connection of its own, as a distribution run in another process.
+        let connection = try await database.configuration.connect(logger: database.logger)
+        try await connection.query("BEGIN", logger: database.logger)
+        #expect(try await lock.tryLock(connection: connection, logger: database.logger))
+        let statement = Task {
+            try await connection.query("SELECT pg_sleep(600)", logger: database.logger)
+        }
+        // The holder's session is busy in its statement, as a killed run's session is while it reads the keys.
+        var sleeping = false
+        for _ in 0..<200 where !sleeping {
+            let rows = try await database.client.query(
+                """
+                SELECT count(*) FROM pg_stat_activity
+                 WHERE datname = current_database() AND state = 'active' AND query = 'SELECT pg_sleep(600)'
+                """
+            )
+            for try await count in rows.decode(Int.self) { sleeping = count == 1 }
+            if !sleeping { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        try #require(sleeping)
+        #expect(try await lock.withTryLock(client: database.client, logger: database.logger) { _ in 1 } == nil)
+
+        try await connection.close()
+        let statementResult = await statement.result
+        // The statement would hold the lock for ten minutes; the server notices the closed connection within a
+        // second. The loop gives up after 10 s.
+        var second: Int?
+        for _ in 0..<100 where second == nil {
+            second = try await lock.withTryLock(client: database.client, logger: database.logger) { _ in 2 }
+            if second == nil { try await Task.sleep(for: .milliseconds(100)) }
+        }
+
+        #expect(throws: (any Error).self) { try statementResult.get() }
+        #expect(second == 2)
+    }
+
     private func history(_ database: PostgresTestDatabase) async throws -> [String] {
         let rows = try await database.client.query(
             "SELECT name FROM schema_migrations WHERE migration_group = 'widgets' ORDER BY position"
