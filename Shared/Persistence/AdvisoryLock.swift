@@ -36,12 +36,12 @@ package struct AdvisoryLock: Sendable, Hashable {
 
     /// Takes the lock for the rest of the caller's transaction when no other session holds it; `false` when one does.
     ///
-    /// A holder that vanishes (a killed process, a host gone) gives the lock back soon: for the transaction, its
-    /// server session checks the client's connection every second while a statement runs
-    /// (`client_connection_check_interval`) and probes an idle connection by TCP keepalive after 30 s, every 10 s,
-    /// 3 times. Otherwise the session would finish its statement first (for up to the statement timeout), or, idle
-    /// in the transaction, wait for the kernel's two-hour keepalive; every run meanwhile finds the lock held and ends
-    /// without work.
+    /// A holder that dies gives the lock back soon. For the transaction, its server session checks every second,
+    /// also while a statement runs, whether the connection is gone (`client_connection_check_interval`): a killed
+    /// process's kernel closes it, and without the check the session would finish its statement first (for up to
+    /// the statement timeout). And it probes the connection by TCP keepalive once it is quiet for 30 s, every 10 s,
+    /// 3 times: a host that vanished closes nothing, and the kernel's own keepalive starts after two hours. Every run
+    /// meanwhile would find the lock held and end without work.
     package func tryLock(connection: PostgresConnection, logger: Logger) async throws -> Bool {
         let rows = try await connection.query(
             """

@@ -169,25 +169,31 @@ struct DatabaseMigratorTests {
         let lock = AdvisoryLock(name: "test.vanished")
         // The holder on a connection of its own, as a distribution run in another process.
         let connection = try await database.configuration.connect(logger: database.logger)
-        try await connection.query("BEGIN", logger: database.logger)
-        #expect(try await lock.tryLock(connection: connection, logger: database.logger))
-        let statement = Task {
-            try await connection.query("SELECT pg_sleep(600)", logger: database.logger)
+        let statement: Task<Void, any Error>
+        do {
+            try await connection.query("BEGIN", logger: database.logger)
+            #expect(try await lock.tryLock(connection: connection, logger: database.logger))
+            statement = Task {
+                _ = try await connection.query("SELECT pg_sleep(600)", logger: database.logger)
+            }
+            // The holder's session is busy in its statement, as a killed run's session is while it reads the keys.
+            var sleeping = false
+            for _ in 0..<200 where !sleeping {
+                let rows = try await database.client.query(
+                    """
+                    SELECT count(*) FROM pg_stat_activity
+                     WHERE datname = current_database() AND state = 'active' AND query = 'SELECT pg_sleep(600)'
+                    """
+                )
+                for try await count in rows.decode(Int.self) { sleeping = count == 1 }
+                if !sleeping { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            try #require(sleeping)
+            #expect(try await lock.withTryLock(client: database.client, logger: database.logger) { _ in 1 } == nil)
+        } catch {
+            try? await connection.close()
+            throw error
         }
-        // The holder's session is busy in its statement, as a killed run's session is while it reads the keys.
-        var sleeping = false
-        for _ in 0..<200 where !sleeping {
-            let rows = try await database.client.query(
-                """
-                SELECT count(*) FROM pg_stat_activity
-                 WHERE datname = current_database() AND state = 'active' AND query = 'SELECT pg_sleep(600)'
-                """
-            )
-            for try await count in rows.decode(Int.self) { sleeping = count == 1 }
-            if !sleeping { try await Task.sleep(for: .milliseconds(50)) }
-        }
-        try #require(sleeping)
-        #expect(try await lock.withTryLock(client: database.client, logger: database.logger) { _ in 1 } == nil)
 
         try await connection.close()
         let statementResult = await statement.result

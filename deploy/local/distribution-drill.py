@@ -363,7 +363,8 @@ def drill(store, runner, reference, kills, rng, report):
         status, seconds, log_path, skipped, held = runner.after_kill(store)
         lock_waits += skipped
         if held:
-            failures.append(f"round {round_number}: the killed run's lock was still held 30 s after the kill")
+            failures.append(f"round {round_number}: the killed run's lock was still held 30 s after the kill "
+                            f"({skipped + 1} next runs ended without work)")
             continue
         if status != 0:
             failures.append(f"round {round_number}: the next run failed ({status}; {log_path})")
