@@ -34,23 +34,21 @@ package struct AdvisoryLock: Sendable, Hashable {
         }
     }
 
+    /// Set with the lock, in the same statement, for the holder's transaction: a holder that dies gives the lock
+    /// back soon. Its server session checks every second, also while a statement runs, whether the connection is
+    /// gone (`client_connection_check_interval`): a killed process's kernel closes it, and without the check the
+    /// session would finish its statement first (for up to the statement timeout). And it probes the connection by
+    /// TCP keepalive once it is quiet for 30 s, every 10 s, 3 times: a host that vanished closes nothing, and the
+    /// kernel's own keepalive starts after two hours. Everyone else would find the lock held meanwhile.
+    private static let holderSettings = """
+        set_config('client_connection_check_interval', '1s', true), set_config('tcp_keepalives_idle', '30', true),
+        set_config('tcp_keepalives_interval', '10', true), set_config('tcp_keepalives_count', '3', true)
+        """
+
     /// Takes the lock for the rest of the caller's transaction when no other session holds it; `false` when one does.
-    ///
-    /// A holder that dies gives the lock back soon. For the transaction, its server session checks every second,
-    /// also while a statement runs, whether the connection is gone (`client_connection_check_interval`): a killed
-    /// process's kernel closes it, and without the check the session would finish its statement first (for up to
-    /// the statement timeout). And it probes the connection by TCP keepalive once it is quiet for 30 s, every 10 s,
-    /// 3 times: a host that vanished closes nothing, and the kernel's own keepalive starts after two hours. Every run
-    /// meanwhile would find the lock held and end without work.
     package func tryLock(connection: PostgresConnection, logger: Logger) async throws -> Bool {
         let rows = try await connection.query(
-            """
-            SELECT pg_try_advisory_xact_lock(\(self.key)),
-                   set_config('client_connection_check_interval', '1s', true),
-                   set_config('tcp_keepalives_idle', '30', true),
-                   set_config('tcp_keepalives_interval', '10', true),
-                   set_config('tcp_keepalives_count', '3', true)
-            """,
+            "SELECT pg_try_advisory_xact_lock(\(self.key)), \(unescaped: Self.holderSettings)",
             logger: logger
         )
         var acquired = false
@@ -63,7 +61,10 @@ package struct AdvisoryLock: Sendable, Hashable {
     /// Takes the lock for the rest of the caller's transaction, waiting as long as the transaction's
     /// `lock_timeout` allows.
     package func lock(connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query("SELECT pg_advisory_xact_lock(\(self.key))", logger: logger)
+        try await connection.query(
+            "SELECT pg_advisory_xact_lock(\(self.key)), \(unescaped: Self.holderSettings)",
+            logger: logger
+        )
     }
 }
 

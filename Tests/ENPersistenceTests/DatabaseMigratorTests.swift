@@ -163,30 +163,37 @@ struct DatabaseMigratorTests {
         #expect(AdvisoryLock(name: "a").key != AdvisoryLock(name: "b").key)
     }
 
-    @Test("a try-lock is free again soon after its holder's connection is gone mid-statement")
-    func vanishedHolder() async throws {
+    @Test(
+        "a lock is free again soon after its holder's connection is gone mid-statement",
+        arguments: [false, true]
+    )
+    func vanishedHolder(waiting: Bool) async throws {
         let database = try PostgresTestDatabase.require()
         let lock = AdvisoryLock(name: "test.vanished")
-        // The holder on a connection of its own, as a distribution run in another process.
+        // The holder on a connection of its own, as a distribution run in another process; it takes the lock as
+        // `tryLock` (the periodic jobs) or `lock` (the migrator, teleTAN issuance) does.
         let connection = try await database.configuration.connect(logger: database.logger)
         let statement: Task<Void, any Error>
         do {
             try await connection.query("BEGIN", logger: database.logger)
-            #expect(try await lock.tryLock(connection: connection, logger: database.logger))
+            if waiting {
+                try await lock.lock(connection: connection, logger: database.logger)
+            } else {
+                #expect(try await lock.tryLock(connection: connection, logger: database.logger))
+            }
             statement = Task {
                 _ = try await connection.query("SELECT pg_sleep(600)", logger: database.logger)
             }
             // The holder's session is busy in its statement, as a killed run's session is while it reads the keys.
-            var sleeping = false
-            for _ in 0..<200 where !sleeping {
+            let sleeping = try await Poll.until(every: .milliseconds(50), attempts: 200) {
                 let rows = try await database.client.query(
                     """
                     SELECT count(*) FROM pg_stat_activity
                      WHERE datname = current_database() AND state = 'active' AND query = 'SELECT pg_sleep(600)'
                     """
                 )
-                for try await count in rows.decode(Int.self) { sleeping = count == 1 }
-                if !sleeping { try await Task.sleep(for: .milliseconds(50)) }
+                for try await count in rows.decode(Int.self) { return count == 1 }
+                return false
             }
             try #require(sleeping)
             #expect(try await lock.withTryLock(client: database.client, logger: database.logger) { _ in 1 } == nil)
@@ -198,15 +205,13 @@ struct DatabaseMigratorTests {
         try await connection.close()
         let statementResult = await statement.result
         // The statement would hold the lock for ten minutes; the server notices the closed connection within a
-        // second. The loop gives up after 10 s.
-        var second: Int?
-        for _ in 0..<100 where second == nil {
-            second = try await lock.withTryLock(client: database.client, logger: database.logger) { _ in 2 }
-            if second == nil { try await Task.sleep(for: .milliseconds(100)) }
+        // second. Polling gives up after 10 s.
+        let free = try await Poll.until(every: .milliseconds(100), attempts: 100) {
+            try await lock.withTryLock(client: database.client, logger: database.logger) { _ in 2 } == 2
         }
 
         #expect(throws: (any Error).self) { try statementResult.get() }
-        #expect(second == 2)
+        #expect(free)
     }
 
     private func history(_ database: PostgresTestDatabase) async throws -> [String] {

@@ -12,7 +12,7 @@ random number of the tree's objects (so that publishing is hit, which takes a sm
   * the next run completes, leaves nothing temporary behind, and its tree is identical to the uninterrupted run's
     (the same objects; archives compared by their signed content, as signatures differ at every signing). A next run
     that ends without work because the killed run's database session still holds the lock (it is released within a
-    second) is started again, for up to 30 s.
+    second) is started again, for up to LOCK_BOUND (30) s.
 
 Prints one line per store and per failure; exits 1 when anything failed. Standard library, plus `cryptography` and
 `moto` (both on PyPI; drills.sh installs them into its venv when the system's Python lacks them).
@@ -42,6 +42,8 @@ from cryptography.hazmat.primitives.asymmetric import ec
 KEYS = "version/v1/diagnosis-keys/country"
 TWP = ("version/v1/twp/country", "version/v2/twp/country")
 PHASES = ("Retention applied", "Keys read and bundled", "Tree planned")
+LOCK_HELD = b"Another distribution run holds the lock"
+LOCK_BOUND = 30  # seconds a next run is started again while the killed run's session still holds the lock
 
 
 def fail(message):
@@ -288,18 +290,18 @@ class Runner:
         return status, time.monotonic() - started, process.log_path
 
 
-    def after_kill(self, store, bound=30):
+    def after_kill(self, store):
         """The next run after a kill: (exit status, seconds, log, runs that found the lock held, still held).
 
         The killed run's database session keeps the distribution lock until the server notices that the connection
-        is gone, within a second (AdvisoryLock.withTryLock); a run started before then ends at once without work, as
-        it should. Such a run is started again, for up to BOUND seconds."""
+        is gone, within a second (AdvisoryLock); a run started before then ends at once without work, as it should.
+        Such a run is started again, for up to LOCK_BOUND seconds."""
         started, skipped = time.monotonic(), 0
         while True:
             status, seconds, log_path = self.complete(store)
             with open(log_path, "rb") as f:
-                held = status == 0 and b"Another distribution run holds the lock" in f.read()
-            if not held or time.monotonic() - started > bound:
+                held = status == 0 and LOCK_HELD in f.read()
+            if not held or time.monotonic() - started > LOCK_BOUND:
                 return status, seconds, log_path, skipped, held
             skipped += 1
             time.sleep(0.2)
@@ -363,7 +365,7 @@ def drill(store, runner, reference, kills, rng, report):
         status, seconds, log_path, skipped, held = runner.after_kill(store)
         lock_waits += skipped
         if held:
-            failures.append(f"round {round_number}: the killed run's lock was still held 30 s after the kill "
+            failures.append(f"round {round_number}: the killed run's lock was still held {LOCK_BOUND} s after the kill "
                             f"({skipped + 1} next runs ended without work)")
             continue
         if status != 0:
@@ -396,8 +398,8 @@ def drill(store, runner, reference, kills, rng, report):
         f"{store.name}: {killed} kills ({where}{hits}), {completed_first} runs ended before their moment; "
         f"consistent after every kill: {'yes' if not any('after the kill' in f for f in failures) else 'NO'}; "
         f"next run completed {repaired} of {killed}"
-        f"{f' ({lock_waits} started again: the killed run still held the lock)' if lock_waits else ''}, identical to the uninterrupted run {identical} of {killed}"
-        "; "
+        f"{f' ({lock_waits} started again: the killed run still held the lock)' if lock_waits else ''}, "
+        f"identical to the uninterrupted run {identical} of {killed}; "
         f"temporary files after a kill up to {max(leftovers, default=0)}, after the next run up to {max(left_after, default=0)}"
         f"{'' if not recoveries else f'; next run {min(recoveries):.1f}–{max(recoveries):.1f} s'}"
     )
