@@ -157,7 +157,7 @@ extension Federation {
             gateway: dependencies.gateway,
             acceptance: configuration.acceptance,
             verification: BatchVerification(
-                verifier: BatchSignatureVerifier(anchors: configuration.trustAnchors),
+                verifier: BatchSignatureVerifier(anchors: configuration.batchTrustAnchors),
                 ownCountry: configuration.ownCountry
             ),
             policy: configuration.download,

@@ -26,8 +26,13 @@ struct FederationConfiguration: ServiceConfiguration {
     var gatewayPolicy: UpstreamPolicy
     /// `nil` only when loading failed, which is reported and stops the service before it is used.
     var signer: BatchSigner?
-    /// Trust anchors of the other countries' batch-signing certificates.
+    /// Trust anchors of the other countries' batch-signing certificates, each registered for its subject's country.
     var trustAnchors: [Certificate]
+
+    /// The anchors with the country each speaks for.
+    var batchTrustAnchors: [BatchTrustAnchor] {
+        BatchTrustAnchor.registeredBySubject(self.trustAnchors) ?? []
+    }
     var upload: UploadPolicy
     var download: DownloadPolicy
     var acceptance: KeyAcceptance
@@ -130,13 +135,20 @@ struct FederationConfiguration: ServiceConfiguration {
             let anchorsFile = settings.optionalString(
                 "FEDERATION_TRUST_ANCHORS",
                 help:
-                    "PEM file of the certificates (or their CAs) other countries sign batches with; required when FEDERATION_VERIFY_SIGNATURES is true."
+                    "PEM file of the certificates (or their CAs) other countries sign batches with, each trusted for the country (C) of its subject; required when FEDERATION_VERIFY_SIGNATURES is true."
             )
             if let anchorsFile {
                 if let text = try? String(contentsOfFile: anchorsFile, encoding: .utf8),
                     let anchors = try? Certificate.bundle(pem: text), !anchors.isEmpty
                 {
                     self.trustAnchors = anchors
+                    for (index, anchor) in anchors.enumerated()
+                    where anchor.countryCode.map(CountryCode.isValid) != true {
+                        settings.report(
+                            "FEDERATION_TRUST_ANCHORS",
+                            "certificate \(index + 1) of \(anchorsFile) names no country (C) in its subject: an anchor is trusted only for its subject's country"
+                        )
+                    }
                 } else {
                     settings.report(
                         "FEDERATION_TRUST_ANCHORS",

@@ -1,5 +1,7 @@
-// Detached CMS signatures over a batch's canonical bytes (cwa-server §5.3, cwa-satellites §5.4), with
-// swift-certificates' CMS support (an SPI: an `openssl cms -verify` test keeps it honest).
+// Detached CMS signatures over a batch's canonical bytes (cwa-server §5.3, cwa-satellites §5.4): signed with
+// swift-certificates' CMS support (an SPI: an `openssl cms -verify` test keeps it honest), verified by our own parser
+// (`DetachedSignedData`), which takes the algorithms partners' toolkits write (`openssl cms -sign` tests hold it to
+// them).
 
 package import Foundation
 import SwiftASN1
@@ -54,36 +56,95 @@ package enum BatchSignerError: Error, Equatable, CustomStringConvertible {
     }
 }
 
-/// Checks a batch signature against trust anchors: the CMS structure (detached, one signer whose certificate it
-/// carries), the signature over exactly the given bytes, and the signer certificate, which must be one of the
-/// anchors or chain to one and be valid at the time of the check. Which country the signer speaks for, and
-/// whether its keys claim that origin, is the caller's rule (`Certificate.countryCode`).
-package struct BatchSignatureVerifier: Sendable {
-    private let anchors: [Certificate]
+/// A certificate a batch signer may be, or chain to, and the country it is registered for: EFGS binds every SIGNING
+/// certificate to one country (cwa-satellites §5.4), and a signer is believed only for the country of its anchor.
+package struct BatchTrustAnchor: Sendable, Equatable {
+    package var certificate: Certificate
+    package var country: String
 
-    package init(anchors: [Certificate]) {
+    package init(certificate: Certificate, country: String) {
+        self.certificate = certificate
+        self.country = country.uppercased()
+    }
+
+    /// The anchors of a PEM bundle, each registered for the country of its own subject (`C`); `nil` when one names
+    /// no country.
+    package static func registeredBySubject(_ certificates: [Certificate]) -> [BatchTrustAnchor]? {
+        var anchors: [BatchTrustAnchor] = []
+        for certificate in certificates {
+            guard let country = certificate.countryCode else { return nil }
+            anchors.append(BatchTrustAnchor(certificate: certificate, country: country))
+        }
+        return anchors
+    }
+}
+
+/// Checks a batch signature against trust anchors: the CMS structure (detached, one signer whose certificate it
+/// carries), the signature over exactly the given bytes with any of the algorithms partners sign with (ECDSA,
+/// RSASSA-PKCS1-v1_5 named by `sha*WithRSAEncryption` or by `rsaEncryption`, RSASSA-PSS), and the signer
+/// certificate: its subject's country must be the batch's, and it must be an anchor registered for that country, or
+/// chain to one, and be valid at the time of the check.
+package struct BatchSignatureVerifier: Sendable {
+    private let anchors: [BatchTrustAnchor]
+
+    package init(anchors: [BatchTrustAnchor]) {
         self.anchors = anchors
     }
 
-    /// The signer's certificate when `signature` (standard Base64 of DER) signs `batchBytes`.
+    /// The signer's certificate when `signature` (standard Base64 of BER or DER) signs `batchBytes` for `country`.
     package func verify(
         signature: String,
         batchBytes: [UInt8],
+        country: String,
         at time: Date
     ) async -> Result<Certificate, BatchSignatureFailure> {
+        let roots = self.anchors.filter { $0.country == country.uppercased() }.map(\.certificate)
         guard !self.anchors.isEmpty else { return .failure(.noTrustAnchors) }
+        let result = await DetachedSignatureVerifier(roots: roots).verify(
+            signature: signature,
+            content: batchBytes,
+            at: time
+        )
+        guard case .success(let signer) = result else { return result }
+        guard signer.countryCode == country.uppercased() else { return .failure(.signerOfAnotherCountry) }
+        return .success(signer)
+    }
+}
+
+/// Checks a detached CMS signature over any content against root certificates, without a country: the rehearsal
+/// gateway's operator signature on its certificate rows.
+package struct DetachedSignatureVerifier: Sendable {
+    private let roots: [Certificate]
+
+    package init(roots: [Certificate]) {
+        self.roots = roots
+    }
+
+    /// The signer's certificate when `signature` (standard Base64 of BER or DER) signs `content` and the signer is one
+    /// of the roots or chains to one.
+    package func verify(
+        signature: String,
+        content: [UInt8],
+        at time: Date
+    ) async -> Result<Certificate, BatchSignatureFailure> {
         guard let der = Data(base64Encoded: signature), !der.isEmpty else { return .failure(.notBase64) }
-        let result = await CMS.isValidSignature(
-            dataBytes: batchBytes,
-            signatureBytes: der,
-            trustRoots: CertificateStore(self.anchors)
-        ) {
+        let signed: DetachedSignedData
+        do {
+            signed = try DetachedSignedData(berEncoded: Array(der))
+            try signed.signs(content)
+        } catch {
+            switch error {
+            case .invalid(let reason): return .failure(.invalid(reason))
+            }
+        }
+        guard !self.roots.isEmpty else { return .failure(.untrustedSigner) }
+        let intermediates = CertificateStore(signed.certificates.filter { $0 != signed.signer })
+        var verifier = Verifier(rootCertificates: CertificateStore(self.roots)) {
             SigningCertificatePolicy(time: time)
         }
-        switch result {
-        case .success(let valid): return .success(valid.signer)
-        case .failure(.unableToValidateSigner): return .failure(.untrustedSigner)
-        case .failure(.invalidCMSBlock(let block)): return .failure(.invalid(block.reason))
+        switch await verifier.validate(leaf: signed.signer, intermediates: intermediates) {
+        case .validCertificate: return .success(signed.signer)
+        case .couldNotValidate: return .failure(.untrustedSigner)
         }
     }
 }
@@ -118,8 +179,11 @@ private struct SigningCertificatePolicy: VerifierPolicy {
 package enum BatchSignatureFailure: Error, Equatable {
     case noTrustAnchors
     case notBase64
-    /// A certificate signed, but it is not an anchor, does not chain to one, or is not valid now.
+    /// A certificate signed, but it is not an anchor of the batch's country, does not chain to one, or is not valid
+    /// now.
     case untrustedSigner
+    /// The signer's certificate names another country than the batch's.
+    case signerOfAnotherCountry
     /// Not a detached CMS signature with one signer, or not a signature over these bytes.
     case invalid(String)
 
@@ -129,6 +193,7 @@ package enum BatchSignatureFailure: Error, Equatable {
         case .noTrustAnchors: "no_trust_anchors"
         case .notBase64: "not_base64"
         case .untrustedSigner: "untrusted_signer"
+        case .signerOfAnotherCountry: "signer_of_another_country"
         case .invalid: "invalid"
         }
     }

@@ -89,14 +89,14 @@ struct CertificateIntegrityTests {
             let (status, entries) = try await GatewayFixture.audit(client, france, day: today, tag: tag)
             #expect(status == .ok)
             let entry = try #require(entries.first)
-            let verifier = BatchSignatureVerifier(anchors: [anchor.certificate])
+            let verifier = DetachedSignatureVerifier(roots: [anchor.certificate])
             for (signature, certificate) in [
                 (entry.uploaderOperatorSignature, germany.authentication.certificate),
                 (entry.signingCertificateOperatorSignature, germany.signing.certificate),
             ] {
                 let result = await verifier.verify(
                     signature: try #require(signature),
-                    batchBytes: try certificate.derEncoded(),
+                    content: try certificate.derEncoded(),
                     at: Date()
                 )
                 #expect(try result.get() == anchor.certificate)

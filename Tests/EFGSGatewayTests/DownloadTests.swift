@@ -81,10 +81,13 @@ struct DownloadTests {
             #expect(status == .ok)
             #expect(entries.map(\.country) == ["DE", "FR"])
             #expect(entries.map(\.amount) == [2, 1])
-            let verifier = BatchSignatureVerifier(anchors: [germany.signing.certificate])
+            let verifier = BatchSignatureVerifier(
+                anchors: [BatchTrustAnchor(certificate: germany.signing.certificate, country: "DE")]
+            )
             let result = await verifier.verify(
                 signature: try #require(entries.first).batchSignature,
                 batchBytes: BatchSignatureBytes.batch(of: german[0]),
+                country: "DE",
                 at: Date()
             )
             #expect(try result.get() == germany.signing.certificate)

@@ -1,5 +1,7 @@
-// Batch signatures: ours verify with our verifier and with openssl, for ECDSA and RSA; a signature over other
-// bytes, from an unknown signer or an expired certificate is refused.
+// Batch signatures: ours verify with our verifier and with openssl, for ECDSA and RSA; the signatures `openssl cms
+// -sign` writes (RSA PKCS#1 v1.5 named `rsaEncryption`, RSASSA-PSS, ECDSA, without signed attributes, by subject key
+// identifier, streamed BER) verify with ours; a signature over other bytes, from an unknown signer, an expired
+// certificate, or a signer of another country than its anchor's is refused.
 
 import ENModels
 import ENTestSupport
@@ -15,16 +17,21 @@ struct BatchSignatureTests {
         of: [BatchSignatureBytesTests.first, BatchSignatureBytesTests.second, BatchSignatureBytesTests.third]
     )
 
+    /// A verifier that trusts each certificate for the country of its subject.
+    static func verifier(_ anchors: TestSigningCertificate...) -> BatchSignatureVerifier {
+        BatchSignatureVerifier(anchors: BatchTrustAnchor.registeredBySubject(anchors.map(\.certificate)) ?? [])
+    }
+
     @Test(
         "a signature verifies against its certificate as anchor",
-        arguments: [TestSigningCertificate.Algorithm.p256, .rsa2048]
+        arguments: TestSigningCertificate.Algorithm.allCases
     )
     func roundTrip(algorithm: TestSigningCertificate.Algorithm) async throws {
         let identity = try TestSigningCertificate.make(country: "DE", algorithm: algorithm)
         let signer = try BatchSigner(certificatePEM: identity.certificatePEM, privateKeyPEM: identity.privateKeyPEM)
         let signature = try signer.sign(Self.bytes, at: Date())
-        let verifier = BatchSignatureVerifier(anchors: [identity.certificate])
-        let signerCertificate = try await verifier.verify(signature: signature, batchBytes: Self.bytes, at: Date())
+        let signerCertificate = try await Self.verifier(identity)
+            .verify(signature: signature, batchBytes: Self.bytes, country: "DE", at: Date())
             .get()
         #expect(signerCertificate == identity.certificate)
         #expect(signerCertificate.countryCode == "DE")
@@ -36,41 +43,51 @@ struct BatchSignatureTests {
         let other = try TestSigningCertificate.make(country: "DE")
         let signer = try BatchSigner(certificatePEM: identity.certificatePEM, privateKeyPEM: identity.privateKeyPEM)
         let signature = try signer.sign(Self.bytes, at: Date())
-        let verifier = BatchSignatureVerifier(anchors: [identity.certificate])
+        let verifier = Self.verifier(identity)
 
         var tampered = Self.bytes
         tampered[3] ^= 0x01
         #expect(
-            await verifier.verify(signature: signature, batchBytes: tampered, at: Date())
+            await verifier.verify(signature: signature, batchBytes: tampered, country: "DE", at: Date())
                 == .failure(.invalid("Message digest mismatch"))
         )
         #expect(
-            await BatchSignatureVerifier(anchors: [other.certificate])
-                .verify(signature: signature, batchBytes: Self.bytes, at: Date()) == .failure(.untrustedSigner)
+            await Self.verifier(other)
+                .verify(signature: signature, batchBytes: Self.bytes, country: "DE", at: Date())
+                == .failure(.untrustedSigner)
         )
         #expect(
             await verifier.verify(
                 signature: signature,
                 batchBytes: Self.bytes,
+                country: "DE",
                 at: Date().addingTimeInterval(2 * 86_400)
             )
                 == .failure(.untrustedSigner)
         )
         #expect(
-            await verifier.verify(signature: "not base64!", batchBytes: Self.bytes, at: Date()) == .failure(.notBase64)
+            await verifier.verify(signature: "not base64!", batchBytes: Self.bytes, country: "DE", at: Date())
+                == .failure(.notBase64)
         )
-        guard case .failure(.invalid) = await verifier.verify(signature: "AAAA", batchBytes: Self.bytes, at: Date())
+        guard
+            case .failure(.invalid) = await verifier.verify(
+                signature: "AAAA",
+                batchBytes: Self.bytes,
+                country: "DE",
+                at: Date()
+            )
         else {
             Issue.record("garbage DER was not refused as invalid")
             return
         }
         #expect(
-            await BatchSignatureVerifier(anchors: []).verify(signature: signature, batchBytes: Self.bytes, at: Date())
+            await BatchSignatureVerifier(anchors: [])
+                .verify(signature: signature, batchBytes: Self.bytes, country: "DE", at: Date())
                 == .failure(.noTrustAnchors)
         )
     }
 
-    @Test("a signing certificate issued by an anchor CA verifies; the CA's country is not the signer's")
+    @Test("a signing certificate issued by an anchor CA verifies for the CA's country")
     func issuedByAnchor() async throws {
         let ca = try TestSigningCertificate.make(
             country: "FR",
@@ -80,9 +97,153 @@ struct BatchSignatureTests {
         let identity = try TestSigningCertificate.make(country: "FR", issuer: ca)
         let signer = try BatchSigner(certificatePEM: identity.certificatePEM, privateKeyPEM: identity.privateKeyPEM)
         let signature = try signer.sign(Self.bytes, at: Date())
-        let result = await BatchSignatureVerifier(anchors: [ca.certificate])
-            .verify(signature: signature, batchBytes: Self.bytes, at: Date())
+        let result = await Self.verifier(ca).verify(
+            signature: signature,
+            batchBytes: Self.bytes,
+            country: "FR",
+            at: Date()
+        )
         #expect(try result.get() == identity.certificate)
+    }
+
+    @Test("a signer is believed only for the country its anchor is registered for, and only as its own country")
+    func anchorsAreBoundToCountries() async throws {
+        let italianCA = try TestSigningCertificate.make(
+            country: "IT",
+            commonName: "IT federation CA",
+            isCertificateAuthority: true
+        )
+        let french = try TestSigningCertificate.make(country: "FR")
+        let verifier = Self.verifier(italianCA, french)
+
+        // A C=FR signer issued by Italy's CA signs FR keys: the chain ends at Italy's anchor, not at France's.
+        let frenchByItaly = try TestSigningCertificate.make(country: "FR", issuer: italianCA)
+        let forged = try BatchSigner(
+            certificatePEM: frenchByItaly.certificatePEM,
+            privateKeyPEM: frenchByItaly.privateKeyPEM
+        )
+        .sign(Self.bytes, at: Date())
+        #expect(
+            await verifier.verify(signature: forged, batchBytes: Self.bytes, country: "FR", at: Date())
+                == .failure(.untrustedSigner)
+        )
+        // Nor is it Italy's signer: its subject names France.
+        #expect(
+            await verifier.verify(signature: forged, batchBytes: Self.bytes, country: "IT", at: Date())
+                == .failure(.signerOfAnotherCountry)
+        )
+        // France's own certificate signs for France and for nobody else.
+        let genuine = try BatchSigner(certificatePEM: french.certificatePEM, privateKeyPEM: french.privateKeyPEM)
+            .sign(Self.bytes, at: Date())
+        #expect(
+            try await verifier.verify(signature: genuine, batchBytes: Self.bytes, country: "FR", at: Date()).get()
+                == french.certificate
+        )
+        #expect(
+            await verifier.verify(signature: genuine, batchBytes: Self.bytes, country: "IT", at: Date())
+                == .failure(.untrustedSigner)
+        )
+        // An Italian signer of Italy's CA signs for Italy.
+        let italian = try TestSigningCertificate.make(country: "IT", issuer: italianCA)
+        let italianSignature = try BatchSigner(
+            certificatePEM: italian.certificatePEM,
+            privateKeyPEM: italian.privateKeyPEM
+        )
+        .sign(Self.bytes, at: Date())
+        #expect(
+            try await verifier.verify(signature: italianSignature, batchBytes: Self.bytes, country: "IT", at: Date())
+                .get() == italian.certificate
+        )
+    }
+
+    /// What `openssl cms -sign` is asked for, and with which key.
+    struct OpenSSLVariant: Sendable, CustomTestStringConvertible {
+        var algorithm: TestSigningCertificate.Algorithm
+        var options: [String]
+        var label: String
+
+        var testDescription: String { "\(self.algorithm), \(self.label)" }
+
+        static let pss = ["-keyopt", "rsa_padding_mode:pss"]
+        /// Every signature layout partners' toolkits produce that a test can ask openssl for.
+        static let all: [OpenSSLVariant] = [
+            .init(algorithm: .rsa2048, options: [], label: "PKCS#1 v1.5 named rsaEncryption"),
+            .init(algorithm: .rsa3072, options: [], label: "PKCS#1 v1.5 named rsaEncryption"),
+            .init(algorithm: .rsa2048, options: ["-md", "sha384"], label: "PKCS#1 v1.5, SHA-384"),
+            .init(algorithm: .rsa2048, options: pss, label: "PSS, longest salt"),
+            .init(algorithm: .rsa3072, options: pss, label: "PSS, longest salt"),
+            .init(
+                algorithm: .rsa3072,
+                options: pss + ["-keyopt", "rsa_pss_saltlen:digest"],
+                label: "PSS, salt of the digest's length"
+            ),
+            .init(algorithm: .rsa3072, options: pss + ["-md", "sha512"], label: "PSS, SHA-512"),
+            .init(algorithm: .p256, options: [], label: "ECDSA"),
+            .init(algorithm: .p384, options: [], label: "ECDSA, SHA-256"),
+            .init(algorithm: .p384, options: ["-md", "sha384"], label: "ECDSA, SHA-384"),
+            .init(algorithm: .p256, options: ["-noattr"], label: "ECDSA, no signed attributes"),
+            .init(algorithm: .rsa2048, options: ["-noattr"], label: "PKCS#1 v1.5, no signed attributes"),
+            .init(algorithm: .rsa2048, options: pss + ["-noattr"], label: "PSS, no signed attributes"),
+            .init(algorithm: .p256, options: ["-keyid"], label: "ECDSA, signer by subject key identifier"),
+            .init(algorithm: .rsa2048, options: ["-stream"], label: "PKCS#1 v1.5, streamed (indefinite-length BER)"),
+        ]
+    }
+
+    @Test("a signature by openssl cms -sign verifies, and not over other bytes", arguments: OpenSSLVariant.all)
+    func opensslSigns(variant: OpenSSLVariant) async throws {
+        try #require(OpenSSL.isAvailable, "openssl is needed for the independent check")
+        let identity = try TestSigningCertificate.make(country: "FR", algorithm: variant.algorithm)
+        let signature = try OpenSSL.cmsSign(
+            Self.bytes,
+            certificatePEM: identity.certificatePEM,
+            privateKeyPEM: identity.privateKeyPEM,
+            options: variant.options
+        )
+        let verifier = Self.verifier(identity)
+        #expect(
+            try await verifier.verify(signature: signature, batchBytes: Self.bytes, country: "FR", at: Date()).get()
+                == identity.certificate
+        )
+        var tampered = Self.bytes
+        tampered[tampered.count / 2] ^= 0x20
+        guard
+            case .failure(.invalid) = await verifier.verify(
+                signature: signature,
+                batchBytes: tampered,
+                country: "FR",
+                at: Date()
+            )
+        else {
+            Issue.record("a signature over other bytes was not refused")
+            return
+        }
+    }
+
+    @Test("a PSS signature whose parameters name another salt length, or a flipped signature bit, is refused")
+    func pssParametersBind() async throws {
+        try #require(OpenSSL.isAvailable, "openssl is needed for the independent check")
+        let identity = try TestSigningCertificate.make(country: "FR", algorithm: .rsa2048)
+        let signature = try OpenSSL.cmsSign(
+            Self.bytes,
+            certificatePEM: identity.certificatePEM,
+            privateKeyPEM: identity.privateKeyPEM,
+            options: OpenSSLVariant.pss
+        )
+        var der = try #require(Data(base64Encoded: signature)).map { $0 }
+        let signed = try DetachedSignedData(berEncoded: der)
+        guard case .rsaPSS(let parameters) = signed.scheme else {
+            Issue.record("openssl's PSS signature was read as \(signed.scheme)")
+            return
+        }
+        #expect(parameters == RSAPSSParameters(digest: .sha256, maskDigest: .sha256, saltLength: 256 - 32 - 2))
+        var shorter = signed
+        shorter.scheme = .rsaPSS(RSAPSSParameters(digest: .sha256, maskDigest: .sha256, saltLength: 32))
+        #expect(throws: DetachedSignatureError.self) { try shorter.signs(Self.bytes) }
+        try signed.signs(Self.bytes)
+
+        der[der.count - 1] ^= 0x01  // the last byte of the signature value
+        let flipped = try DetachedSignedData(berEncoded: der)
+        #expect(throws: DetachedSignatureError.self) { try flipped.signs(Self.bytes) }
     }
 
     @Test("a key that is not the certificate's is refused when loading")
@@ -99,49 +260,35 @@ struct BatchSignatureTests {
 
     @Test(
         "openssl cms -verify accepts our detached signature and refuses it over tampered bytes",
-        arguments: [TestSigningCertificate.Algorithm.p256, .rsa2048]
+        arguments: TestSigningCertificate.Algorithm.allCases
     )
     func opensslVerifies(algorithm: TestSigningCertificate.Algorithm) throws {
-        let openssl = "/usr/bin/openssl"
-        try #require(
-            FileManager.default.isExecutableFile(atPath: openssl),
-            "openssl is needed for the independent check"
-        )
+        try #require(OpenSSL.isAvailable, "openssl is needed for the independent check")
         let identity = try TestSigningCertificate.make(country: "DE", algorithm: algorithm)
         let signer = try BatchSigner(certificatePEM: identity.certificatePEM, privateKeyPEM: identity.privateKeyPEM)
         let signature = try #require(Data(base64Encoded: try signer.sign(Self.bytes, at: Date())))
-
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("cms-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: folder) }
-        try signature.write(to: folder.appendingPathComponent("batch.sig.der"))
-        try Data(identity.certificatePEM.utf8).write(to: folder.appendingPathComponent("signing.pem"))
-        try Data(Self.bytes).write(to: folder.appendingPathComponent("batch.bin"))
         var tampered = Self.bytes
         tampered[tampered.count - 2] ^= 0x01
-        try Data(tampered).write(to: folder.appendingPathComponent("tampered.bin"))
-
-        func verify(_ content: String) throws -> (status: Int32, output: String) {
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: openssl)
-            process.currentDirectoryURL = folder
-            process.arguments = [
-                "cms", "-verify", "-binary", "-inform", "DER", "-in", "batch.sig.der", "-content", content,
-                "-CAfile", "signing.pem", "-purpose", "any", "-out", "/dev/null",
-            ]
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = pipe
-            try process.run()
-            let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            process.waitUntilExit()
-            return (process.terminationStatus, output)
+        try OpenSSL.withFolder { folder in
+            try signature.write(to: folder.appendingPathComponent("batch.sig.der"))
+            try Data(identity.certificatePEM.utf8).write(to: folder.appendingPathComponent("signing.pem"))
+            try Data(Self.bytes).write(to: folder.appendingPathComponent("batch.bin"))
+            try Data(tampered).write(to: folder.appendingPathComponent("tampered.bin"))
+            func verify(_ content: String) throws -> (status: Int32, output: String) {
+                try OpenSSL.run(
+                    [
+                        "cms", "-verify", "-binary", "-inform", "DER", "-in", "batch.sig.der", "-content", content,
+                        "-CAfile", "signing.pem", "-purpose", "any", "-out", "/dev/null",
+                    ],
+                    in: folder
+                )
+            }
+            let good = try verify("batch.bin")
+            #expect(good.status == 0, "\(good.output)")
+            #expect(good.output.contains("Verification successful"))
+            let bad = try verify("tampered.bin")
+            #expect(bad.status != 0)
+            #expect(bad.output.contains("Verification failure"))
         }
-        let good = try verify("batch.bin")
-        #expect(good.status == 0, "\(good.output)")
-        #expect(good.output.contains("Verification successful"))
-        let bad = try verify("tampered.bin")
-        #expect(bad.status != 0)
-        #expect(bad.output.contains("Verification failure"))
     }
 }

@@ -49,6 +49,37 @@ struct DownloadRunTests {
         #expect(try #require(try await fixture.downloadRun().run()) == DownloadOutcome())
     }
 
+    @Test(
+        "batches that partners signed with openssl cms -sign (RSA PKCS#1 v1.5 as rsaEncryption, RSA-PSS, ECDSA) are stored whole"
+    )
+    func opensslSignedBatches() async throws {
+        try #require(OpenSSL.isAvailable, "openssl signs the partners' batches")
+        let pss = ["-keyopt", "rsa_padding_mode:pss"]
+        let partners = [
+            try Country("FR", algorithm: .rsa2048, opensslOptions: []),
+            try Country("IT", algorithm: .rsa3072, opensslOptions: []),
+            try Country("NL", algorithm: .rsa2048, opensslOptions: pss),
+            try Country("BE", algorithm: .rsa3072, opensslOptions: pss),
+            try Country("AT", algorithm: .p256, opensslOptions: []),
+            try Country("PL", algorithm: .p384, opensslOptions: ["-md", "sha384"]),
+            try Country("DK", algorithm: .rsa2048, opensslOptions: ["-stream"]),
+            try Country("IE", algorithm: .p256, opensslOptions: ["-noattr", "-keyid"]),
+        ]
+        let fixture = try FederationFixture()
+        let groups = partners.map { ($0, FederationFixture.foreignKeys(3, origin: $0.code, visited: [])) }
+        try Self.offer(fixture, tag: "20261122-1", groups)
+        try await fixture.store.announce(tag: "20261122-1", day: Self.day)
+        let outcome = try #require(try await fixture.downloadRun(anchors: partners).run())
+        #expect(outcome == DownloadOutcome(batchesProcessed: 1, keysStored: 3 * partners.count))
+        for partner in partners {
+            #expect(
+                try await fixture.count("diagnosis_key", where: "origin_country = '\(partner.code)'") == 3,
+                "\(partner.code): \(partner.certificate.algorithm) \(partner.opensslOptions ?? [])"
+            )
+        }
+        #expect(try await fixture.store.batches(.processed).map(\.tag) == ["20261122-1"])
+    }
+
     @Test("a signature over other keys refuses that upload batch and keeps the others")
     func tamperedGroup() async throws {
         let fixture = try FederationFixture()

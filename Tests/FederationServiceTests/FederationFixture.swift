@@ -91,9 +91,12 @@ struct Country: Sendable {
     let code: String
     let certificate: TestSigningCertificate
     let signer: BatchSigner
+    /// When set, batches are signed by `openssl cms -sign` with these options instead of by `BatchSigner`.
+    let opensslOptions: [String]?
 
-    init(_ code: String, algorithm: TestSigningCertificate.Algorithm = .p256) throws {
+    init(_ code: String, algorithm: TestSigningCertificate.Algorithm = .p256, opensslOptions: [String]? = nil) throws {
         self.code = code
+        self.opensslOptions = opensslOptions
         // Valid around the fixture's clock (days before the real time) and the real time alike.
         self.certificate = try TestSigningCertificate.make(
             country: code,
@@ -109,11 +112,19 @@ struct Country: Sendable {
 
     /// The audit entry of an upload batch of `keys`, signed by this country.
     func auditEntry(_ keys: [FederationDiagnosisKey], at time: Date) throws -> AuditEntry {
-        AuditEntry(
-            country: self.code,
-            amount: keys.count,
-            batchSignature: try self.signer.sign(BatchSignatureBytes.batch(of: keys), at: time)
-        )
+        let bytes = BatchSignatureBytes.batch(of: keys)
+        let signature =
+            if let options = self.opensslOptions {
+                try OpenSSL.cmsSign(
+                    bytes,
+                    certificatePEM: self.certificate.certificatePEM,
+                    privateKeyPEM: self.certificate.privateKeyPEM,
+                    options: options
+                )
+            } else {
+                try self.signer.sign(bytes, at: time)
+            }
+        return AuditEntry(country: self.code, amount: keys.count, batchSignature: signature)
     }
 }
 
@@ -156,12 +167,12 @@ struct FederationFixture: Sendable {
     func downloadRun(anchors: [Country]? = nil, _ change: (inout DownloadPolicy) -> Void = { _ in }) -> DownloadRun {
         var policy = DownloadPolicy()
         change(&policy)
-        let anchors = (anchors ?? [self.france]).map(\.certificate.certificate)
+        let anchors = BatchTrustAnchor.registeredBySubject((anchors ?? [self.france]).map(\.certificate.certificate))
         return DownloadRun(
             store: self.store,
             gateway: self.gateway,
             acceptance: KeyAcceptance(),
-            verification: BatchVerification(verifier: BatchSignatureVerifier(anchors: anchors), ownCountry: "DE"),
+            verification: BatchVerification(verifier: BatchSignatureVerifier(anchors: anchors ?? []), ownCountry: "DE"),
             policy: policy,
             clock: self.clock.wallClock,
             metrics: FederationMetrics(factory: self.metrics),

@@ -2,6 +2,7 @@
 
 import ENFederation
 import ENServiceKit
+import ENTestSupport
 import Foundation
 import Testing
 
@@ -103,5 +104,39 @@ struct PolicyTests {
         let bad = SettingsReader(values: base.merging(["FEDERATION_CALLBACK_ONLY": "sometimes"]) { $1 })
         _ = FederationConfiguration(settings: bad)
         #expect(bad.problems.contains { $0.hasPrefix("FEDERATION_CALLBACK_ONLY") })
+    }
+
+    @Test(
+        "FEDERATION_TRUST_ANCHORS: an anchor whose subject names no country is refused; the others are bound to theirs"
+    )
+    func anchorsNameTheirCountry() throws {
+        try #require(OpenSSL.isAvailable, "openssl makes a certificate without a country")
+        let french = try TestSigningCertificate.make(country: "FR")
+        try OpenSSL.withFolder { folder in
+            let made = try OpenSSL.run(
+                [
+                    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout",
+                    "anchor.key", "-out", "anchor.pem", "-days", "2", "-subj", "/O=EN Test/CN=no country",
+                ],
+                in: folder
+            )
+            try #require(made.status == 0, "\(made.output)")
+            let withoutCountry = try String(contentsOf: folder.appendingPathComponent("anchor.pem"), encoding: .utf8)
+            let file = folder.appendingPathComponent("anchors.pem")
+            let base = ["DATABASE_URL": "postgres://test:secret@127.0.0.1:1/test?sslmode=disable"]
+
+            try Data((french.certificatePEM + withoutCountry).utf8).write(to: file)
+            let bad = SettingsReader(values: base.merging(["FEDERATION_TRUST_ANCHORS": file.path]) { $1 })
+            _ = FederationConfiguration(settings: bad)
+            #expect(bad.problems.contains { $0.hasPrefix("FEDERATION_TRUST_ANCHORS") && $0.contains("certificate 2") })
+
+            try Data(french.certificatePEM.utf8).write(to: file)
+            let good = SettingsReader(values: base.merging(["FEDERATION_TRUST_ANCHORS": file.path]) { $1 })
+            let configuration = FederationConfiguration(settings: good)
+            #expect(!good.problems.contains { $0.hasPrefix("FEDERATION_TRUST_ANCHORS") }, "\(good.problems)")
+            #expect(
+                configuration.batchTrustAnchors == [BatchTrustAnchor(certificate: french.certificate, country: "FR")]
+            )
+        }
     }
 }

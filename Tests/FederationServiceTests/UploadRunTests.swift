@@ -28,12 +28,15 @@ struct UploadRunTests {
         #expect(upload.keys.allSatisfy { $0.origin == "DE" && $0.visitedCountries == ["DE", "FR"] })
         #expect(upload.keys.allSatisfy { $0.transmissionRiskLevel == 6 && $0.daysSinceOnsetOfSymptoms == 2 })
         #expect(upload.tag.hasPrefix("2026-11-22-") && upload.tag.hasSuffix("-1"))
-        let verified = await BatchSignatureVerifier(anchors: [fixture.germany.certificate.certificate])
-            .verify(
-                signature: upload.signature,
-                batchBytes: BatchSignatureBytes.batch(of: upload.keys),
-                at: fixture.clock.now
-            )
+        let verified = await BatchSignatureVerifier(
+            anchors: [BatchTrustAnchor(certificate: fixture.germany.certificate.certificate, country: "DE")]
+        )
+        .verify(
+            signature: upload.signature,
+            batchBytes: BatchSignatureBytes.batch(of: upload.keys),
+            country: "DE",
+            at: fixture.clock.now
+        )
         #expect(try verified.get().countryCode == "DE")
         #expect(try await fixture.count("federation_upload_key", where: "batch_tag = '\(upload.tag)'") == 150)
 

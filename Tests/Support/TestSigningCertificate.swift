@@ -13,7 +13,27 @@ package struct TestSigningCertificate: Sendable {
     package let privateKeyPEM: String
     package let algorithm: Algorithm
 
-    package enum Algorithm: Sendable { case p256, rsa2048 }
+    package enum Algorithm: Sendable, CaseIterable, CustomStringConvertible {
+        case p256, p384, rsa2048, rsa3072
+
+        /// What a certificate issued with a key of this kind is signed with.
+        var certificateSignature: Certificate.SignatureAlgorithm {
+            switch self {
+            case .p256: .ecdsaWithSHA256
+            case .p384: .ecdsaWithSHA384
+            case .rsa2048, .rsa3072: .sha256WithRSAEncryption
+            }
+        }
+
+        package var description: String {
+            switch self {
+            case .p256: "P-256"
+            case .p384: "P-384"
+            case .rsa2048: "RSA-2048"
+            case .rsa3072: "RSA-3072"
+            }
+        }
+    }
 
     /// A certificate for `country`, self-signed unless `issuer` is given, valid from an hour ago for `lifetime`.
     package static func make(
@@ -32,8 +52,12 @@ package struct TestSigningCertificate: Sendable {
             let key = P256.Signing.PrivateKey()
             privateKey = Certificate.PrivateKey(key)
             privateKeyPEM = key.pemRepresentation
-        case .rsa2048:
-            let key = try _RSA.Signing.PrivateKey(keySize: .bits2048)
+        case .p384:
+            let key = P384.Signing.PrivateKey()
+            privateKey = Certificate.PrivateKey(key)
+            privateKeyPEM = key.pemRepresentation
+        case .rsa2048, .rsa3072:
+            let key = try _RSA.Signing.PrivateKey(keySize: algorithm == .rsa2048 ? .bits2048 : .bits3072)
             privateKey = Certificate.PrivateKey(key)
             privateKeyPEM = key.pemRepresentation
         }
@@ -51,8 +75,9 @@ package struct TestSigningCertificate: Sendable {
             notValidAfter: notValidBefore.addingTimeInterval(lifetime),
             issuer: issuer?.certificate.subject ?? subject,
             subject: subject,
-            signatureAlgorithm: (issuer?.algorithm ?? algorithm) == .p256 ? .ecdsaWithSHA256 : .sha256WithRSAEncryption,
+            signatureAlgorithm: (issuer?.algorithm ?? algorithm).certificateSignature,
             extensions: try Certificate.Extensions {
+                SubjectKeyIdentifier(hash: privateKey.publicKey)
                 if isCertificateAuthority {
                     Critical(BasicConstraints.isCertificateAuthority(maxPathLength: nil))
                     Critical(KeyUsage(digitalSignature: true, keyCertSign: true))

@@ -24,8 +24,8 @@ struct CertificateIntegrity: Sendable {
         else { return false }
         guard let trustAnchor else { return true }
         guard let signature = row.signature else { return false }
-        let result = await BatchSignatureVerifier(anchors: [trustAnchor])
-            .verify(signature: signature, batchBytes: der, at: time)
+        let result = await DetachedSignatureVerifier(roots: [trustAnchor])
+            .verify(signature: signature, content: der, at: time)
         return (try? result.get()) == trustAnchor
     }
 }

@@ -133,14 +133,16 @@ struct GatewayController: Sendable {
     ) async -> String? {
         guard let registered = try? await self.store.certificates(country: country, kind: .signing) else { return nil }
         let signing = registered.filter { !$0.revoked }
-        let anchors = signing.compactMap { try? Certificate(pemEncoded: $0.pem) }
+        let anchors = signing.compactMap { row in
+            (try? Certificate(pemEncoded: row.pem)).map { BatchTrustAnchor(certificate: $0, country: country) }
+        }
         let result = await BatchSignatureVerifier(anchors: anchors).verify(
             signature: signature,
             batchBytes: BatchSignatureBytes.batch(of: keys),
+            country: country,
             at: now
         )
-        guard case .success(let certificate) = result, certificate.countryCode == country,
-            let der = try? certificate.derEncoded()
+        guard case .success(let certificate) = result, let der = try? certificate.derEncoded()
         else { return nil }
         let thumbprint = CertificateThumbprint(derEncodedCertificate: der).hex
         return signing.contains { $0.thumbprint == thumbprint } ? thumbprint : nil
