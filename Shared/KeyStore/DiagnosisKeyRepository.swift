@@ -41,7 +41,8 @@ package protocol KeyPublicationRun: Sendable {
     /// Deletes the self-report statistics rows (`self_report_submissions`) of days before `day` (days since the epoch,
     /// UTC); returns how many.
     func deleteSelfReports(before day: Int64) async throws -> Int
-    /// Keys with at least `minimumTRL`, submitted in `fromHour` or later, in no particular order.
+    /// Keys with at least `minimumTRL`, and every key of the NHS app, submitted in `fromHour` or later, in no
+    /// particular order.
     func keys(minimumTRL: Int, fromHour: Int64) async throws -> [DistributionKey]
     /// Encrypted check-in reports submitted after `afterHour` and before `beforeHour`, in the order stored.
     func checkInReports(after afterHour: Int64, before beforeHour: Int64) async throws -> [StoredCheckInReport]

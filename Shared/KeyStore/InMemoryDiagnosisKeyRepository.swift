@@ -89,6 +89,7 @@ package struct StoredKey: Sendable, Equatable {
     package var originCountry: String
     package var visitedCountries: [String]
     package var consentToFederation: Bool
+    package var fromNHSApp: Bool = false
 }
 
 /// An encrypted check-in with its place in the table (the identity column's order) and its hour.
@@ -159,7 +160,8 @@ actor InMemoryKeyState {
                     submissionHour: submission.submissionHour,
                     originCountry: submission.originCountry,
                     visitedCountries: submission.visitedCountries,
-                    consentToFederation: submission.consentToFederation
+                    consentToFederation: submission.consentToFederation,
+                    fromNHSApp: submission.fromNHSApp
                 )
             )
             outcome.keys += 1
@@ -255,7 +257,7 @@ actor InMemoryKeyState {
 
     func keys(minimumTRL: Int, fromHour: Int64) -> [DistributionKey] {
         self.keys.compactMap { key in
-            guard key.row.transmissionRiskLevel >= minimumTRL, key.submissionHour >= fromHour,
+            guard key.row.transmissionRiskLevel >= minimumTRL || key.fromNHSApp, key.submissionHour >= fromHour,
                 let data = KeyData(key.row.keyData)
             else { return nil }
             return DistributionKey(

@@ -8,6 +8,6 @@ package import ENPersistence
 package enum KeyStoreMigrations {
     package static let group = MigrationGroup(
         name: "keys",
-        migrations: [CreateKeys(), CreateFederationBatchInfo(), CreateSelfReportSubmissions()]
+        migrations: [CreateKeys(), CreateFederationBatchInfo(), CreateSelfReportSubmissions(), MarkNHSAppKeys()]
     )
 }

@@ -16,6 +16,9 @@ package struct KeySubmission: Sendable, Equatable {
     /// Set for a self-report submission (`cwa-otp`): the limits checked before its authorisation, and a row in
     /// `self_report_submissions` written with its keys.
     package var selfReport: SelfReportLimits?
+    /// The NHS app submitted the keys (`nhs_app`): their transmission risk levels are the app's plus one, and every
+    /// one is published.
+    package var fromNHSApp: Bool
 
     package init(
         submissionType: String,
@@ -26,7 +29,8 @@ package struct KeySubmission: Sendable, Equatable {
         keys: [DiagnosisKeyRow],
         protectedReports: [ProtectedReportRow] = [],
         traceWarnings: [TraceWarningRow] = [],
-        selfReport: SelfReportLimits? = nil
+        selfReport: SelfReportLimits? = nil,
+        fromNHSApp: Bool = false
     ) {
         self.submissionType = submissionType
         self.originCountry = originCountry
@@ -37,6 +41,7 @@ package struct KeySubmission: Sendable, Equatable {
         self.protectedReports = protectedReports
         self.traceWarnings = traceWarnings
         self.selfReport = selfReport
+        self.fromNHSApp = fromNHSApp
     }
 
     /// The first hour (since the epoch) of the UTC day of `submissionHour`.

@@ -172,11 +172,11 @@ package struct PostgresDiagnosisKeyRepository: DiagnosisKeyRepository {
                 INSERT INTO diagnosis_key (
                     key_data, submission_type, rolling_start_interval_number, rolling_period, submission_timestamp,
                     transmission_risk_level, origin_country, visited_countries, report_type, days_since_onset_of_symptoms,
-                    consent_to_federation
+                    consent_to_federation, nhs_app
                 )
                 SELECT c.key_data, \(submission.submissionType), c.rolling_start_interval_number, c.rolling_period, \(submission.submissionHour),
                        c.transmission_risk_level, \(submission.originCountry), \(submission.visitedCountries)::text[], c.report_type,
-                       c.days_since_onset_of_symptoms, \(submission.consentToFederation)
+                       c.days_since_onset_of_symptoms, \(submission.consentToFederation), \(submission.fromNHSApp)
                   FROM candidate c
                  WHERE NOT EXISTS (
                        SELECT 1 FROM diagnosis_key d WHERE d.key_data = c.key_data AND d.submission_type = 'SUBMISSION_TYPE_PCR_TEST')

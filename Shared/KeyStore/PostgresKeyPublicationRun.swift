@@ -34,7 +34,7 @@ struct PostgresKeyPublicationRun: KeyPublicationRun {
         )
     }
 
-    /// Keys with at least `minimumTRL`, submitted in `fromHour` or later.
+    /// Keys with at least `minimumTRL` (every key of the NHS app), submitted in `fromHour` or later.
     ///
     /// PostgreSQL packs the keys of each submission hour and country list into one `bytea` of fixed 28-byte records
     /// (key data, then rolling start, rolling period and TRL as big-endian 32-bit integers), so a million keys
@@ -46,7 +46,7 @@ struct PostgresKeyPublicationRun: KeyPublicationRun {
                    string_agg(key_data || int4send(rolling_start_interval_number) || int4send(rolling_period)
                               || int4send(transmission_risk_level), ''::bytea)
               FROM diagnosis_key
-             WHERE transmission_risk_level >= \(minimumTRL) AND submission_timestamp >= \(fromHour)
+             WHERE (transmission_risk_level >= \(minimumTRL) OR nhs_app) AND submission_timestamp >= \(fromHour)
              GROUP BY submission_timestamp, origin_country, visited_countries
             """,
             logger: self.logger

@@ -151,6 +151,26 @@ struct DiagnosisKeyRepositoryContractTests {
     // MARK: - Submissions
 
     @Test(
+        "every key of the NHS app is read for publication, whatever its transmission risk; other keys from the minimum",
+        arguments: RepositoryBackend.allCases
+    )
+    func nhsKeysIgnoreTheMinimum(_ backend: RepositoryBackend) async throws {
+        try await self.withRepository(backend) { repository in
+            var nhs = Self.submission(keys: (1...8).map { Self.key(UInt8($0), trl: Int32($0)) }, visited: ["DE"])
+            nhs.fromNHSApp = true
+            nhs.consentToFederation = false
+            try await Self.store(repository, nhs)
+            try await Self.store(repository, Self.submission(keys: [Self.key(20, trl: 1), Self.key(21, trl: 3)]))
+            let read = try #require(
+                try await repository.withPublicationRun { try await Contents.read($0, minimumTRL: 3) }
+            )
+            let nhsKeys: [[UInt8]] = (1...8).map { Array(repeating: UInt8($0), count: 16) + [UInt8($0)] }
+            let cwaKey: [UInt8] = Array(repeating: 21, count: 16) + [3]
+            #expect(Self.keyBytes(read) == nhsKeys + [cwaKey])
+        }
+    }
+
+    @Test(
         "a PCR key is never overwritten by a rapid-test key; a rapid-test key gets a PCR key beside it",
         arguments: RepositoryBackend.allCases
     )

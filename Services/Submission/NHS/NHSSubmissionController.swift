@@ -89,7 +89,8 @@ extension SubmissionEngine {
                     visitedCountries: [origin],
                     consentToFederation: false,
                     submissionHour: hour,
-                    keys: PreparedSubmission.padded(payload.rows(kit: kit), multiplier: padding, using: &random)
+                    keys: PreparedSubmission.padded(payload.rows(kit: kit), multiplier: padding, using: &random),
+                    fromNHSApp: true
                 )
             }
             self.logger.debug("NHS submission stored", metadata: ["submission.keys.stored": "\(outcome.keys)"])
