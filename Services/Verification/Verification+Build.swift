@@ -111,7 +111,8 @@ extension Verification {
             let outcome = try await runtime.dependencies.repository.applyRetention(
                 cutoff: now.addingTimeInterval(-runtime.configuration.retention.maxAge.timeInterval),
                 now: now,
-                rateWindowStart: now.addingTimeInterval(-runtime.configuration.policy.teleTANRateWindow.timeInterval)
+                rateWindowStart: now.addingTimeInterval(-runtime.configuration.policy.teleTANRateWindow.timeInterval),
+                redemptionCutoff: now.addingTimeInterval(-runtime.configuration.retention.redemptionRecord.timeInterval)
             )
             guard var outcome else { return nil }
             outcome.nhsOrders = try await runtime.dependencies.nhsOrders?.deleteExpired(now: now) ?? 0

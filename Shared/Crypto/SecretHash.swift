@@ -9,6 +9,11 @@ package enum SecretHash {
         Hex.encode(SHA256.hash(data: Array(text.utf8)))
     }
 
+    /// Whether `text` has the form of what `sha256Hex` returns: 64 lower-case hex digits.
+    package static func isSHA256Hex(_ text: some StringProtocol) -> Bool {
+        text.utf8.count == 64 && text.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+
     /// Lowercase hex SHA-256 of raw bytes.
     package static func sha256Hex(bytes: some Sequence<UInt8>) -> String {
         Hex.encode(SHA256.hash(data: Array(bytes)))

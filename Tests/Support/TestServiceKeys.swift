@@ -34,7 +34,8 @@ package enum TestServiceKeys {
     /// (unless `headers` carry one already); other URIs get `headers` unchanged.
     package static func verificationCaller(_ headers: HTTPFields, uri: String) -> HTTPFields {
         let owners = [
-            "/version/v1/tan/verify": "submission-service", "/version/v1/tan/teletan": "portal-service",
+            "/version/v1/tan/verify": "submission-service", "/version/v1/tan/redemption": "submission-service",
+            "/version/v1/tan/teletan": "portal-service",
             "/version/v1/testresult": "dcc-server",
         ]
         guard let caller = owners[uri], headers[.cwaServiceToken] == nil else { return headers }

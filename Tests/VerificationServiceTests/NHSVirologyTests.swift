@@ -149,6 +149,57 @@ struct NHSVirologyTests {
         #expect(try await harness.verify(submission) == [.notFound])
     }
 
+    /// POSTs `body` to an internal NHS route.
+    private func internalPost(_ harness: NHSHarness, _ path: String, _ body: String) async throws -> RouterReply {
+        try await harness.internalApp.post(path, headers: .json, body: ByteBuffer(string: body))
+    }
+
+    @Test(
+        "a submission token spent by a named attempt: that attempt 200 again with the kit, another 410 naming it, the lookup tells"
+    )
+    func namedSubmissionAttempts() async throws {
+        let harness = try NHSHarness()
+        let ordered = try await harness.call("/virology-test/v2/order", "{}")
+        let cta = try #require(try ordered.string("tokenParameterValue"))
+        let submission = try #require(try ordered.string("diagnosisKeySubmissionToken"))
+        let polling = try #require(try ordered.string("testResultPollingToken"))
+        await harness.setResult(cta, .positive)
+        let polled = try await harness.call(
+            "/virology-test/v2/results",
+            #"{"testResultPollingToken":"\#(polling)","country":"England"}"#
+        )
+        #expect(polled.status == .ok)
+        let attempt = UUID().uuidString.lowercased()
+        let verify = { (id: String) in #"{"diagnosisKeySubmissionToken":"\#(submission)","submission":"\#(id)"}"# }
+        let lookup = #"{"tokenHash":"\#(SecretHash.sha256Hex(submission.lowercased()))"}"#
+        let verifyPath = "/version/v1/nhs/submission-token/verify"
+        let lookupPath = "/version/v1/nhs/submission-token/redemption"
+
+        let before = try await self.internalPost(harness, lookupPath, lookup)
+        let first = try await self.internalPost(harness, verifyPath, verify(attempt))
+        let repeated = try await self.internalPost(harness, verifyPath, verify(attempt))
+        let other = try await self.internalPost(harness, verifyPath, verify(UUID().uuidString))
+        let after = try await self.internalPost(harness, lookupPath, lookup)
+        let unknown = try await self.internalPost(
+            harness,
+            lookupPath,
+            #"{"tokenHash":"\#(SecretHash.sha256Hex(UUID().uuidString))"}"#
+        )
+
+        #expect(before.status == .ok)
+        #expect(try before.json()["redeemed"] as? Bool == false)
+        #expect(try before.string("testKit") == "LAB_RESULT")
+        #expect(first.status == .ok)
+        #expect(repeated.status == .ok)
+        #expect(try repeated.string("testKit") == "LAB_RESULT")
+        #expect(other.status == .gone)
+        #expect(other.headers[Redemption.redeemedByHeader] == attempt)
+        #expect(try await harness.verify(submission) == [.notFound], "a caller that names no attempt: 404 as before")
+        #expect(try after.json()["redeemed"] as? Bool == true)
+        #expect(try after.string("redeemedBy") == attempt)
+        #expect(unknown.status == .notFound)
+    }
+
     @Test(
         "refusals: unknown token 404 (signed, text), no country 422, a bad body 422, no or a wrong API key 403 unsigned"
     )

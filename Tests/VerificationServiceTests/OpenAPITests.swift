@@ -76,6 +76,10 @@ struct OpenAPITests {
         }
     }
 
+    static let nhsSubmissionTokenRoutes = [
+        "POST /version/v1/nhs/submission-token/verify", "POST /version/v1/nhs/submission-token/redemption",
+    ]
+
     private static func checkDocuments(_ runtime: VerificationRuntime) async throws {
         let external = Application(router: try Verification.buildPublicRouter(runtime))
         let internalApp = Application(router: try Verification.buildInternalRouter(runtime))
@@ -85,9 +89,9 @@ struct OpenAPITests {
         let apiRoutes =
             [
                 "POST /version/v1/registrationToken", "POST /version/v1/testresult", "POST /version/v1/tan",
-                "POST /version/v1/tan/verify",
+                "POST /version/v1/tan/verify", "POST /version/v1/tan/redemption",
                 "POST /version/v1/tan/teletan",
-            ] + Self.nhsRoutes + ["POST /version/v1/nhs/submission-token/verify"] + Self.circuitBreakerRoutes
+            ] + Self.nhsRoutes + Self.nhsSubmissionTokenRoutes + Self.circuitBreakerRoutes
         let common = ["GET /health/live", "GET /health/ready", "GET /metrics", "GET /openapi.yaml"]
 
         #expect(
@@ -102,9 +106,10 @@ struct OpenAPITests {
             Set(documented.internal)
                 == Set(
                     common + [
-                        "POST /version/v1/tan/verify", "POST /version/v1/tan/teletan", "POST /version/v1/testresult",
-                        "POST /version/v1/nhs/submission-token/verify",
-                    ] + Self.circuitBreakerRoutes
+                        "POST /version/v1/tan/verify", "POST /version/v1/tan/redemption",
+                        "POST /version/v1/tan/teletan",
+                        "POST /version/v1/testresult",
+                    ] + Self.nhsSubmissionTokenRoutes + Self.circuitBreakerRoutes
                 )
         )
         for operation in apiRoutes {

@@ -310,6 +310,57 @@ struct VerificationRepositoryContractTests {
     }
 
     @Test(
+        "a TAN records the attempt that spent it: that attempt is answered as before, others are told who spent it",
+        arguments: RepositoryBackend.allCases
+    )
+    func tanRecordsItsRedeemer(_ backend: RepositoryBackend) async throws {
+        try await self.withRepository(backend) { repository in
+            _ = try await Self.register(repository, "t1", guid: "a")
+            let issue = Self.tan("lab", session: try await Self.sessionID(repository, "t1"))
+            _ = try await repository.issueTAN(issue)
+            let first = UUID()
+            let other = UUID()
+            let hash = Self.hash("lab")
+
+            #expect(try await repository.tanRedemption(hash: hash) == .unused)
+            #expect(try await repository.tanRedemption(hash: Self.hash("never issued")) == nil)
+            let spent = try await repository.consumeTAN(hash: hash, now: Self.now, requiring: .any, submission: first)
+            // The same attempt, even after the TAN's validity: its first call spent it.
+            let repeated = try await repository.consumeTAN(
+                hash: hash,
+                now: issue.validUntil.addingTimeInterval(60),
+                requiring: .notEvent,
+                submission: first
+            )
+            let byOther = try await repository.consumeTAN(hash: hash, now: Self.now, requiring: .any, submission: other)
+            let unnamed = try await repository.consumeTAN(hash: hash, now: Self.now, requiring: .any, submission: nil)
+
+            #expect(spent == .consumed(nil))
+            #expect(repeated == .consumed(nil))
+            #expect(byOther == .redeemed(by: first))
+            #expect(unnamed == .redeemed(by: first))
+            #expect(try await repository.tanRedemption(hash: hash) == .redeemed(by: first))
+
+            // The record of the redemption outlives the TAN's use by the redemption retention, then goes.
+            let later = Self.now.addingTimeInterval(3600)
+            _ = try await repository.applyRetention(
+                cutoff: Self.now.addingTimeInterval(-86_400),
+                now: later,
+                rateWindowStart: later,
+                redemptionCutoff: Self.now.addingTimeInterval(-1)
+            )
+            #expect(try await repository.tanRedemption(hash: hash) == .redeemed(by: first))
+            _ = try await repository.applyRetention(
+                cutoff: Self.now.addingTimeInterval(-86_400),
+                now: later,
+                rateWindowStart: later,
+                redemptionCutoff: Self.now.addingTimeInterval(1)
+            )
+            #expect(try await repository.tanRedemption(hash: hash) == nil)
+        }
+    }
+
+    @Test(
         "a TAN is consumed once, only inside its validity window, and tells the teleTAN type it derives from",
         arguments: RepositoryBackend.allCases
     )
@@ -446,12 +497,14 @@ struct VerificationRepositoryContractTests {
             let outcome = try await repository.applyRetention(
                 cutoff: now.addingTimeInterval(-day),
                 now: now,
-                rateWindowStart: now.addingTimeInterval(-3600)
+                rateWindowStart: now.addingTimeInterval(-3600),
+                redemptionCutoff: now.addingTimeInterval(1)
             )
             let again = try await repository.applyRetention(
                 cutoff: now.addingTimeInterval(-day),
                 now: now,
-                rateWindowStart: now.addingTimeInterval(-3600)
+                rateWindowStart: now.addingTimeInterval(-3600),
+                redemptionCutoff: now.addingTimeInterval(1)
             )
 
             #expect(outcome == VerificationRetentionOutcome(sessions: 1, tans: 3, teleTANs: 1))

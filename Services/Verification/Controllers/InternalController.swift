@@ -14,7 +14,8 @@ struct InternalController: Sendable {
     /// service (cwa-satellites, verification internal API); no service of this fleet calls it, so it is open only to
     /// a caller an operator configures as `dcc-server`.
     static let routes = ServiceRoutes([
-        "submission-service": ["POST /version/v1/tan/verify", NHSVirologyController.internalRoute],
+        "submission-service": Set(["POST /version/v1/tan/verify", "POST /version/v1/tan/redemption"])
+            .union(NHSVirologyController.internalRoutes),
         "portal-service": Set(["POST /version/v1/tan/teletan"]).union(NHSCircuitBreakerController.internalRoutes),
         "dcc-server": ["POST /version/v1/testresult"],
     ])
@@ -27,6 +28,7 @@ struct InternalController: Sendable {
 
     func addRoutes(to group: RouterGroup<Context>) {
         group.post("tan/verify") { request, context in try await self.verify(request, context: context) }
+        group.post("tan/redemption") { request, context in try await self.redemption(request, context: context) }
         group.post("testresult") { request, context in try await self.testResult(request, context: context) }
         group.group("tan/teletan")
             .add(
@@ -39,14 +41,32 @@ struct InternalController: Sendable {
     }
 
     /// POST /version/v1/tan/verify → 200 with an empty body (plus `X-CWA-TELETAN-TYPE` for teleTAN-derived TANs),
-    /// 404 when the TAN is unknown, expired or used, 409 when it is not of the kind `event` asks for (it then stays
-    /// usable). Each TAN verifies once.
+    /// 404 when the TAN is unknown or expired, 409 when it is not of the kind `event` asks for (it then stays usable),
+    /// 410 when another submission attempt used it (`X-Redeemed-By`: that attempt; 404 to a caller that names no
+    /// attempt, as in the reference). Each TAN verifies once; the attempt named in `submission` that spent it is
+    /// answered 200 again when it repeats the call.
     func verify(_ request: Request, context: Context) async throws -> Response {
-        let (tan, requirement) = try await request.decodeJSON(as: TANBody.self, context: context).validated()
-        let type = try await self.engine.verifyTAN(tan, requiring: requirement)
+        let (tan, requirement, submission) = try await request.decodeJSON(as: TANBody.self, context: context)
+            .validated()
+        let type = try await self.engine.verifyTAN(tan, requiring: requirement, submission: submission)
         var headers = HTTPFields()
         if let type { headers[Self.teleTANTypeHeader] = type.rawValue }
         return Response(status: .ok, headers: headers)
+    }
+
+    /// POST /version/v1/tan/redemption `{"tanHash"}` → 200 `{"redeemed", "redeemedBy"}`: whether, and by which
+    /// submission attempt, the TAN was used; 404 when no TAN has that hash (unknown, or its record expired).
+    func redemption(_ request: Request, context: Context) async throws -> Response {
+        let hash = try await request.decodeJSON(as: TANHashBody.self, context: context).validated()
+        guard let redemption = try await self.engine.tanRedemption(hash: hash) else {
+            throw VerificationFailure.tanNotRedeemable
+        }
+        let body =
+            switch redemption {
+            case .unused: RedemptionResponse(redeemed: false, redeemedBy: nil)
+            case .redeemed(let by): RedemptionResponse(redeemed: true, redeemedBy: by?.uuidString.lowercased())
+            }
+        return try PaddedJSON.response(.ok, encoding: body)
     }
 
     /// POST /version/v1/tan/teletan → 201 `{"value": "<teleTAN>"}`. The caller is authenticated by

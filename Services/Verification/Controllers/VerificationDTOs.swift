@@ -1,5 +1,6 @@
 // Request and response bodies of both APIs (cwa-satellites §1.2), and their padding.
 
+import ENCrypto
 import ENServiceKit
 import Foundation
 import Hummingbird
@@ -51,8 +52,10 @@ struct RegistrationTokenBody: Decodable, Sendable {
 struct TANBody: Decodable, Sendable {
     var tan: String
     var event: Bool?
+    /// The submission attempt that spends the TAN (a UUID), recorded with it.
+    var submission: String?
 
-    func validated() throws(VerificationFailure) -> (tan: String, requirement: TANRequirement) {
+    func validated() throws(VerificationFailure) -> (tan: String, requirement: TANRequirement, submission: UUID?) {
         guard RandomUUID.isValid(self.tan) else { throw .invalidRequest("tan: expected a UUID v4 in lower case") }
         let requirement: TANRequirement =
             switch self.event {
@@ -60,7 +63,35 @@ struct TANBody: Decodable, Sendable {
             case true?: .event
             case false?: .notEvent
             }
-        return (self.tan, requirement)
+        return (self.tan, requirement, try SubmissionAttempt.parse(self.submission))
+    }
+}
+
+/// `{"tanHash"}`: the lower-case hex SHA-256 of a TAN.
+struct TANHashBody: Decodable, Sendable {
+    var tanHash: String
+
+    func validated() throws(VerificationFailure) -> String {
+        guard SecretHash.isSHA256Hex(self.tanHash) else {
+            throw .invalidRequest("tanHash: expected the lower-case hex SHA-256 of a TAN")
+        }
+        return self.tanHash
+    }
+}
+
+/// `{"redeemedBy"}`: the submission attempt that spent a credential, `null` when it is unused or its spender named
+/// none; `redeemed` tells the two apart.
+struct RedemptionResponse: Codable, Equatable, Sendable {
+    var redeemed: Bool
+    var redeemedBy: String?
+}
+
+/// The `submission` member of a spending call: absent, or a UUID (any case), which is stored lower-case.
+enum SubmissionAttempt {
+    static func parse(_ text: String?) throws(VerificationFailure) -> UUID? {
+        guard let text else { return nil }
+        guard let id = UUID(uuidString: text) else { throw .invalidRequest("submission: expected a UUID") }
+        return id
     }
 }
 

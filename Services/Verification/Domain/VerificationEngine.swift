@@ -157,11 +157,16 @@ struct VerificationEngine: Sendable {
 
     /// Consumes a TAN that meets `requirement`; returns the teleTAN type it derives from, if any. A TAN of the other
     /// kind stays usable.
-    func verifyTAN(_ tan: String, requiring requirement: TANRequirement = .any) async throws -> TeleTANType? {
+    func verifyTAN(
+        _ tan: String,
+        requiring requirement: TANRequirement = .any,
+        submission: UUID? = nil
+    ) async throws -> TeleTANType? {
         let consumption = try await self.repository.consumeTAN(
             hash: SecretHash.sha256Hex(tan),
             now: self.clock.now,
-            requiring: requirement
+            requiring: requirement,
+            submission: submission
         )
         switch consumption {
         case .consumed(let type):
@@ -173,7 +178,17 @@ struct VerificationEngine: Sendable {
         case .unavailable:
             self.metrics.recordTANVerification(outcome: "rejected")
             throw VerificationFailure.tanNotRedeemable
+        case .redeemed(let by):
+            self.metrics.recordTANVerification(outcome: "rejected")
+            // A caller that names no attempt gets the reference's answer for a used TAN.
+            guard submission != nil else { throw VerificationFailure.tanNotRedeemable }
+            throw VerificationFailure.tanRedeemed(by: by)
         }
+    }
+
+    /// Whether, and by which submission attempt, the TAN whose SHA-256 is `hash` was spent; `nil` when no TAN has it.
+    func tanRedemption(hash: String) async throws -> TANRedemption? {
+        try await self.repository.tanRedemption(hash: hash)
     }
 
     /// A new teleTAN of `type`, within the global rate limit.

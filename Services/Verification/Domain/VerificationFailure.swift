@@ -1,6 +1,7 @@
 // The refusals of the verification rules, and the status each one answers with (cwa-satellites §1.2).
 
 import ENServiceKit
+import Foundation
 import HTTPTypes
 
 /// A rule said no. Messages name the rule, never a submitted value.
@@ -24,6 +25,9 @@ enum VerificationFailure: Error, Equatable, APIErrorConvertible {
     case tanNotRedeemable
     /// Valid and unused, but not of the kind the caller asked for (it stays usable).
     case tanOfOtherKind
+    /// Spent before by another submission attempt (`nil`: one that named none); the answer names it in
+    /// `X-Redeemed-By`, so the caller can complete that attempt's keys.
+    case tanRedeemed(by: UUID?)
     case unauthorized(String)
     case rateLimited
     /// The day's registrations reached `REGISTRATIONS_PER_DAY`; `retryAfter` seconds until midnight UTC.
@@ -47,6 +51,12 @@ enum VerificationFailure: Error, Equatable, APIErrorConvertible {
         case .teleTANSession: APIError(.forbidden, "the registration token belongs to a teleTAN")
         case .tanNotRedeemable: APIError(.notFound, "the TAN is unknown, expired or used")
         case .tanOfOtherKind: APIError(.conflict, "the TAN is not of the kind asked for; it stays usable")
+        case .tanRedeemed(let by):
+            APIError(
+                .gone,
+                "the TAN was used by another submission",
+                headers: by.map { [Redemption.redeemedByHeader: $0.uuidString.lowercased()] } ?? [:]
+            )
         case .unauthorized(let message): APIError(.unauthorized, message)
         case .rateLimited: APIError(.tooManyRequests, "the teleTAN rate limit is reached; try again later")
         case .registrationsCapped(let retryAfter):

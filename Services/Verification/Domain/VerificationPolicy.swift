@@ -95,6 +95,9 @@ struct VerificationRetention: Sendable, Equatable {
     /// Sessions and TANs older than this are deleted (the reference's `entities.cleanup.days` = 21).
     var maxAge: Duration = .seconds(21 * 86400)
     var interval: Duration = .seconds(3600)
+    /// How long the record of a spent TAN (which submission attempt spent it) is kept: submission-service asks for it
+    /// to complete a submission whose keys it could not write after the TAN was spent.
+    var redemptionRecord: Duration = .seconds(3 * 86400)
 
     init() {}
 
@@ -111,6 +114,13 @@ struct VerificationRetention: Sendable, Equatable {
             default: defaults.interval,
             minimum: .seconds(1),
             help: "How often the clean-up runs."
+        )
+        self.redemptionRecord = settings.duration(
+            "REDEMPTION_RETENTION",
+            default: defaults.redemptionRecord,
+            minimum: .seconds(3600),
+            help:
+                "How long a spent TAN's record of the submission that spent it is kept, for submission-service's recovery of a submission whose keys were not written."
         )
     }
 }

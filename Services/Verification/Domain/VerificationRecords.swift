@@ -94,8 +94,16 @@ enum TANConsumption: Sendable, Equatable {
     case consumed(TeleTANType?)
     /// Valid and unused, but not of the kind required: left as it was.
     case wrongKind
-    /// Unknown, outside its validity window, or used.
+    /// Unknown, or outside its validity window.
     case unavailable
+    /// Used before by another submission attempt (`nil`: by one that named none).
+    case redeemed(by: UUID?)
+}
+
+/// What the store knows of a TAN by its hash: whether, and by which submission attempt, it was used.
+enum TANRedemption: Sendable, Equatable {
+    case unused
+    case redeemed(by: UUID?)
 }
 
 /// A TAN to store for a session, counted against the session's quota.

@@ -11,6 +11,13 @@ struct NHSOrder: Sendable, Equatable {
     var ctaHash: String
 }
 
+/// Whether an order's keys were submitted, and by which submission attempt (`nil`: one that named none).
+struct NHSOrderRedemption: Sendable, Equatable {
+    var order: NHSOrder
+    var submitted: Bool
+    var submittedBy: UUID?
+}
+
 /// Every rule that must hold under concurrency is one conditional statement: an exchange counts (at most two) in its
 /// upsert, a submission token is used once per order by `submitted_at`.
 struct NHSOrderStore: Sendable {
@@ -117,11 +124,31 @@ struct NHSOrderStore: Sendable {
         )
     }
 
-    /// Marks the order's keys submitted; `false` when a concurrent call did first.
-    func markSubmitted(orderID: Int64, now: Date) async throws -> Bool {
+    /// The order a submission token belongs to, whether its keys were submitted and by which attempt, whatever its
+    /// lifetimes; `nil` for a token no order has.
+    func redemption(tokenHash: String) async throws -> NHSOrderRedemption? {
         let rows = try await self.database.query(
             """
-            UPDATE nhs_virology_order SET submitted_at = \(now)
+            SELECT o.id, o.cta_hash, o.submitted_at IS NOT NULL, o.submitted_by
+              FROM nhs_submission_token t JOIN nhs_virology_order o ON o.id = t.order_id
+             WHERE t.token_hash = \(tokenHash)
+            """,
+            logger: self.logger
+        )
+        guard let row = rows.first else { return nil }
+        let (id, hash, submitted, submittedBy) = try row.decode((Int64, String, Bool, UUID?).self)
+        return NHSOrderRedemption(
+            order: NHSOrder(id: id, ctaHash: hash),
+            submitted: submitted,
+            submittedBy: submittedBy
+        )
+    }
+
+    /// Marks the order's keys submitted by `submission`; `false` when a concurrent call did first.
+    func markSubmitted(orderID: Int64, now: Date, by submission: UUID?) async throws -> Bool {
+        let rows = try await self.database.query(
+            """
+            UPDATE nhs_virology_order SET submitted_at = \(now), submitted_by = \(submission)
             WHERE id = \(orderID) AND submitted_at IS NULL AND submission_expires_at > \(now)
             RETURNING 1
             """,

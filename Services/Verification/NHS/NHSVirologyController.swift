@@ -50,9 +50,14 @@ struct NHSVirologyController: Sendable {
         group.post("nhs/submission-token/verify") { request, context in
             try await self.verifySubmissionToken(request, context: context)
         }
+        group.post("nhs/submission-token/redemption") { request, context in
+            try await self.submissionTokenRedemption(request, context: context)
+        }
     }
 
-    static let internalRoute = "POST /version/v1/nhs/submission-token/verify"
+    static let internalRoutes: Set<String> = [
+        "POST /version/v1/nhs/submission-token/verify", "POST /version/v1/nhs/submission-token/redemption",
+    ]
 
     // MARK: - Order
 
@@ -222,26 +227,104 @@ struct NHSVirologyController: Sendable {
 
     // MARK: - Submission tokens
 
-    /// POST /version/v1/nhs/submission-token/verify `{"diagnosisKeySubmissionToken"}` → 200 `{"testKit"}` when the
-    /// token belongs to an unexpired order with a positive result whose keys were not submitted yet (and marks them
-    /// submitted: one success per order, also under concurrency); 404 otherwise; 400 for a bad body.
+    /// POST /version/v1/nhs/submission-token/verify `{"diagnosisKeySubmissionToken", "submission"?}` → 200
+    /// `{"testKit"}` when the token belongs to an unexpired order with a positive result whose keys were not submitted
+    /// yet (and marks them submitted by the attempt `submission`: one success per order, also under concurrency), or
+    /// whose keys that same attempt submitted (it repeats a call whose answer it lost); 410 with `X-Redeemed-By` when
+    /// another attempt submitted them; 404 otherwise; 400 for a bad body.
     func verifySubmissionToken(_ request: Request, context: some RequestContext) async throws -> Response {
         let body = try await NHSJSONObject.read(request, context: context, error: NHSError(.badRequest, "not JSON"))
         guard let token = body.string("diagnosisKeySubmissionToken"), token.utf8.count <= 64 else {
             throw NHSError(.badRequest, "diagnosisKeySubmissionToken is required")
         }
+        let submission = try Self.submissionAttempt(body)
         let now = self.clock.now
+        let tokenHash = SecretHash.sha256Hex(token.lowercased())
+        if let known = try await self.store.redemption(tokenHash: tokenHash), known.submitted {
+            return try await self.answerSubmitted(known, attempt: submission, context: context)
+        }
         guard
-            let order = try await self.store.submittable(tokenHash: SecretHash.sha256Hex(token.lowercased()), now: now),
+            let order = try await self.store.submittable(tokenHash: tokenHash, now: now),
             let reported = try await self.lookup([order.ctaHash], route: "submission_token", context: context),
-            let (_, result, kit) = reported.available, result == .positive,
-            try await self.store.markSubmitted(orderID: order.id, now: now)
+            let (_, result, kit) = reported.available, result == .positive
         else {
             self.count("submission_token", "rejected")
             return Response(status: .notFound)
         }
+        guard try await self.store.markSubmitted(orderID: order.id, now: now, by: submission) else {
+            // A concurrent call submitted the order's keys first.
+            guard let known = try await self.store.redemption(tokenHash: tokenHash), known.submitted else {
+                self.count("submission_token", "rejected")
+                return Response(status: .notFound)
+            }
+            return try await self.answerSubmitted(known, attempt: submission, context: context)
+        }
         self.count("submission_token", "valid")
         return try NHSResponse.json(.ok, ["testKit": kit.rawValue])
+    }
+
+    /// The answer for an order whose keys were submitted: 200 `{"testKit"}` again to the attempt that did, 410 with
+    /// `X-Redeemed-By` to any other.
+    private func answerSubmitted(
+        _ known: NHSOrderRedemption,
+        attempt: UUID?,
+        context: some RequestContext
+    ) async throws -> Response {
+        if let attempt, known.submittedBy == attempt,
+            let kit = try await self.positiveKit(known.order, route: "submission_token", context: context)
+        {
+            self.count("submission_token", "repeated")
+            return try NHSResponse.json(.ok, ["testKit": kit.rawValue])
+        }
+        self.count("submission_token", "rejected")
+        // A caller that names no attempt gets the answer of an unusable token, as before attempts existed.
+        guard attempt != nil else { return Response(status: .notFound) }
+        var headers = HTTPFields()
+        if let by = known.submittedBy { headers[Redemption.redeemedByHeader] = by.uuidString.lowercased() }
+        return Response(status: .gone, headers: headers)
+    }
+
+    /// POST /version/v1/nhs/submission-token/redemption `{"tokenHash"}` → 200 `{"redeemed", "redeemedBy"?,
+    /// "testKit"?}`: whether the keys of the token's order were submitted, by which attempt, and the kit of its
+    /// positive result; 404 for a hash no order's token has.
+    func submissionTokenRedemption(_ request: Request, context: some RequestContext) async throws -> Response {
+        let body = try await NHSJSONObject.read(request, context: context, error: NHSError(.badRequest, "not JSON"))
+        guard let hash = body.string("tokenHash"), SecretHash.isSHA256Hex(hash) else {
+            throw NHSError(.badRequest, "tokenHash: expected the lower-case hex SHA-256 of a submission token")
+        }
+        guard let known = try await self.store.redemption(tokenHash: hash) else {
+            return Response(status: .notFound)
+        }
+        let kit = try await self.positiveKit(known.order, route: "submission_token_redemption", context: context)
+        return try NHSResponse.json(
+            .ok,
+            NHSSubmissionRedemption(
+                redeemed: known.submitted,
+                redeemedBy: known.submittedBy?.uuidString.lowercased(),
+                testKit: kit?.rawValue
+            )
+        )
+    }
+
+    /// The test kit of the order's result when it is positive.
+    private func positiveKit(
+        _ order: NHSOrder,
+        route: String,
+        context: some RequestContext
+    ) async throws -> NHSTestKit? {
+        guard let reported = try await self.lookup([order.ctaHash], route: route, context: context),
+            let (_, result, kit) = reported.available, result == .positive
+        else { return nil }
+        return kit
+    }
+
+    /// The optional `submission` member: a UUID naming the submission attempt.
+    private static func submissionAttempt(_ body: NHSJSONObject) throws -> UUID? {
+        guard body.fields["submission"] != nil else { return nil }
+        guard let text = body.string("submission"), let id = UUID(uuidString: text) else {
+            throw NHSError(.badRequest, "submission: expected a UUID")
+        }
+        return id
     }
 
     // MARK: - Helpers
@@ -288,6 +371,13 @@ struct NHSVirologyController: Sendable {
             factory: self.metrics
         ).increment()
     }
+}
+
+/// The answer of the submission-token redemption lookup.
+struct NHSSubmissionRedemption: Encodable {
+    var redeemed: Bool
+    var redeemedBy: String?
+    var testKit: String?
 }
 
 /// Three order attempts drew tokens that exist already.

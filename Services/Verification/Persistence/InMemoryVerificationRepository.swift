@@ -18,6 +18,8 @@ actor InMemoryVerificationRepository: VerificationRepository {
         var validFrom: Date
         var validUntil: Date
         var consumed: Bool
+        var consumedAt: Date? = nil
+        var redeemedBy: UUID? = nil
     }
 
     private struct StoredTeleTAN {
@@ -101,13 +103,30 @@ actor InMemoryVerificationRepository: VerificationRepository {
         return .issued
     }
 
-    func consumeTAN(hash: String, now: Date, requiring requirement: TANRequirement) -> TANConsumption {
-        guard let tan = self.tans[hash], !tan.consumed, tan.validFrom <= now, tan.validUntil > now else {
-            return .unavailable
+    func consumeTAN(
+        hash: String,
+        now: Date,
+        requiring requirement: TANRequirement,
+        submission: UUID?
+    ) -> TANConsumption {
+        guard let tan = self.tans[hash] else { return .unavailable }
+        if tan.consumed {
+            if let submission, tan.redeemedBy == submission, requirement.admits(tan.teleTANType) {
+                return .consumed(tan.teleTANType)
+            }
+            return .redeemed(by: tan.redeemedBy)
         }
+        guard tan.validFrom <= now, tan.validUntil > now else { return .unavailable }
         guard requirement.admits(tan.teleTANType) else { return .wrongKind }
         self.tans[hash]?.consumed = true
+        self.tans[hash]?.consumedAt = now
+        self.tans[hash]?.redeemedBy = submission
         return .consumed(tan.teleTANType)
+    }
+
+    func tanRedemption(hash: String) -> TANRedemption? {
+        guard let tan = self.tans[hash] else { return nil }
+        return tan.consumed ? .redeemed(by: tan.redeemedBy) : .unused
     }
 
     func createTeleTAN(_ request: TeleTANRequest) -> TeleTANCreation {
@@ -130,7 +149,12 @@ actor InMemoryVerificationRepository: VerificationRepository {
         return .created(inWindow: recent + 1)
     }
 
-    func applyRetention(cutoff: Date, now: Date, rateWindowStart: Date) -> VerificationRetentionOutcome? {
+    func applyRetention(
+        cutoff: Date,
+        now: Date,
+        rateWindowStart: Date,
+        redemptionCutoff: Date
+    ) -> VerificationRetentionOutcome? {
         var outcome = VerificationRetentionOutcome()
         let expired = self.sessions.filter { $0.value.createdAt < cutoff }
         let expiredIDs = Set(expired.values.map(\.id))
@@ -138,7 +162,12 @@ actor InMemoryVerificationRepository: VerificationRepository {
         self.registeredKeys = self.registeredKeys.filter { !expiredIDs.contains($0.value) }
         outcome.sessions = expired.count
         let tansBefore = self.tans.count
-        self.tans = self.tans.filter { $0.value.createdAt >= cutoff && $0.value.validUntil > now && !$0.value.consumed }
+        self.tans = self.tans.filter { entry in
+            let tan = entry.value
+            guard tan.createdAt >= cutoff else { return false }
+            if let consumedAt = tan.consumedAt { return consumedAt >= redemptionCutoff }
+            return tan.validUntil > now
+        }
         outcome.tans = tansBefore - self.tans.count
         let teleTANsBefore = self.teleTANs.count
         self.teleTANs = self.teleTANs.filter { $0.value.validUntil > now || $0.value.createdAt > rateWindowStart }

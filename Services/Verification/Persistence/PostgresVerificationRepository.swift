@@ -216,7 +216,12 @@ struct PostgresVerificationRepository: VerificationRepository {
 
     /// Consumes a TAN if it exists, is inside its validity window and was not consumed; returns whether it was,
     /// and the teleTAN type it derives from. One statement, so of concurrent calls exactly one succeeds.
-    func consumeTAN(hash: String, now: Date, requiring requirement: TANRequirement) async throws -> TANConsumption {
+    func consumeTAN(
+        hash: String,
+        now: Date,
+        requiring requirement: TANRequirement,
+        submission: UUID?
+    ) async throws -> TANConsumption {
         // NULL for any kind; otherwise whether the TAN must (true) or must not (false) be an EVENT teleTAN's.
         let event: Bool? =
             switch requirement {
@@ -226,7 +231,7 @@ struct PostgresVerificationRepository: VerificationRepository {
             }
         let rows = try await self.database.query(
             """
-            UPDATE tan SET consumed_at = \(now)
+            UPDATE tan SET consumed_at = \(now), redeemed_by = \(submission)
             WHERE tan_hash = \(hash) AND consumed_at IS NULL AND valid_from <= \(now) AND valid_until > \(now)
               AND (\(event)::boolean IS NULL OR coalesce(teletan_type = 'EVENT', false) = \(event)::boolean)
             RETURNING teletan_type
@@ -236,16 +241,35 @@ struct PostgresVerificationRepository: VerificationRepository {
         for type in try rows.decode(String?.self) {
             return .consumed(type.flatMap(TeleTANType.init(rawValue:)))
         }
-        guard requirement != .any else { return .unavailable }
-        let usable = try await self.database.query(
+        let state = try await self.database.query(
             """
-            SELECT count(*) FROM tan
-            WHERE tan_hash = \(hash) AND consumed_at IS NULL AND valid_from <= \(now) AND valid_until > \(now)
+            SELECT consumed_at IS NOT NULL, redeemed_by, teletan_type, valid_from <= \(now) AND valid_until > \(now)
+              FROM tan WHERE tan_hash = \(hash)
             """,
             logger: self.logger
         )
-        for count in try usable.decode(Int.self) where count > 0 { return .wrongKind }
+        for (consumed, redeemedBy, type, valid) in try state.decode((Bool, UUID?, String?, Bool).self) {
+            let teleTANType = type.flatMap(TeleTANType.init(rawValue:))
+            if consumed {
+                if let submission, redeemedBy == submission, requirement.admits(teleTANType) {
+                    return .consumed(teleTANType)
+                }
+                return .redeemed(by: redeemedBy)
+            }
+            return valid && requirement != .any ? .wrongKind : .unavailable
+        }
         return .unavailable
+    }
+
+    func tanRedemption(hash: String) async throws -> TANRedemption? {
+        let rows = try await self.database.query(
+            "SELECT consumed_at IS NOT NULL, redeemed_by FROM tan WHERE tan_hash = \(hash)",
+            logger: self.logger
+        )
+        for (consumed, redeemedBy) in try rows.decode((Bool, UUID?).self) {
+            return consumed ? .redeemed(by: redeemedBy) : .unused
+        }
+        return nil
     }
 
     // MARK: - teleTANs
@@ -316,9 +340,15 @@ struct PostgresVerificationRepository: VerificationRepository {
 
     // MARK: - Retention
 
-    /// Deletes sessions and TANs created before `cutoff`, TANs that expired or were consumed, and teleTANs that
-    /// expired and no longer count for the rate limit. `nil` when another replica holds the lock.
-    func applyRetention(cutoff: Date, now: Date, rateWindowStart: Date) async throws -> VerificationRetentionOutcome? {
+    /// Deletes sessions and TANs created before `cutoff`, TANs that expired unused or were consumed before
+    /// `redemptionCutoff`, and teleTANs that expired and no longer count for the rate limit. `nil` when another replica
+    /// holds the lock.
+    func applyRetention(
+        cutoff: Date,
+        now: Date,
+        rateWindowStart: Date,
+        redemptionCutoff: Date
+    ) async throws -> VerificationRetentionOutcome? {
         try await Self.retentionLock.withTryLock(client: self.database.client, logger: self.logger) { connection in
             var outcome = VerificationRetentionOutcome()
             outcome.sessions = try await self.count(
@@ -329,7 +359,10 @@ struct PostgresVerificationRepository: VerificationRepository {
                 connection,
                 """
                 WITH gone AS (
-                    DELETE FROM tan WHERE created_at < \(cutoff) OR valid_until <= \(now) OR consumed_at IS NOT NULL RETURNING 1
+                    DELETE FROM tan
+                     WHERE created_at < \(cutoff) OR (consumed_at IS NULL AND valid_until <= \(now))
+                        OR consumed_at < \(redemptionCutoff)
+                    RETURNING 1
                 ) SELECT count(*) FROM gone
                 """
             )

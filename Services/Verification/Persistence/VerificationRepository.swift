@@ -32,9 +32,20 @@ protocol VerificationRepository: Sendable {
     /// Counts a TAN against the session's quota and stores its hash, together or not at all.
     func issueTAN(_ issue: TANIssue) async throws -> TANIssueOutcome
 
-    /// Consumes a TAN that exists, is inside its validity window, was not consumed and meets `requirement`; of
-    /// concurrent calls exactly one succeeds.
-    func consumeTAN(hash: String, now: Date, requiring requirement: TANRequirement) async throws -> TANConsumption
+    /// Consumes a TAN that exists, is inside its validity window, was not consumed and meets `requirement`, recording
+    /// `submission` as the attempt that spent it; of concurrent calls exactly one succeeds. A TAN the same `submission`
+    /// spent before is answered `.consumed` again (the attempt repeats a call whose answer it lost); one another
+    /// attempt spent is `.redeemed(by:)`.
+    func consumeTAN(
+        hash: String,
+        now: Date,
+        requiring requirement: TANRequirement,
+        submission: UUID?
+    ) async throws -> TANConsumption
+
+    /// Whether, and by which submission attempt, the TAN with `hash` was used; `nil` when no TAN has that hash (any
+    /// more: a spent TAN's record is kept for the redemption retention).
+    func tanRedemption(hash: String) async throws -> TANRedemption?
 
     /// Creates a teleTAN unless the request's limit is reached; creations are serialised, and one that waits longer
     /// than its `lockTimeout` for its turn gives up (`.busy`).
@@ -43,7 +54,14 @@ protocol VerificationRepository: Sendable {
     /// Deletes sessions (and their registered keys), TANs and the daily registration counts from before `cutoff`, TANs that expired or were
     /// consumed, and teleTANs that expired and no longer count for the rate limit. `nil` when another replica is
     /// running retention.
-    func applyRetention(cutoff: Date, now: Date, rateWindowStart: Date) async throws -> VerificationRetentionOutcome?
+    ///
+    /// A consumed TAN is kept until `redemptionCutoff` passed its consumption, so its redemption can still be looked up.
+    func applyRetention(
+        cutoff: Date,
+        now: Date,
+        rateWindowStart: Date,
+        redemptionCutoff: Date
+    ) async throws -> VerificationRetentionOutcome?
 }
 
 extension VerificationRepository {
@@ -57,6 +75,11 @@ extension VerificationRepository {
     func registerTeleTAN(tokenHash: String, candidates: [TeleTANDigest], now: Date) async throws -> RegistrationOutcome
     {
         try await self.registerTeleTAN(tokenHash: tokenHash, candidates: candidates, now: now, dailyCap: .max)
+    }
+
+    /// `consumeTAN` for a caller that names no submission attempt.
+    func consumeTAN(hash: String, now: Date, requiring requirement: TANRequirement) async throws -> TANConsumption {
+        try await self.consumeTAN(hash: hash, now: now, requiring: requirement, submission: nil)
     }
 
     /// Consumes a TAN of any kind; whether it was consumed, and the teleTAN type it derives from.

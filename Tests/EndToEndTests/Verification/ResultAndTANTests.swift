@@ -1,5 +1,7 @@
 // Result polling, the DOB check, TAN preconditions and quota, TAN validity and single use (cwa-satellites §1.4).
 
+import ENCrypto
+import ENServiceKit
 import ENTestSupport
 import Foundation
 import HTTPTypes
@@ -218,6 +220,46 @@ struct ResultAndTANTests {
 
             #expect(replies.filter { $0.status == .ok }.count == 1)
             #expect(replies.filter { $0.status == .notFound }.count == 99)
+        }
+    }
+
+    @Test(
+        "a TAN verified by a named submission attempt: that attempt 200 again, another 410 naming it, the lookup by hash tells"
+    )
+    func namedSubmissionAttempts() async throws {
+        try await VerificationHarness.run { harness async throws in
+            let guid = TestIDs.hashedGUID()
+            try await harness.labResult(guid, code: 2)
+            let tan = try await harness.requestTAN(try await harness.registeredToken(guid: guid)).string("tan") ?? ""
+            let attempt = UUID().uuidString.lowercased()
+            let body = { (submission: String) in #"{"tan":"\#(tan)","event":false,"submission":"\#(submission)"}"# }
+            let lookup = #"{"tanHash":"\#(SecretHash.sha256Hex(tan))"}"#
+
+            let unused = try await harness.post(harness.internal, "/version/v1/tan/redemption", lookup)
+            let first = try await harness.post(harness.internal, "/version/v1/tan/verify", body(attempt))
+            let repeated = try await harness.post(harness.internal, "/version/v1/tan/verify", body(attempt))
+            let other = try await harness.post(harness.internal, "/version/v1/tan/verify", body(UUID().uuidString))
+            let unnamed = try await harness.verify(tan)
+            let redeemed = try await harness.post(harness.internal, "/version/v1/tan/redemption", lookup)
+            let unknown = try await harness.post(
+                harness.internal,
+                "/version/v1/tan/redemption",
+                #"{"tanHash":"\#(SecretHash.sha256Hex(UUID().uuidString))"}"#
+            )
+            let malformed = try await harness.post(harness.internal, "/version/v1/tan/verify", body("not a uuid"))
+
+            #expect(unused.status == .ok)
+            #expect(try unused.json()["redeemed"] as? Bool == false)
+            #expect(first.status == .ok)
+            #expect(repeated.status == .ok)
+            #expect(other.status == .gone)
+            #expect(other.headers[Redemption.redeemedByHeader] == attempt)
+            #expect(unnamed.status == .notFound, "a caller that names no attempt gets the reference's answer")
+            #expect(redeemed.status == .ok)
+            #expect(try redeemed.json()["redeemed"] as? Bool == true)
+            #expect(try redeemed.string("redeemedBy") == attempt)
+            #expect(unknown.status == .notFound)
+            #expect(malformed.status == .badRequest)
         }
     }
 

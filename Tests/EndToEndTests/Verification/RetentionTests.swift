@@ -1,4 +1,5 @@
-// The clean-up: sessions and TANs after 21 days, consumed and expired TANs, expired teleTANs (cwa-satellites §1.6).
+// The clean-up: sessions and TANs after 21 days, consumed TANs after the redemption retention, expired TANs and
+// teleTANs (cwa-satellites §1.6).
 
 import ENPersistence
 import ENServiceKit
@@ -40,15 +41,20 @@ struct RetentionTests {
             _ = try await harness.registeredToken(guid: young)
             try await Verification.retention(harness.runtime).run()
             let afterDay2 = try await self.counts(harness)
+            // Day 3 + 1 s: the consumed TAN's record of its redemption passed REDEMPTION_RETENTION (3 days).
+            harness.clock.advance(by: Self.day + 1)
+            try await Verification.retention(harness.runtime).run()
+            let afterDay3 = try await self.counts(harness)
             // Day 21 + 1 s: the day-0 sessions (and their registered keys) and the unused TAN are gone.
-            harness.clock.advance(by: 19 * Self.day + 1)
+            harness.clock.advance(by: 18 * Self.day)
             try await Verification.retention(harness.runtime).run()
             let afterDay21 = try await self.counts(harness)
             // The GUID can register again once its session is gone.
             let reRegistration = try await harness.register(guid: consumedGUID)
 
-            #expect(afterDay0 == Counts(sessions: 2, keys: 3, tans: 1, teleTANs: 1))
-            #expect(afterDay2 == Counts(sessions: 3, keys: 4, tans: 1, teleTANs: 0))
+            #expect(afterDay0 == Counts(sessions: 2, keys: 3, tans: 2, teleTANs: 1))
+            #expect(afterDay2 == Counts(sessions: 3, keys: 4, tans: 2, teleTANs: 0))
+            #expect(afterDay3 == Counts(sessions: 3, keys: 4, tans: 1, teleTANs: 0))
             #expect(afterDay21 == Counts(sessions: 1, keys: 1, tans: 0, teleTANs: 0))
             #expect(reRegistration.status == .created)
         }
@@ -104,7 +110,8 @@ struct RetentionTests {
                 return try await harness.runtime.dependencies.repository.applyRetention(
                     cutoff: harness.clock.now,
                     now: harness.clock.now,
-                    rateWindowStart: harness.clock.now
+                    rateWindowStart: harness.clock.now,
+                    redemptionCutoff: harness.clock.now
                 )
             }
             #expect(outcome == nil)

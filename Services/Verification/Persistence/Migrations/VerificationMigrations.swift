@@ -10,7 +10,7 @@ enum VerificationMigrations {
         migrations: [
             CreateVerification(), PepperTeleTANs(), CountRegistrationDays(), SpendBearerTokens(),
             CreateNHSVirologyOrder(), NHSAPIKeysMigration(name: "0006_create_nhs_api_key"), CreateNHSIsolationPayment(),
-            CreateNHSCircuitBreaker(), SeedNHSCircuitBreakerSwitches(),
+            CreateNHSCircuitBreaker(), SeedNHSCircuitBreakerSwitches(), RecordRedemptions(),
         ]
     )
 }
