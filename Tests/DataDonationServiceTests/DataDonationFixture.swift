@@ -266,15 +266,23 @@ struct DonationService: Sendable {
     }
 
     /// The internal redemption call of `caller` (submission-service for `srs`).
-    func redeem(_ kind: String, _ otp: String, caller: String? = nil) async throws -> RouterReply {
+    func redeem(
+        _ kind: String,
+        _ otp: String,
+        caller: String? = nil,
+        submission: String? = nil
+    ) async throws -> RouterReply {
         let owner = caller ?? ["srs": "submission-service", "otp": "survey-service", "els": "error-log-service"][kind]!
-        var headers = TestServiceKeys.header(owner, for: "data-donation-service")
+        let body = submission.map { #"{"otp":"\#(otp)","submission":"\#($0)"}"# } ?? #"{"otp":"\#(otp)"}"#
+        return try await self.internalPost("/version/v1/\(kind)", body, caller: owner)
+    }
+
+    /// POST `body` to the internal port as `caller`.
+    func internalPost(_ path: String, _ body: String, caller: String = "submission-service") async throws -> RouterReply
+    {
+        var headers = TestServiceKeys.header(caller, for: "data-donation-service")
         headers[.contentType] = "application/json"
-        return try await self.internalApp.post(
-            "/version/v1/\(kind)",
-            headers: headers,
-            body: ByteBuffer(string: #"{"otp":"\#(otp)"}"#)
-        )
+        return try await self.internalApp.post(path, headers: headers, body: ByteBuffer(string: body))
     }
 
     func count(_ table: String, where condition: String = "true") async throws -> Int {

@@ -32,7 +32,7 @@ struct OpenAPITests {
             ["android", "ios"].flatMap { platform in
                 ["dat", "otp", "els", "srs"].map { "POST /version/v1/\(platform)/\($0)" }
             } + ["POST /submission/mobile-analytics", "POST /submission/mobile-analytics-events"]
-        let redemption = ["otp", "els", "srs"].map { "POST /version/v1/\($0)" }
+        let redemption = ["otp", "els", "srs", "srs/redemption"].map { "POST /version/v1/\($0)" }
         #expect(Set(try Self.operations(in: "openapi")) == Set(app + common))
         #expect(Set(try Self.operations(in: "openapi-internal")) == Set(redemption + common))
     }

@@ -1,5 +1,6 @@
 // OTP redemption on the internal port (cwa-satellites §4.1), fake self-reports, retention and the analysts' role.
 
+import ENCrypto
 import ENModels
 import ENPersistence
 import ENServiceKit
@@ -52,6 +53,51 @@ struct RedemptionTests {
             #expect(try await service.redeem("srs", UUID().uuidString.lowercased()).status == .notFound)
             // Not a version 3/4 UUID.
             #expect(try await service.redeem("srs", "00000000-0000-0000-0000-000000000000").status == .badRequest)
+        }
+    }
+
+    @Test(
+        "a self-report OTP redeemed by a named attempt: that attempt valid again, another 410 naming it, the lookup tells"
+    )
+    func namedSubmissionAttempts() async throws {
+        let world = try DonationWorld()
+        try await world.withService { service in
+            let otp = UUID().uuidString.lowercased()
+            let created = try await service.post(
+                "android/srs",
+                try world.androidSelfReport(otp: otp),
+                headers: DonationService.real
+            )
+            #expect(created.status == .ok)
+            let attempt = UUID().uuidString.lowercased()
+            let lookup = #"{"otpHash":"\#(SecretHash.sha256Hex(otp))"}"#
+
+            let before = try await service.internalPost("/version/v1/srs/redemption", lookup)
+            let first = try await service.redeem("srs", otp, submission: attempt)
+            let repeated = try await service.redeem("srs", otp, submission: attempt)
+            let other = try await service.redeem("srs", otp, submission: UUID().uuidString)
+            let unnamed = try await service.redeem("srs", otp)
+            let after = try await service.internalPost("/version/v1/srs/redemption", lookup)
+            let unknown = try await service.internalPost(
+                "/version/v1/srs/redemption",
+                #"{"otpHash":"\#(SecretHash.sha256Hex(UUID().uuidString.lowercased()))"}"#
+            )
+            let malformed = try await service.redeem("srs", otp, submission: "not a uuid")
+
+            #expect(before.status == .ok)
+            #expect(try before.string("state") == "valid")
+            #expect(try first.string("state") == "valid")
+            #expect(repeated.status == .ok)
+            #expect(try repeated.string("state") == "valid")
+            #expect(other.status == .gone)
+            #expect(try other.string("state") == "redeemed")
+            #expect(other.headers[Redemption.redeemedByHeader] == attempt)
+            #expect(unnamed.status == .ok, "a caller that names no attempt gets the reference's answer")
+            #expect(try unnamed.string("state") == "redeemed")
+            #expect(try after.string("state") == "redeemed")
+            #expect(try after.string("redeemedBy") == attempt)
+            #expect(unknown.status == .notFound)
+            #expect(malformed.status == .badRequest)
         }
     }
 

@@ -54,6 +54,8 @@ enum OTPState: String, Sendable, Codable {
 struct OTPRedemption: Sendable, Equatable {
     var state: OTPState
     var strongClientIntegrityCheck: Bool
+    /// The submission attempt that redeemed it, when one named itself.
+    var redeemedBy: UUID? = nil
 }
 
 /// A new OTP to store with the device proof that came with it.

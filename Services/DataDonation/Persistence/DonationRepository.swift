@@ -75,8 +75,12 @@ protocol DonationRepository: Sendable {
     func deviceTokenUsed(_ tokenHash: String) async throws -> Bool
     /// Stores `write` in one transaction, or throws `WriteRefusal` having stored nothing.
     func store(_ write: DonationWrite, policy: QuotaPolicy) async throws
-    /// Redeems the OTP of `kind` once: the call that redeems it gets `valid`; nil when unknown.
-    func redeem(_ otpHash: String, kind: OTPKind, now: Date) async throws -> OTPRedemption?
+    /// Redeems the OTP of `kind` once, recording `submission` as the attempt that did: the call that redeems it gets
+    /// `valid`, and so does a repeat by the same attempt (its answer was lost); nil when unknown.
+    func redeem(_ otpHash: String, kind: OTPKind, now: Date, submission: UUID?) async throws -> OTPRedemption?
+    /// Whether, and by which attempt, the OTP of `kind` with `otpHash` was redeemed (state `valid`: not yet, and usable;
+    /// `expired`; `redeemed`); nil when unknown.
+    func redemption(_ otpHash: String, kind: OTPKind, now: Date) async throws -> OTPRedemption?
     /// Deletes what outlived its retention; nil when another replica runs the pass.
     func applyRetention(_ retention: DonationRetention, now: Date) async throws -> DonationRetentionOutcome?
 }

@@ -282,27 +282,54 @@ struct PostgresDonationRepository: DonationRepository {
         try await connection.query(query, logger: self.logger)
     }
 
-    func redeem(_ otpHash: String, kind: OTPKind, now: Date) async throws -> OTPRedemption? {
+    func redeem(_ otpHash: String, kind: OTPKind, now: Date, submission: UUID?) async throws -> OTPRedemption? {
         let rows = try await self.database.query(
             """
             WITH redeemed AS (
-                UPDATE one_time_password SET redeemed_at = \(now)
+                UPDATE one_time_password SET redeemed_at = \(now), redeemed_by = \(submission)
                 WHERE otp_hash = \(otpHash) AND kind = \(kind.rawValue) AND redeemed_at IS NULL AND expires_at > \(now)
                 RETURNING otp_hash
             )
             SELECT CASE
                     WHEN EXISTS (SELECT 1 FROM redeemed) THEN 'valid'
+                    WHEN redeemed_at IS NOT NULL AND redeemed_by = \(submission) THEN 'valid'
                     WHEN redeemed_at IS NOT NULL THEN 'redeemed'
                     WHEN expires_at <= \(now) THEN 'expired'
                     ELSE 'redeemed' END,
                 platform = 'ios' OR (coalesce(basic_integrity, false) AND coalesce(cts_profile_match, false)
-                    AND coalesce(evaluation_type_hardware_backed, false))
+                    AND coalesce(evaluation_type_hardware_backed, false)),
+                CASE WHEN EXISTS (SELECT 1 FROM redeemed) THEN \(submission) ELSE redeemed_by END
             FROM one_time_password WHERE otp_hash = \(otpHash) AND kind = \(kind.rawValue)
             """,
             logger: self.logger
         )
-        return try rows.decode((String, Bool).self).first.map { row in
-            OTPRedemption(state: OTPState(rawValue: row.0) ?? .redeemed, strongClientIntegrityCheck: row.1)
+        return try rows.decode((String, Bool, UUID?).self).first.map { row in
+            OTPRedemption(
+                state: OTPState(rawValue: row.0) ?? .redeemed,
+                strongClientIntegrityCheck: row.1,
+                redeemedBy: row.2
+            )
+        }
+    }
+
+    func redemption(_ otpHash: String, kind: OTPKind, now: Date) async throws -> OTPRedemption? {
+        let rows = try await self.database.query(
+            """
+            SELECT CASE WHEN redeemed_at IS NOT NULL THEN 'redeemed' WHEN expires_at <= \(now) THEN 'expired'
+                        ELSE 'valid' END,
+                   platform = 'ios' OR (coalesce(basic_integrity, false) AND coalesce(cts_profile_match, false)
+                       AND coalesce(evaluation_type_hardware_backed, false)),
+                   redeemed_by
+              FROM one_time_password WHERE otp_hash = \(otpHash) AND kind = \(kind.rawValue)
+            """,
+            logger: self.logger
+        )
+        return try rows.decode((String, Bool, UUID?).self).first.map { row in
+            OTPRedemption(
+                state: OTPState(rawValue: row.0) ?? .redeemed,
+                strongClientIntegrityCheck: row.1,
+                redeemedBy: row.2
+            )
         }
     }
 

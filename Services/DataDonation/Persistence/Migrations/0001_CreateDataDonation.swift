@@ -186,7 +186,7 @@ enum DataDonationMigrations {
         name: "datadonation",
         migrations: [
             CreateDataDonation(), CreateNHSMobileAnalytics(), NHSAPIKeysMigration(name: "0003_create_nhs_api_key"),
-            GrantNHSMobileAnalytics(),
+            GrantNHSMobileAnalytics(), RecordOTPRedemptions(),
         ]
     )
 }
