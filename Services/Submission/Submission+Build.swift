@@ -27,11 +27,27 @@ extension Submission {
             router: try self.buildRouter(runtime),
             configuration: .init(listening: configuration.http),
             services: dependencies.services + [
+                PeriodicTask(
+                    name: "submission.recovery",
+                    interval: configuration.recovery.interval,
+                    logger: environment.logger
+                ) {
+                    let outcome = try await runtime.recovery.run()
+                    if outcome != SubmissionRecovery.Outcome() {
+                        environment.logger.info(
+                            "Held submissions resolved",
+                            metadata: [
+                                "completed": "\(outcome.completed)", "released": "\(outcome.released)",
+                                "unconfirmed": "\(outcome.unconfirmed)", "deferred": "\(outcome.deferred)",
+                            ]
+                        )
+                    }
+                },
                 MetricsListener.application(
                     address: configuration.metrics,
                     environment: environment,
                     checks: dependencies.readinessChecks
-                )
+                ),
             ],
             logger: environment.logger.listener("app")
         )
@@ -75,6 +91,7 @@ struct SubmissionRuntime: Sendable {
     let environment: ServiceEnvironment
     let metrics: SubmissionMetrics
     let engine: SubmissionEngine
+    let recovery: SubmissionRecovery
     let delays: [SubmissionEndpoint: FakeDelay]
     let nhsDelay: FakeDelay
 
@@ -84,6 +101,14 @@ struct SubmissionRuntime: Sendable {
         self.dependencies = dependencies
         self.environment = environment
         self.metrics = SubmissionMetrics(factory: environment.metricsFactory)
+        self.recovery = SubmissionRecovery(
+            policy: configuration.recovery,
+            keys: dependencies.keys,
+            verifier: dependencies.verifier,
+            selfReports: dependencies.selfReports,
+            metrics: self.metrics,
+            logger: environment.logger
+        )
         self.engine = SubmissionEngine(
             policy: configuration.policy,
             verifier: dependencies.verifier,
@@ -91,7 +116,8 @@ struct SubmissionRuntime: Sendable {
             keys: dependencies.keys,
             clock: dependencies.clock,
             metrics: self.metrics,
-            logger: environment.logger
+            logger: environment.logger,
+            recovery: self.recovery
         )
         self.nhsDelay = FakeDelay(configuration.fakeDelay)
         self.delays = Dictionary(

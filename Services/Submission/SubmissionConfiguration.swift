@@ -24,6 +24,8 @@ struct SubmissionConfiguration: ServiceConfiguration {
     /// Signs the service tokens of calls to verification-service and data-donation-service (`SERVICE_TOKEN_KEY_FILE`).
     var serviceToken: ServiceTokenSigner
     var policy: SubmissionPolicy
+    /// When and how often held submissions are completed or released.
+    var recovery: RecoveryPolicy
     /// The fake-delay estimate before real requests were measured, and the weight of the past in it.
     var fakeDelay: FakeDelay.Settings
     /// The NHS key submission and its dummies, when `NHS_ENABLED`.
@@ -39,6 +41,7 @@ struct SubmissionConfiguration: ServiceConfiguration {
     /// - `SERVICE_TOKEN_KEY_FILE` (required): PEM P-256 private key of this service's calls to its peers
     /// - the limits of `SubmissionPolicy` (including `MAX_KEYS_PER_DAY`, `MAX_NUMBER_OF_DAYS_FOR_SRS`) and
     ///   `CheckInPolicy`
+    /// - `SUBMISSION_RECOVERY_AFTER` (30s), `SUBMISSION_RECOVERY_INTERVAL` (1m)
     /// - `FAKE_DELAY_INITIAL` (10ms), `FAKE_DELAY_SAMPLES` (10)
     /// - `NHS_ENABLED` (false), `NHS_MAINTENANCE_MODE` (false), `NHS_SIGNING_KEYS` (required with NHS_ENABLED)
     init(settings: SettingsReader) {
@@ -70,6 +73,7 @@ struct SubmissionConfiguration: ServiceConfiguration {
         )
         self.serviceToken = settings.serviceTokenSigner(issuer: "submission-service")
         self.policy = SubmissionPolicy(settings: settings)
+        self.recovery = RecoveryPolicy(settings: settings)
         self.fakeDelay = FakeDelay.Settings(settings: settings, defaultSamples: 10)
         self.nhs = NHSSettings.read(settings: settings, signs: true, storesCTATokens: false)
     }

@@ -1,30 +1,45 @@
 // The `keys` database as the services use it, independent of the database behind it.
 
-/// Diagnosis keys and check-ins: submission writes them, distribution reads and prunes them.
+package import Foundation
+
+/// Diagnosis keys and check-ins: submission writes them, distribution reads and prunes them. A submission is written
+/// in three steps around the spending of its credential: `hold` its draft, spend the credential (naming the attempt),
+/// `complete` it; an attempt whose answer or write was lost stays held and is completed later.
 package protocol DiagnosisKeyRepository: Sendable {
-    /// Opens a transaction (so a database outage fails before anything is spent), runs `authorize` (the TAN
-    /// check) in it, then writes `submission` and commits. Nothing is written when `authorize` throws.
+    /// Holds `attempt` (its draft under its credential's hash) in one round trip on a connection that is returned at
+    /// once, before the credential is spent: a database outage fails here, with nothing spent. For a self-report
+    /// (`selfReport` set), the same statement checks its limits against `keyData` and holds nothing when they refuse:
+    /// its UTC day (of `dayStartHour`) already holds `maxKeysPerDay` keys, or any of its key data is stored under any
+    /// type.
+    func hold(
+        _ attempt: HeldAttempt,
+        selfReport: (limits: SelfReportLimits, dayStartHour: Int64, keyData: [[UInt8]])?
+    ) async throws -> SelfReportRefusal?
+
+    /// Writes `submission` and lets go of the attempt, and of every other attempt of the same credential (none of
+    /// them spent it), in one transaction; `nil`, writing nothing, when the attempt is no longer held (a retry or
+    /// the recovery completed it, or it was released). The credential is spent by now, so the connection is waited
+    /// for as long as it takes.
     ///
     /// On the key path a failing check-in write is rolled back alone and the keys still commit, because a
     /// check-in problem never fails a key submission (cwa-server §1.10); a submission of check-ins only fails
     /// with them. A key is skipped when the same key data exists as a PCR key (a PCR key is never overwritten
-    /// by a rapid-test one) or with the same type.
-    ///
-    /// A self-report (`submission.selfReport` set) is refused before `authorize` runs when its UTC day already holds
-    /// `maxKeysPerDay` keys, or when any of its key data is stored under any type; otherwise a
-    /// `self_report_submissions` row is written with its keys. Self-reports are never federated: the federation
-    /// mirror takes PCR keys only.
-    func store<Refusal: Error>(
-        _ submission: KeySubmission,
-        authorize: () async throws(Refusal) -> Void
-    ) async throws(KeySubmissionFailure<Refusal>) -> KeySubmissionOutcome
+    /// by a rapid-test one) or with the same type. A self-report (`submission.selfReport` set) also writes a
+    /// `self_report_submissions` row. Self-reports are never federated: the federation mirror takes PCR keys only.
+    func complete(
+        _ attempt: UUID,
+        credentialHash: String,
+        writing submission: KeySubmission
+    ) async throws -> KeySubmissionOutcome?
 
-    /// As `store(_:authorize:)`, for a submission whose rows depend on what the authorisation says (an NHS
-    /// submission token names the test kit, which picks the report type): `authorize` returns the submission to write.
-    /// It must not be a self-report (`selfReport` nil): its limits could not be checked before the authorisation.
-    func store<Refusal: Error>(
-        authorizing authorize: () async throws(Refusal) -> KeySubmission
-    ) async throws(KeySubmissionFailure<Refusal>) -> KeySubmissionOutcome
+    /// Lets go of an attempt whose credential was refused, or that the recovery found without a spent credential.
+    func release(_ attempt: UUID) async throws
+
+    /// Attempts held for longer than `age` (by the store's clock), oldest first, at most `limit`.
+    func heldAttempts(olderThan age: Duration, limit: Int) async throws -> [HeldAttempt]
+
+    /// The attempt `id` when it is still held and has been for longer than `age`.
+    func heldAttempt(_ id: UUID, olderThan age: Duration) async throws -> HeldAttempt?
 
     /// Runs `body` with the store to itself for a publication run: its reads and deletions commit together when
     /// `body` returns and are undone when it throws. Returns `nil` at once when another run holds the store.
@@ -48,4 +63,61 @@ package protocol KeyPublicationRun: Sendable {
     func checkInReports(after afterHour: Int64, before beforeHour: Int64) async throws -> [StoredCheckInReport]
     /// Unencrypted check-ins submitted after `afterHour` and before `beforeHour`, in the order stored.
     func traceWarnings(after afterHour: Int64, before beforeHour: Int64) async throws -> [StoredTraceWarning]
+}
+
+/// Why `store(_:credential:authorize:)` wrote nothing.
+package enum KeySubmissionFailure<Refusal: Error>: Error {
+    /// The authorisation (the credential check) refused.
+    case refused(Refusal)
+    /// A self-report submission did not meet its limits; its authorisation did not run.
+    case selfReportRefused(SelfReportRefusal)
+    /// The database failed; `afterAuthorization` tells whether the credential was spent (the attempt then stays
+    /// held, for a retry or the recovery to complete).
+    case database(any Error, afterAuthorization: Bool)
+}
+
+extension DiagnosisKeyRepository {
+    /// Holds, authorises and completes `submission` as one attempt of a `credential` whose SHA-256 is
+    /// `credentialHash`: `authorize` gets the attempt's id and spends the credential for it. Nothing is written when
+    /// `authorize` throws (the attempt is released); a write that fails after it leaves the attempt held.
+    package func store<Refusal: Error>(
+        _ submission: KeySubmission,
+        credential: HeldCredential = .tan,
+        credentialHash: String = HeldAttempt.unrelatedCredentialHash(),
+        authorize: (UUID) async throws(Refusal) -> Void
+    ) async throws(KeySubmissionFailure<Refusal>) -> KeySubmissionOutcome {
+        let attempt: HeldAttempt
+        do {
+            attempt = HeldAttempt(
+                id: UUID(),
+                credential: credential,
+                credentialHash: credentialHash,
+                draft: try submission.draft()
+            )
+        } catch {
+            throw .database(error, afterAuthorization: false)
+        }
+        let limits = submission.selfReport.map {
+            (limits: $0, dayStartHour: submission.dayStartHour, keyData: submission.keys.map(\.keyData))
+        }
+        let refusal: SelfReportRefusal?
+        do {
+            refusal = try await self.hold(attempt, selfReport: limits)
+        } catch {
+            throw .database(error, afterAuthorization: false)
+        }
+        if let refusal { throw .selfReportRefused(refusal) }
+        do {
+            try await authorize(attempt.id)
+        } catch {
+            try? await self.release(attempt.id)
+            throw .refused(error)
+        }
+        do {
+            return try await self.complete(attempt.id, credentialHash: credentialHash, writing: submission)
+                ?? KeySubmissionOutcome()
+        } catch {
+            throw .database(error, afterAuthorization: true)
+        }
+    }
 }

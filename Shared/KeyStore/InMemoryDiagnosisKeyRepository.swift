@@ -1,46 +1,46 @@
 // The `keys` database in memory, for route tests and runs without PostgreSQL.
 
+package import Foundation
+
 /// Keeps keys and check-ins in memory with the rules of the PostgreSQL repository: the schema's checks (a row the
 /// tables would refuse fails the whole submission, after its authorisation), a key stored once per type and never
 /// beside a PCR key of the same data, an encrypted check-in once, check-ins read in the order stored; one publication
 /// run at a time, whose deletions are put back in their places when it fails.
 package struct InMemoryDiagnosisKeyRepository: DiagnosisKeyRepository {
     private let state = InMemoryKeyState()
+    /// The clock of `held_since`.
+    private let now: @Sendable () -> Date
 
-    package init() {}
-
-    package func store<Refusal: Error>(
-        _ submission: KeySubmission,
-        authorize: () async throws(Refusal) -> Void
-    ) async throws(KeySubmissionFailure<Refusal>) -> KeySubmissionOutcome {
-        if let refusal = await self.state.selfReportRefusal(submission) { throw .selfReportRefused(refusal) }
-        do {
-            try await authorize()
-        } catch {
-            throw .refused(error)
-        }
-        do {
-            return try await self.state.insert(submission)
-        } catch {
-            throw .database(error, afterAuthorization: true)
-        }
+    package init(now: @Sendable @escaping () -> Date = { Date() }) {
+        self.now = now
     }
 
-    package func store<Refusal: Error>(
-        authorizing authorize: () async throws(Refusal) -> KeySubmission
-    ) async throws(KeySubmissionFailure<Refusal>) -> KeySubmissionOutcome {
-        let submission: KeySubmission
-        do {
-            submission = try await authorize()
-        } catch {
-            throw .refused(error)
-        }
-        precondition(submission.selfReport == nil, "a self-report's limits are checked before its authorisation")
-        do {
-            return try await self.state.insert(submission)
-        } catch {
-            throw .database(error, afterAuthorization: true)
-        }
+    package func hold(
+        _ attempt: HeldAttempt,
+        selfReport: (limits: SelfReportLimits, dayStartHour: Int64, keyData: [[UInt8]])?
+    ) async throws -> SelfReportRefusal? {
+        await self.state.hold(attempt, selfReport: selfReport, now: self.now())
+    }
+
+    package func complete(
+        _ attempt: UUID,
+        credentialHash: String,
+        writing submission: KeySubmission
+    ) async throws -> KeySubmissionOutcome? {
+        try await self.state.complete(attempt, credentialHash: credentialHash, writing: submission)
+    }
+
+    package func release(_ attempt: UUID) async throws {
+        await self.state.release(attempt)
+    }
+
+    package func heldAttempts(olderThan age: Duration, limit: Int) async throws -> [HeldAttempt] {
+        await self.state.held(before: self.now().addingTimeInterval(-(age / .seconds(1))), limit: limit)
+    }
+
+    package func heldAttempt(_ id: UUID, olderThan age: Duration) async throws -> HeldAttempt? {
+        await self.state.held(before: self.now().addingTimeInterval(-(age / .seconds(1))), limit: .max)
+            .first { $0.id == id }
     }
 
     package func withPublicationRun<Result: Sendable>(
@@ -124,19 +124,51 @@ struct KeyStoreConstraintViolation: Error, CustomStringConvertible {
 actor InMemoryKeyState {
     private(set) var keys: [StoredKey] = []
     private(set) var selfReports: [StoredSelfReport] = []
+    /// Attempts held while their credential is spent, in the order held.
+    private var held: [HeldAttempt] = []
     private var reports: [StoredReport] = []
     private var warnings: [StoredWarning] = []
     private var lastID = 0
     private var running = false
 
     /// A self-report's limits, checked before its authorisation as the PostgreSQL repository does.
-    func selfReportRefusal(_ submission: KeySubmission) -> SelfReportRefusal? {
-        guard let limits = submission.selfReport else { return nil }
-        if self.keys.count(where: { $0.submissionHour >= submission.dayStartHour }) >= limits.maxKeysPerDay {
-            return .dailyLimitReached
+    func hold(
+        _ attempt: HeldAttempt,
+        selfReport: (limits: SelfReportLimits, dayStartHour: Int64, keyData: [[UInt8]])?,
+        now: Date
+    ) -> SelfReportRefusal? {
+        if let selfReport {
+            if self.keys.count(where: { $0.submissionHour >= selfReport.dayStartHour })
+                >= selfReport.limits.maxKeysPerDay
+            {
+                return .dailyLimitReached
+            }
+            let submitted = Set(selfReport.keyData)
+            if self.keys.contains(where: { submitted.contains($0.row.keyData) }) { return .keysExist }
         }
-        let submitted = Set(submission.keys.map(\.keyData))
-        return self.keys.contains { submitted.contains($0.row.keyData) } ? .keysExist : nil
+        var held = attempt
+        held.heldSince = now
+        self.held.append(held)
+        return nil
+    }
+
+    func complete(
+        _ attempt: UUID,
+        credentialHash: String,
+        writing submission: KeySubmission
+    ) throws -> KeySubmissionOutcome? {
+        guard self.held.contains(where: { $0.id == attempt }) else { return nil }
+        let outcome = try self.insert(submission)
+        self.held.removeAll { $0.id == attempt || $0.credentialHash == credentialHash }
+        return outcome
+    }
+
+    func release(_ attempt: UUID) {
+        self.held.removeAll { $0.id == attempt }
+    }
+
+    func held(before cutoff: Date, limit: Int) -> [HeldAttempt] {
+        Array(self.held.filter { ($0.heldSince ?? cutoff) < cutoff }.prefix(limit))
     }
 
     func insert(_ submission: KeySubmission) throws -> KeySubmissionOutcome {

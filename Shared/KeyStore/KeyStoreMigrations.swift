@@ -8,6 +8,9 @@ package import ENPersistence
 package enum KeyStoreMigrations {
     package static let group = MigrationGroup(
         name: "keys",
-        migrations: [CreateKeys(), CreateFederationBatchInfo(), CreateSelfReportSubmissions(), MarkNHSAppKeys()]
+        migrations: [
+            CreateKeys(), CreateFederationBatchInfo(), CreateSelfReportSubmissions(), MarkNHSAppKeys(),
+            CreatePendingSubmission(),
+        ]
     )
 }

@@ -1,7 +1,7 @@
 // What one submission writes to the `keys` database (cwa-server §1.8, §1.10).
 
 /// Everything one submission stores, in one transaction: its keys and check-ins with the fields they share.
-package struct KeySubmission: Sendable, Equatable {
+package struct KeySubmission: Sendable, Equatable, Codable {
     /// `SUBMISSION_TYPE_PCR_TEST`, `SUBMISSION_TYPE_RAPID_TEST`, `SUBMISSION_TYPE_HOST_WARNING`, …
     package var submissionType: String
     package var originCountry: String
@@ -51,7 +51,7 @@ package struct KeySubmission: Sendable, Equatable {
 }
 
 /// What a self-report submission must meet before its one-time password is spent (cwa-server §1.4 steps 3 and 5).
-package struct SelfReportLimits: Sendable, Equatable {
+package struct SelfReportLimits: Sendable, Equatable, Codable {
     /// The submission is refused once this many keys of any type were submitted on its UTC day (the reference's
     /// `max-keys-per-day`).
     package var maxKeysPerDay: Int
@@ -62,7 +62,7 @@ package struct SelfReportLimits: Sendable, Equatable {
 }
 
 /// A diagnosis key as stored.
-package struct DiagnosisKeyRow: Sendable, Equatable {
+package struct DiagnosisKeyRow: Sendable, Equatable, Codable {
     package var keyData: [UInt8]
     package var rollingStartIntervalNumber: Int32
     package var rollingPeriod: Int32
@@ -88,7 +88,7 @@ package struct DiagnosisKeyRow: Sendable, Equatable {
 }
 
 /// An encrypted check-in as stored.
-package struct ProtectedReportRow: Sendable, Equatable {
+package struct ProtectedReportRow: Sendable, Equatable, Codable {
     package var locationIDHash: [UInt8]
     package var iv: [UInt8]
     package var encryptedCheckInRecord: [UInt8]
@@ -103,7 +103,7 @@ package struct ProtectedReportRow: Sendable, Equatable {
 }
 
 /// An unencrypted check-in (real or fake) as a trace time interval warning.
-package struct TraceWarningRow: Sendable, Equatable {
+package struct TraceWarningRow: Sendable, Equatable, Codable {
     /// SHA-256 of the location id.
     package var traceLocationID: [UInt8]
     package var startIntervalNumber: Int32

@@ -17,16 +17,6 @@ package struct KeySubmissionOutcome: Sendable, Equatable {
     }
 }
 
-/// Why a submission was not stored.
-package enum KeySubmissionFailure<Refusal: Error>: Error {
-    /// The authorisation (the TAN check) refused.
-    case refused(Refusal)
-    /// A self-report submission did not meet its limits; its authorisation did not run.
-    case selfReportRefused(SelfReportRefusal)
-    /// The database failed; `afterAuthorization` tells whether the authorisation (a single-use TAN) was spent.
-    case database(any Error, afterAuthorization: Bool)
-}
-
 /// Why a self-report submission was refused before its authorisation ran (cwa-server §1.3, §1.4).
 package enum SelfReportRefusal: Error, Equatable, Sendable {
     /// Today's keys (UTC, any type) reached `SelfReportLimits.maxKeysPerDay`.

@@ -1,16 +1,17 @@
 // The `keys` database on PostgreSQL (cwa-server §1.8, §1.10, §3.2, §3.9).
 
 package import ENPersistence
+package import Foundation
 package import Logging
 import NIOCore
 package import PostgresNIO
 
 /// Diagnosis keys and check-ins in PostgreSQL. All SQL binds its values.
 ///
-/// The database is proven reachable, and a connection free, before `authorize` spends the TAN, so an outage or a
-/// full pool leaves the TAN intact; no connection is held while `authorize` waits on verification-service. After
-/// `authorize` the write waits for a connection without the lease timeout. A failure between the TAN check and the
-/// commit still loses the TAN, as in the reference (the submission service's README, "Order of work").
+/// A submission's draft is held (`pending_submission`) in one statement before its credential is spent, so an outage or
+/// a full pool leaves the credential intact, and no connection is held while the credential's spender answers. After
+/// that the write waits for a connection without the lease timeout; when it fails, the attempt stays held, and a retry
+/// or submission-service's recovery completes it (the submission service's README, "Order of work").
 ///
 /// A publication run holds a transaction-scoped advisory lock from start to end, so two runs (a CronJob
 /// overlapping itself, two replicas in serve mode) never interleave: the second finds the lock taken.
@@ -31,60 +32,110 @@ package struct PostgresDiagnosisKeyRepository: DiagnosisKeyRepository {
         self.logger = logger.cappedForDatabase
     }
 
-    package func store<Refusal: Error>(
-        _ submission: KeySubmission,
-        authorize: () async throws(Refusal) -> Void
-    ) async throws(KeySubmissionFailure<Refusal>) -> KeySubmissionOutcome {
-        let refusal: SelfReportRefusal?
-        do {
-            // One round trip on a connection returned at once: an outage or a full pool fails here, before the TAN
-            // is used, and no connection waits on the TAN check.
-            refusal = try await self.admit(submission)
-        } catch {
-            throw .database(error, afterAuthorization: false)
+    package func hold(
+        _ attempt: HeldAttempt,
+        selfReport: (limits: SelfReportLimits, dayStartHour: Int64, keyData: [[UInt8]])?
+    ) async throws -> SelfReportRefusal? {
+        let draft = ByteBuffer(bytes: attempt.draft)
+        guard let selfReport else {
+            try await self.database.query(
+                """
+                INSERT INTO pending_submission (attempt, credential, credential_hash, draft)
+                VALUES (\(attempt.id), \(attempt.credential.rawValue), \(attempt.credentialHash), \(draft))
+                """,
+                logger: self.logger
+            )
+            return nil
         }
-        if let refusal { throw .selfReportRefused(refusal) }
-        do {
-            try await authorize()
-        } catch {
-            throw .refused(error)
-        }
-        return try await self.commit(submission, refusal: Refusal.self)
+        // The limits and the hold in one statement (cwa-server §1.4 steps 3 and 5). The day's count stops at the
+        // limit, so it reads at most `maxKeysPerDay` index entries; the key lookup uses the primary key, whose first
+        // column is `key_data`. Like the reference, the check and the later insert are not atomic: two self-reports
+        // racing with the same keys can both pass, and the insert then stores each key once.
+        let keys = selfReport.keyData.map { ByteBuffer(bytes: $0) }
+        let limit = selfReport.limits.maxKeysPerDay
+        let rows = try await self.database.query(
+            """
+            WITH checks AS (
+                SELECT (SELECT count(*) FROM (SELECT 1 FROM diagnosis_key WHERE submission_timestamp >= \(selfReport.dayStartHour)
+                                               LIMIT \(limit)) AS today) >= \(limit) AS day_full,
+                       EXISTS (SELECT 1 FROM diagnosis_key WHERE key_data = ANY(\(keys)::bytea[])) AS keys_known
+            ), held AS (
+                INSERT INTO pending_submission (attempt, credential, credential_hash, draft)
+                SELECT \(attempt.id), \(attempt.credential.rawValue), \(attempt.credentialHash), \(draft)
+                  FROM checks WHERE NOT day_full AND NOT keys_known
+                RETURNING 1
+            )
+            SELECT day_full, keys_known FROM checks
+            """,
+            logger: self.logger
+        )
+        guard let row = rows.first else { return nil }
+        let (dailyLimitReached, keysExist) = try row.decode((Bool, Bool).self)
+        if dailyLimitReached { return .dailyLimitReached }
+        return keysExist ? .keysExist : nil
     }
 
-    package func store<Refusal: Error>(
-        authorizing authorize: () async throws(Refusal) -> KeySubmission
-    ) async throws(KeySubmissionFailure<Refusal>) -> KeySubmissionOutcome {
-        do {
-            try await self.database.query("SELECT 1", logger: self.logger)
-        } catch {
-            throw .database(error, afterAuthorization: false)
-        }
-        let submission: KeySubmission
-        do {
-            submission = try await authorize()
-        } catch {
-            throw .refused(error)
-        }
-        precondition(submission.selfReport == nil, "a self-report's limits are checked before its authorisation")
-        return try await self.commit(submission, refusal: Refusal.self)
-    }
-
-    /// Writes an authorised submission in one transaction. The TAN (or token) is used up now: the connection is waited
-    /// for as long as it takes instead of giving up after the lease timeout, which would lose it.
-    private func commit<Refusal: Error>(
-        _ submission: KeySubmission,
-        refusal: Refusal.Type
-    ) async throws(KeySubmissionFailure<Refusal>) -> KeySubmissionOutcome {
-        do {
-            return try await rethrowingTransactionCause {
-                try await self.database.client.withTransaction(logger: self.logger) { connection in
-                    try await self.write(submission, connection)
-                }
+    package func complete(
+        _ attempt: UUID,
+        credentialHash: String,
+        writing submission: KeySubmission
+    ) async throws -> KeySubmissionOutcome? {
+        try await rethrowingTransactionCause {
+            try await self.database.client.withTransaction(logger: self.logger) { connection in
+                // Whoever deletes the attempt writes it: of a retry and the recovery completing the same attempt at
+                // once, the second waits for the first's commit and finds nothing.
+                let taken = try await connection.query(
+                    "DELETE FROM pending_submission WHERE attempt = \(attempt) RETURNING 1",
+                    logger: self.logger
+                )
+                var found = false
+                for try await _ in taken { found = true }
+                guard found else { return nil }
+                try await connection.query(
+                    "DELETE FROM pending_submission WHERE credential_hash = \(credentialHash)",
+                    logger: self.logger
+                )
+                return try await self.write(submission, connection)
             }
-        } catch {
-            throw .database(error, afterAuthorization: true)
         }
+    }
+
+    package func release(_ attempt: UUID) async throws {
+        try await self.database.query("DELETE FROM pending_submission WHERE attempt = \(attempt)", logger: self.logger)
+    }
+
+    package func heldAttempts(olderThan age: Duration, limit: Int) async throws -> [HeldAttempt] {
+        let rows = try await self.database.query(
+            """
+            SELECT attempt, credential, credential_hash, draft, held_since FROM pending_submission
+             WHERE held_since < now() - make_interval(secs => \(age / .seconds(1)))
+             ORDER BY held_since LIMIT \(limit)
+            """,
+            logger: self.logger
+        )
+        return try rows.decode((UUID, String, String, ByteBuffer, Date).self).compactMap(Self.attempt)
+    }
+
+    package func heldAttempt(_ id: UUID, olderThan age: Duration) async throws -> HeldAttempt? {
+        let rows = try await self.database.query(
+            """
+            SELECT attempt, credential, credential_hash, draft, held_since FROM pending_submission
+             WHERE attempt = \(id) AND held_since < now() - make_interval(secs => \(age / .seconds(1)))
+            """,
+            logger: self.logger
+        )
+        return try rows.decode((UUID, String, String, ByteBuffer, Date).self).compactMap(Self.attempt).first
+    }
+
+    private static func attempt(_ row: (UUID, String, String, ByteBuffer, Date)) -> HeldAttempt? {
+        guard let credential = HeldCredential(rawValue: row.1) else { return nil }
+        return HeldAttempt(
+            id: row.0,
+            credential: credential,
+            credentialHash: row.2,
+            draft: Array(row.3.readableBytesView),
+            heldSince: row.4
+        )
     }
 
     package func withPublicationRun<Result: Sendable>(
@@ -99,32 +150,6 @@ package struct PostgresDiagnosisKeyRepository: DiagnosisKeyRepository {
     }
 
     // MARK: - Writing a submission
-
-    /// The round trip before the authorisation: `SELECT 1` for most submissions; for a self-report, its limits in
-    /// the same single statement (cwa-server §1.4 steps 3 and 5). The day's count stops at the limit, so it reads at
-    /// most `maxKeysPerDay` index entries; the key lookup uses the primary key, whose first column is `key_data`.
-    ///
-    /// Like the reference, the check and the later insert are not atomic: two self-reports racing with the same keys
-    /// can both pass, and the insert then stores each key once.
-    private func admit(_ submission: KeySubmission) async throws -> SelfReportRefusal? {
-        guard let limits = submission.selfReport else {
-            try await self.database.query("SELECT 1", logger: self.logger)
-            return nil
-        }
-        let keys = submission.keys.map { ByteBuffer(bytes: $0.keyData) }
-        let rows = try await self.database.query(
-            """
-            SELECT (SELECT count(*) FROM (SELECT 1 FROM diagnosis_key WHERE submission_timestamp >= \(submission.dayStartHour)
-                                           LIMIT \(limits.maxKeysPerDay)) AS today) >= \(limits.maxKeysPerDay),
-                   EXISTS (SELECT 1 FROM diagnosis_key WHERE key_data = ANY(\(keys)::bytea[]))
-            """,
-            logger: self.logger
-        )
-        guard let row = rows.first else { return nil }
-        let (dailyLimitReached, keysExist) = try row.decode((Bool, Bool).self)
-        if dailyLimitReached { return .dailyLimitReached }
-        return keysExist ? .keysExist : nil
-    }
 
     private func write(
         _ submission: KeySubmission,

@@ -46,7 +46,7 @@ struct ConnectionUseTests {
         let (checking, checkingStarted) = AsyncStream.makeStream(of: Void.self)
         let (gate, openGate) = AsyncStream.makeStream(of: Void.self)
         let slow = Task {
-            try await repository.store(Self.submission(1)) { () async throws(Refusal) in
+            try await repository.store(Self.submission(1)) { (_: UUID) async throws(Refusal) in
                 checkingStarted.yield()
                 for await _ in gate { break }
             }
@@ -56,7 +56,7 @@ struct ConnectionUseTests {
         // The second submission must finish while the first one's TAN check is still open. A bound (not a
         // measurement) keeps the test from hanging when it does not: the gate then opens (so the second one can
         // finish too) and the test fails.
-        let second = Task { try await repository.store(Self.submission(2)) { () async throws(Refusal) in } }
+        let second = Task { try await repository.store(Self.submission(2)) { (_: UUID) async throws(Refusal) in } }
         let finishedFirst = await withTaskGroup(of: Bool.self) { group in
             group.addTask { (try? await second.value) != nil }
             group.addTask {
@@ -93,7 +93,7 @@ struct ConnectionUseTests {
         )
         let asked = Mutexed(false)
         do {
-            _ = try await repository.store(Self.submission(1)) { () async throws(Refusal) in
+            _ = try await repository.store(Self.submission(1)) { (_: UUID) async throws(Refusal) in
                 asked.withLock { $0 = true }
             }
             Issue.record("a submission was stored without a database")

@@ -2,6 +2,7 @@
 
 import ENKeyStore
 import ENTestSupport
+import Foundation
 import Testing
 
 @Suite("Key store contract (PostgreSQL and in memory)")
@@ -92,7 +93,7 @@ struct DiagnosisKeyRepositoryContractTests {
         _ repository: any DiagnosisKeyRepository,
         _ submission: KeySubmission
     ) async throws -> KeySubmissionOutcome {
-        try await repository.store(submission) { () async throws(Never) in }
+        try await repository.store(submission) { (_: UUID) async throws(Never) in }
     }
 
     /// Stores, for each `(offset, byte)`, a submission at `hour + offset` with one key, one encrypted and one
@@ -299,13 +300,13 @@ struct DiagnosisKeyRepositoryContractTests {
             )
             var refusal: Refusal?
             do {
-                _ = try await repository.store(submission) { () async throws(Refusal) in throw .tanInvalid }
+                _ = try await repository.store(submission) { (_: UUID) async throws(Refusal) in throw .tanInvalid }
                 Issue.record("a refused submission was stored")
             } catch let failure as KeySubmissionFailure<Refusal> {
                 if case .refused(let error) = failure { refusal = error }
             }
             let afterRefusal = try await Self.contents(repository)
-            let granted = try await repository.store(submission) { () async throws(Refusal) in }
+            let granted = try await repository.store(submission) { (_: UUID) async throws(Refusal) in }
 
             #expect(refusal == .tanInvalid)
             #expect(afterRefusal == Contents(keys: [], reports: [], warnings: []))
@@ -326,7 +327,7 @@ struct DiagnosisKeyRepositoryContractTests {
             let submission = Self.submission(keys: [Self.key(1), short], reports: [Self.report(1)], warnings: [])
             var afterAuthorization: Bool?
             do {
-                _ = try await repository.store(submission) { () async throws(Refusal) in }
+                _ = try await repository.store(submission) { (_: UUID) async throws(Refusal) in }
                 Issue.record("a 15-byte key was stored")
             } catch let failure as KeySubmissionFailure<Refusal> {
                 if case .database(_, let after) = failure { afterAuthorization = after }

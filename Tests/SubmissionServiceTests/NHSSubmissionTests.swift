@@ -14,7 +14,7 @@ import Testing
 @testable import SubmissionService
 
 /// A payload of `count` keys of the days before `SubmissionPayloads.start` (the harness's clock).
-private func payload(token: String, count: Int = 3) -> ByteBuffer {
+func nhsPayload(token: String, count: Int = 3) -> ByteBuffer {
     let now10 = Int(SubmissionPayloads.start.timeIntervalSince1970) / 600
     let today = now10 / 144 * 144
     let keys = (0..<count).map { day -> [String: Any] in
@@ -27,7 +27,7 @@ private func payload(token: String, count: Int = 3) -> ByteBuffer {
     return ByteBuffer(bytes: try! JSONSerialization.data(withJSONObject: object))
 }
 
-private let headers: HTTPFields = [
+let nhsHeaders: HTTPFields = [
     .contentType: "application/json", .authorization: TestNHS.mobile.authorization, .nhsRequestID: "req-7",
 ]
 
@@ -72,7 +72,11 @@ struct NHSSubmissionTests {
         let token = UUID().uuidString
         await verifier.issueNHS(token, kit: .rapidSelfReported)
         let (app, store) = try self.harness(verifier)
-        let reply = try await app.post("/submission/diagnosis-keys", headers: headers, body: payload(token: token))
+        let reply = try await app.post(
+            "/submission/diagnosis-keys",
+            headers: nhsHeaders,
+            body: nhsPayload(token: token)
+        )
         #expect(reply.status == .ok)
         #expect(reply.body.readableBytes == 0)
         try self.verified(reply, path: "/submission/diagnosis-keys")
@@ -84,7 +88,11 @@ struct NHSSubmissionTests {
         #expect(real.count == 3)
         #expect(real.allSatisfy { $0.reportType == "SELF_REPORT" && $0.daysSinceOnsetOfSymptoms == 0 })
 
-        let again = try await app.post("/submission/diagnosis-keys", headers: headers, body: payload(token: token))
+        let again = try await app.post(
+            "/submission/diagnosis-keys",
+            headers: nhsHeaders,
+            body: nhsPayload(token: token)
+        )
         #expect(again.status == .ok)
         #expect(store.stored.withLock { $0.count } == 1)
     }
@@ -96,16 +104,19 @@ struct NHSSubmissionTests {
         await verifier.issueNHS(token, kit: .labResult)
         let (app, store) = try self.harness(verifier)
         for body in [
-            ByteBuffer(string: "garbage"), payload(token: token, count: 15), payload(token: UUID().uuidString),
-            payload(token: "not-a-uuid"),
+            ByteBuffer(string: "garbage"), nhsPayload(token: token, count: 15), nhsPayload(token: UUID().uuidString),
+            nhsPayload(token: "not-a-uuid"),
         ] {
-            let reply = try await app.post("/submission/diagnosis-keys", headers: headers, body: body)
+            let reply = try await app.post("/submission/diagnosis-keys", headers: nhsHeaders, body: body)
             #expect(reply.status == .ok)
             #expect(reply.body.readableBytes == 0)
             try self.verified(reply, path: "/submission/diagnosis-keys")
         }
         #expect(store.stored.withLock { $0.isEmpty })
-        #expect(try await verifier.verifyNHSSubmissionToken(token) == .labResult, "still usable")
+        #expect(
+            try await verifier.verifyNHSSubmissionToken(token, attempt: UUID()) == .valid(.labResult),
+            "still usable"
+        )
     }
 
     @Test(
@@ -115,10 +126,14 @@ struct NHSSubmissionTests {
         let (app, store) = try self.harness(InMemoryVerificationClient())
         let real = try await app.post(
             "/submission/diagnosis-keys",
-            headers: headers,
-            body: payload(token: UUID().uuidString)
+            headers: nhsHeaders,
+            body: nhsPayload(token: UUID().uuidString)
         )
-        let dummy = try await app.post("/submission/empty-submission", headers: headers, body: ByteBuffer(string: "{}"))
+        let dummy = try await app.post(
+            "/submission/empty-submission",
+            headers: nhsHeaders,
+            body: ByteBuffer(string: "{}")
+        )
         #expect(dummy.status == real.status)
         #expect(dummy.body.readableBytes == 0)
         #expect(Set(dummy.headers.map(\.name)) == Set(real.headers.map(\.name)))
@@ -132,7 +147,7 @@ struct NHSSubmissionTests {
         let refused = try await app.post(
             "/submission/diagnosis-keys",
             headers: [.contentType: "application/json"],
-            body: payload(token: UUID().uuidString)
+            body: nhsPayload(token: UUID().uuidString)
         )
         #expect(refused.status == .forbidden)
         #expect(refused.headers[.amzMetaSignature] == nil)

@@ -18,6 +18,7 @@ import Testing
 @Suite("Self-report OTP client")
 struct SelfReportClientTests {
     static let otp = "7b9c6a52-0d7e-4f3a-9c1e-2f5b8d4a6e10"
+    static let attempt = UUID(uuidString: "0d6f4f8e-7a51-4c1e-9b3e-2f8a6c5d4e3b")!
 
     /// What the stand-in received: each request's body and service token.
     struct Received: Sendable {
@@ -72,9 +73,9 @@ struct SelfReportClientTests {
     func valid() async throws {
         let logs = InMemoryLogHandler()
         try await Self.withPeer(status: .ok, json: Self.answer("valid"), logs: logs) { client, calls async throws in
-            #expect(try await client.redeem(Self.otp) == .valid)
+            #expect(try await client.redeem(Self.otp, attempt: Self.attempt) == .valid)
             let call = try #require(calls.withLock { $0 }.first)
-            #expect(call.body == #"{"otp":"\#(Self.otp)"}"#)
+            #expect(call.body == #"{"otp":"\#(Self.otp)","submission":"\#(Self.attempt.uuidString.lowercased())"}"#)
             let verifier = ServiceTokenVerifier(
                 audience: "data-donation-service",
                 callers: [
@@ -93,14 +94,14 @@ struct SelfReportClientTests {
     @Test("200 with state expired or redeemed is refused", arguments: ["expired", "redeemed"])
     func refusedStates(_ state: String) async throws {
         try await Self.withPeer(status: .ok, json: Self.answer(state)) { client, _ async throws in
-            #expect(try await client.redeem(Self.otp) == .rejected)
+            #expect(try await client.redeem(Self.otp, attempt: Self.attempt) == .rejected)
         }
     }
 
     @Test("404 and 400 mean the OTP is refused", arguments: [HTTPResponse.Status.notFound, .badRequest])
     func refused(_ status: HTTPResponse.Status) async throws {
         try await Self.withPeer(status: status) { client, calls async throws in
-            #expect(try await client.redeem(Self.otp) == .rejected)
+            #expect(try await client.redeem(Self.otp, attempt: Self.attempt) == .rejected)
             #expect(calls.withLock { $0.count } == 1)
         }
     }
@@ -108,18 +109,20 @@ struct SelfReportClientTests {
     @Test("a 2xx without a readable state is a broken contract, not a redeemed OTP")
     func unreadable() async throws {
         try await Self.withPeer(status: .ok) { client, _ async throws in
-            await #expect(throws: UpstreamUnavailable.self) { try await client.redeem(Self.otp) }
+            await #expect(throws: UpstreamUnavailable.self) { try await client.redeem(Self.otp, attempt: Self.attempt) }
         }
         try await Self.withPeer(status: .ok, json: #"{"otp":"x"}"#) { client, _ async throws in
-            await #expect(throws: UpstreamUnavailable.self) { try await client.redeem(Self.otp) }
+            await #expect(throws: UpstreamUnavailable.self) { try await client.redeem(Self.otp, attempt: Self.attempt) }
         }
     }
 
-    @Test("a 5xx answer is not repeated: the OTP may have been redeemed by the first attempt")
-    func serverErrorNotRepeated() async throws {
+    @Test(
+        "a 5xx answer is repeated: the call names its attempt, which data-donation-service answers as the first time"
+    )
+    func serverErrorRepeated() async throws {
         try await Self.withPeer(status: .internalServerError) { client, calls async throws in
-            await #expect(throws: UpstreamUnavailable.self) { try await client.redeem(Self.otp) }
-            #expect(calls.withLock { $0.count } == 1)
+            await #expect(throws: UpstreamUnavailable.self) { try await client.redeem(Self.otp, attempt: Self.attempt) }
+            #expect(calls.withLock { $0.count } == 1 + UpstreamPolicy().retries)
         }
     }
 
@@ -127,7 +130,7 @@ struct SelfReportClientTests {
     func serviceRefused() async throws {
         let logs = InMemoryLogHandler()
         try await Self.withPeer(status: .forbidden, logs: logs) { client, _ async throws in
-            await #expect(throws: UpstreamUnavailable.self) { try await client.redeem(Self.otp) }
+            await #expect(throws: UpstreamUnavailable.self) { try await client.redeem(Self.otp, attempt: Self.attempt) }
         }
         #expect(logs.entries.contains { $0.message == "data-donation-service refused the call" })
     }
@@ -143,7 +146,7 @@ struct SelfReportClientTests {
             serviceToken: TestServiceKeys.signer("submission-service"),
             logger: Logger(label: "test")
         )
-        await #expect(throws: UpstreamUnavailable.self) { try await client.redeem(Self.otp) }
+        await #expect(throws: UpstreamUnavailable.self) { try await client.redeem(Self.otp, attempt: Self.attempt) }
         try await client.shutdown()
     }
 }

@@ -30,20 +30,27 @@ final class RecordingVerifier: VerificationClient {
         self.verdict = verdict
     }
 
-    func verify(_ tan: String, event: Bool) async throws(UpstreamUnavailable) -> TANVerdict {
+    func verify(_ tan: String, event: Bool, attempt: UUID) async throws(UpstreamUnavailable) -> TANVerdict {
         self.calls.withLock { $0 += 1 }
         return self.verdict
     }
 
-    func verifyNHSSubmissionToken(_ token: String) async throws(UpstreamUnavailable) -> NHSTestKit? {
+    func verifyNHSSubmissionToken(
+        _ token: String,
+        attempt: UUID
+    ) async throws(UpstreamUnavailable) -> NHSTokenVerdict {
         self.calls.withLock { $0 += 1 }
-        guard case .valid = self.verdict else { return nil }
-        return .labResult
+        guard case .valid = self.verdict else { return .rejected }
+        return .valid(.labResult)
     }
+
+    func tanRedemption(hash: String) async throws(UpstreamUnavailable) -> CredentialRedemption? { nil }
+
+    func nhsTokenRedemption(hash: String) async throws(UpstreamUnavailable) -> CredentialRedemption? { nil }
 }
 
-/// The in-memory key store, remembering every submission it was given; or, `failing`, a store whose database is
-/// down before the authorisation runs.
+/// The in-memory key store, remembering every submission it wrote; or, `failing`, a store whose database is down
+/// before the authorisation runs.
 final class RecordingKeyRepository: DiagnosisKeyRepository {
     let stored = Mutexed<[KeySubmission]>([])
     /// The store behind the recording, for what it holds beyond the submissions (`storedSelfReports`).
@@ -54,28 +61,34 @@ final class RecordingKeyRepository: DiagnosisKeyRepository {
         self.failing = failing
     }
 
-    func store<Refusal: Error>(
-        _ submission: KeySubmission,
-        authorize: () async throws(Refusal) -> Void
-    ) async throws(KeySubmissionFailure<Refusal>) -> KeySubmissionOutcome {
-        if self.failing { throw .database(RouterHarnessError.databaseDown, afterAuthorization: false) }
-        let outcome = try await self.keys.store(submission, authorize: authorize)
-        self.stored.withLock { $0.append(submission) }
+    func hold(
+        _ attempt: HeldAttempt,
+        selfReport: (limits: SelfReportLimits, dayStartHour: Int64, keyData: [[UInt8]])?
+    ) async throws -> SelfReportRefusal? {
+        if self.failing { throw RouterHarnessError.databaseDown }
+        return try await self.keys.hold(attempt, selfReport: selfReport)
+    }
+
+    func complete(
+        _ attempt: UUID,
+        credentialHash: String,
+        writing submission: KeySubmission
+    ) async throws -> KeySubmissionOutcome? {
+        let outcome = try await self.keys.complete(attempt, credentialHash: credentialHash, writing: submission)
+        if outcome != nil { self.stored.withLock { $0.append(submission) } }
         return outcome
     }
 
-    func store<Refusal: Error>(
-        authorizing authorize: () async throws(Refusal) -> KeySubmission
-    ) async throws(KeySubmissionFailure<Refusal>) -> KeySubmissionOutcome {
-        if self.failing { throw .database(RouterHarnessError.databaseDown, afterAuthorization: false) }
-        var written: KeySubmission? = nil
-        let outcome = try await self.keys.store { () async throws(Refusal) -> KeySubmission in
-            let submission = try await authorize()
-            written = submission
-            return submission
-        }
-        if let written { self.stored.withLock { $0.append(written) } }
-        return outcome
+    func release(_ attempt: UUID) async throws {
+        try await self.keys.release(attempt)
+    }
+
+    func heldAttempts(olderThan age: Duration, limit: Int) async throws -> [HeldAttempt] {
+        try await self.keys.heldAttempts(olderThan: age, limit: limit)
+    }
+
+    func heldAttempt(_ id: UUID, olderThan age: Duration) async throws -> HeldAttempt? {
+        try await self.keys.heldAttempt(id, olderThan: age)
     }
 
     func withPublicationRun<Result: Sendable>(

@@ -47,6 +47,7 @@ struct VerificationClientTests {
     }
 
     static let tan = "3d7f1d8f-8f0e-4a43-9f0f-6d3c2b8c1a11"
+    static let attempt = UUID(uuidString: "0d6f4f8e-7a51-4c1e-9b3e-2f8a6c5d4e3b")!
 
     @Test("every call carries submission's service token for verification; a refusal of it is logged and unavailable")
     func serviceToken() async throws {
@@ -70,7 +71,9 @@ struct VerificationClientTests {
                 logger: Logger(label: "test", factory: { _ in logs })
             )
             _ = try await withCleanup {
-                await #expect(throws: UpstreamUnavailable.self) { try await client.verify(Self.tan, event: false) }
+                await #expect(throws: UpstreamUnavailable.self) {
+                    try await client.verify(Self.tan, event: false, attempt: Self.attempt)
+                }
             } cleanup: {
                 try await client.shutdown()
             }
@@ -97,35 +100,55 @@ struct VerificationClientTests {
         try await Self.withPeer(status: .ok, headers: [HTTPField.Name("X-CWA-TELETAN-TYPE")!: "event"]) {
             client,
             _ async throws in
-            let verdict = try await client.verify(Self.tan, event: false)
+            let verdict = try await client.verify(Self.tan, event: false, attempt: Self.attempt)
             #expect(verdict == .valid(teleTANType: "event"))
             #expect(verdict.isEventTAN)
         }
         try await Self.withPeer(status: .ok) { client, _ async throws in
-            #expect(try await client.verify(Self.tan, event: false).isEventTAN == false)
+            #expect(try await client.verify(Self.tan, event: false, attempt: Self.attempt).isEventTAN == false)
         }
     }
 
     @Test("404 and 400 mean the TAN is refused", arguments: [HTTPResponse.Status.notFound, .badRequest])
     func refused(_ status: HTTPResponse.Status) async throws {
         try await Self.withPeer(status: status) { client, calls async throws in
-            #expect(try await client.verify(Self.tan, event: false) == .rejected)
+            #expect(try await client.verify(Self.tan, event: false, attempt: Self.attempt) == .rejected)
             #expect(calls.withLock { $0 } == 1)
         }
     }
 
-    @Test("a 5xx answer is not repeated: the TAN may have been used up by the first attempt")
-    func serverErrorNotRepeated() async throws {
+    @Test(
+        "a 5xx answer is repeated: the call names its attempt, which verification-service answers as the first time"
+    )
+    func serverErrorRepeated() async throws {
         try await Self.withPeer(status: .internalServerError) { client, calls async throws in
-            await #expect(throws: UpstreamUnavailable.self) { try await client.verify(Self.tan, event: false) }
-            #expect(calls.withLock { $0 } == 1)
+            await #expect(throws: UpstreamUnavailable.self) {
+                try await client.verify(Self.tan, event: false, attempt: Self.attempt)
+            }
+            #expect(calls.withLock { $0 } == 1 + UpstreamPolicy().retries)
+        }
+    }
+
+    @Test("410 names the attempt that used the TAN; without the header, an attempt that named none")
+    func spentByAnother() async throws {
+        let other = UUID()
+        try await Self.withPeer(
+            status: .gone,
+            headers: [Redemption.redeemedByHeader: other.uuidString.lowercased()]
+        ) { client, _ async throws in
+            #expect(try await client.verify(Self.tan, event: false, attempt: Self.attempt) == .spentBy(other))
+        }
+        try await Self.withPeer(status: .gone) { client, _ async throws in
+            #expect(try await client.verify(Self.tan, event: false, attempt: Self.attempt) == .spentBy(nil))
         }
     }
 
     @Test("another client error is a contract problem, not a refused TAN")
     func unexpectedStatus() async throws {
         try await Self.withPeer(status: .unauthorized) { client, _ async throws in
-            await #expect(throws: UpstreamUnavailable.self) { try await client.verify(Self.tan, event: false) }
+            await #expect(throws: UpstreamUnavailable.self) {
+                try await client.verify(Self.tan, event: false, attempt: Self.attempt)
+            }
         }
     }
 
@@ -140,7 +163,9 @@ struct VerificationClientTests {
             serviceToken: TestServiceKeys.signer("submission-service"),
             logger: Logger(label: "test")
         )
-        await #expect(throws: UpstreamUnavailable.self) { try await client.verify(Self.tan, event: false) }
+        await #expect(throws: UpstreamUnavailable.self) {
+            try await client.verify(Self.tan, event: false, attempt: Self.attempt)
+        }
         try await client.shutdown()
         #expect(UpstreamClient.isConnectFailure(HTTPClientError.connectTimeout))
         #expect(UpstreamClient.isConnectFailure(HTTPClientError.getConnectionFromPoolTimeout), "never sent: retried")

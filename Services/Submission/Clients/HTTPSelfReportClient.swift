@@ -3,6 +3,7 @@
 import ENCrypto
 import ENServiceKit
 import Foundation
+import HTTPTypes
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -34,16 +35,20 @@ struct HTTPSelfReportClient: SelfReportClient, Service {
     /// The answer's JSON: `{"otp": …, "state": "valid"|"expired"|"redeemed", "strongClientIntegrityCheck": …}`.
     private struct Answer: Decodable {
         var state: String
+        var redeemedBy: String?
     }
 
-    /// Redeeming uses the OTP up, so only attempts that never reached data-donation-service are repeated: a repeat
-    /// after a lost answer would find the OTP redeemed and turn a valid submission into a 403. `otp` is a parsed,
-    /// lower-case UUID, so it cannot break out of the JSON string. Neither the OTP nor the answer is logged.
+    /// The call names the attempt, and data-donation-service answers a repeat of that attempt as its first call, so
+    /// a call whose answer was lost is repeated like one that never arrived. `otp` is a parsed, lower-case UUID, so it
+    /// cannot break out of the JSON string. Neither the OTP nor the answer is logged.
     ///
     /// A 2xx is valid only with `state` `valid`. The reference also takes a 2xx with an empty body as valid; we
     /// treat a 2xx without a readable state as a broken contract (503), not as a redeemed OTP.
-    func redeem(_ otp: String) async throws(UpstreamUnavailable) -> OTPVerdict {
-        let response = try await self.upstream.postJSON(self.url, #"{"otp":"\#(otp)"}"#, retries: .unsentOnly)
+    func redeem(_ otp: String, attempt: UUID) async throws(UpstreamUnavailable) -> OTPVerdict {
+        let response = try await self.upstream.postJSON(
+            self.url,
+            #"{"otp":"\#(otp)","submission":"\#(attempt.lowercasedString)"}"#
+        )
         switch response.status {
         case 200...299:
             guard let answer = try? JSONDecoder().decode(Answer.self, from: Data(response.body.readableBytesView))
@@ -51,7 +56,23 @@ struct HTTPSelfReportClient: SelfReportClient, Service {
                 throw UpstreamUnavailable("data-donation-service answered \(response.status) without a readable state")
             }
             return answer.state == "valid" ? .valid : .rejected
+        case 410: return .spentBy(response.header(Redemption.redeemedByHeader.rawName).flatMap(UUID.init))
         case 400, 404: return .rejected
+        default: throw UpstreamUnavailable("data-donation-service answered \(response.status)")
+        }
+    }
+
+    func redemption(hash: String) async throws(UpstreamUnavailable) -> CredentialRedemption? {
+        let response = try await self.upstream.postJSON(self.url + "/redemption", #"{"otpHash":"\#(hash)"}"#)
+        switch response.status {
+        case 200:
+            guard let answer = try? JSONDecoder().decode(Answer.self, from: Data(response.body.readableBytesView))
+            else { throw UpstreamUnavailable("data-donation-service sent an unreadable answer") }
+            return CredentialRedemption(
+                redeemed: answer.state == "redeemed",
+                redeemedBy: answer.redeemedBy.flatMap(UUID.init)
+            )
+        case 404: return nil
         default: throw UpstreamUnavailable("data-donation-service answered \(response.status)")
         }
     }

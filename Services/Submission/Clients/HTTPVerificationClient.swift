@@ -3,14 +3,18 @@
 import ENCrypto
 import ENServiceKit
 import Foundation
+import HTTPTypes
 import Logging
 import NIOCore
 import ServiceLifecycle
 
 /// The live verifier: an `UpstreamClient` with bounded, jittered retries, run as a service of the application.
+///
+/// Every spending call names the submission attempt, and verification-service answers a repeat of that attempt as
+/// its first call, so a call whose answer was lost (a read timeout, a 5xx) is repeated like one that never arrived.
 struct HTTPVerificationClient: VerificationClient, Service {
     private let upstream: UpstreamClient
-    private let url: String
+    private let base: String
 
     /// - Parameter baseURL: `VERIFICATION_INTERNAL_URL`, e.g. `http://127.0.0.1:8012`.
     init(baseURL: String, policy: UpstreamPolicy, serviceToken: ServiceTokenSigner, logger: Logger) {
@@ -20,25 +24,7 @@ struct HTTPVerificationClient: VerificationClient, Service {
             serviceToken: serviceToken,
             logger: logger
         )
-        self.url = baseURL.trimmingSuffix("/") + "/version/v1/tan/verify"
-        self.nhsURL = baseURL.trimmingSuffix("/") + "/version/v1/nhs/submission-token/verify"
-    }
-
-    private let nhsURL: String
-
-    /// Like a TAN, the token is used up by the call: only attempts that never reached verification-service repeat.
-    func verifyNHSSubmissionToken(_ token: String) async throws(UpstreamUnavailable) -> NHSTestKit? {
-        let body = #"{"diagnosisKeySubmissionToken":"\#(token)"}"#
-        let response = try await self.upstream.postJSON(self.nhsURL, body, retries: .unsentOnly)
-        switch response.status {
-        case 200:
-            struct Answer: Decodable { var testKit: NHSTestKit }
-            guard let answer = try? JSONDecoder().decode(Answer.self, from: Data(response.body.readableBytesView))
-            else { throw UpstreamUnavailable("verification-service sent an unreadable answer") }
-            return answer.testKit
-        case 400, 404: return nil
-        default: throw UpstreamUnavailable("verification-service answered \(response.status)")
-        }
+        self.base = baseURL.trimmingSuffix("/") + "/version/v1"
     }
 
     func run() async throws {
@@ -49,17 +35,78 @@ struct HTTPVerificationClient: VerificationClient, Service {
         try await self.upstream.shutdown()
     }
 
-    /// Verifying uses the TAN up, so only attempts that never reached verification-service are repeated: a
-    /// repeat after a lost answer would find the TAN used and turn a valid submission into a 403. The kind travels in
-    /// `event`, so verification-service consumes only a TAN of the kind the endpoint accepts.
-    func verify(_ tan: String, event: Bool) async throws(UpstreamUnavailable) -> TANVerdict {
-        let body = #"{"tan":"\#(tan)","event":\#(event)}"#
-        let response = try await self.upstream.postJSON(self.url, body, retries: .unsentOnly)
+    /// The kind travels in `event`, so verification-service consumes only a TAN of the kind the endpoint accepts.
+    func verify(_ tan: String, event: Bool, attempt: UUID) async throws(UpstreamUnavailable) -> TANVerdict {
+        let body = #"{"tan":"\#(tan)","event":\#(event),"submission":"\#(attempt.lowercasedString)"}"#
+        let response = try await self.upstream.postJSON(self.base + "/tan/verify", body)
         switch response.status {
         case 200...299: return .valid(teleTANType: response.header("X-CWA-TELETAN-TYPE"))
         case 409: return .wrongKind
+        case 410: return .spentBy(response.header(Redemption.redeemedByHeader.rawName).flatMap(UUID.init))
         case 400, 404: return .rejected
         default: throw UpstreamUnavailable("verification-service answered \(response.status)")
         }
     }
+
+    func verifyNHSSubmissionToken(
+        _ token: String,
+        attempt: UUID
+    ) async throws(UpstreamUnavailable) -> NHSTokenVerdict {
+        let body = #"{"diagnosisKeySubmissionToken":"\#(token)","submission":"\#(attempt.lowercasedString)"}"#
+        let response = try await self.upstream.postJSON(self.base + "/nhs/submission-token/verify", body)
+        switch response.status {
+        case 200:
+            struct Answer: Decodable { var testKit: NHSTestKit }
+            guard let answer = try? JSONDecoder().decode(Answer.self, from: Data(response.body.readableBytesView))
+            else { throw UpstreamUnavailable("verification-service sent an unreadable answer") }
+            return .valid(answer.testKit)
+        case 410: return .spentBy(response.header(Redemption.redeemedByHeader.rawName).flatMap(UUID.init))
+        case 400, 404: return .rejected
+        default: throw UpstreamUnavailable("verification-service answered \(response.status)")
+        }
+    }
+
+    func tanRedemption(hash: String) async throws(UpstreamUnavailable) -> CredentialRedemption? {
+        try await self.redemption(self.base + "/tan/redemption", #"{"tanHash":"\#(hash)"}"#)
+    }
+
+    func nhsTokenRedemption(hash: String) async throws(UpstreamUnavailable) -> CredentialRedemption? {
+        try await self.redemption(self.base + "/nhs/submission-token/redemption", #"{"tokenHash":"\#(hash)"}"#)
+    }
+
+    private func redemption(_ url: String, _ body: String) async throws(UpstreamUnavailable) -> CredentialRedemption? {
+        let response = try await self.upstream.postJSON(url, body)
+        switch response.status {
+        case 200:
+            guard
+                let answer = try? JSONDecoder().decode(
+                    RedemptionAnswer.self,
+                    from: Data(response.body.readableBytesView)
+                )
+            else { throw UpstreamUnavailable("verification-service sent an unreadable answer") }
+            return answer.redemption
+        case 404: return nil
+        default: throw UpstreamUnavailable("verification-service answered \(response.status)")
+        }
+    }
+}
+
+/// `{"redeemed", "redeemedBy"?, "testKit"?}` of a redemption lookup.
+struct RedemptionAnswer: Decodable {
+    var redeemed: Bool
+    var redeemedBy: String?
+    var testKit: NHSTestKit?
+
+    var redemption: CredentialRedemption {
+        CredentialRedemption(
+            redeemed: self.redeemed,
+            redeemedBy: self.redeemedBy.flatMap(UUID.init),
+            nhsTestKit: self.testKit
+        )
+    }
+}
+
+extension UUID {
+    /// The lower-case text form that the spenders store.
+    var lowercasedString: String { self.uuidString.lowercased() }
 }

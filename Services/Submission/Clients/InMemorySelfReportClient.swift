@@ -1,11 +1,14 @@
 // data-donation-service's OTP redemption in memory, for route tests and runs without it.
 
+import ENCrypto
 import ENServiceKit
+import Foundation
 
-/// Knows the OTPs the test issued; each redeems once, as at data-donation-service. `unavailable` makes every call
-/// fail like an unreachable peer.
+/// Knows the OTPs the test issued; each redeems once, as at data-donation-service, and remembers the attempt that
+/// redeemed it. `unavailable` makes every call fail like an unreachable peer.
 actor InMemorySelfReportClient: SelfReportClient {
-    private var issued: Set<String> = []
+    /// Issued OTPs by hash, with the attempt that redeemed each (`.some(nil)`: unredeemed).
+    private var issued: [String: UUID?] = [:]
     private var unavailable = false
     /// Every OTP a caller tried to redeem, valid or not, in order.
     private(set) var calls: [String] = []
@@ -13,7 +16,7 @@ actor InMemorySelfReportClient: SelfReportClient {
     init() {}
 
     func issue(_ otp: String) {
-        self.issued.insert(otp.lowercased())
+        self.issued[SecretHash.sha256Hex(otp.lowercased())] = .some(nil)
     }
 
     func setUnavailable(_ unavailable: Bool) {
@@ -22,12 +25,21 @@ actor InMemorySelfReportClient: SelfReportClient {
 
     /// Whether `otp` was issued and is still unredeemed.
     func isRedeemable(_ otp: String) -> Bool {
-        self.issued.contains(otp.lowercased())
+        self.issued[SecretHash.sha256Hex(otp.lowercased())] == .some(nil)
     }
 
-    func redeem(_ otp: String) throws(UpstreamUnavailable) -> OTPVerdict {
+    func redeem(_ otp: String, attempt: UUID) throws(UpstreamUnavailable) -> OTPVerdict {
         self.calls.append(otp)
         guard !self.unavailable else { throw UpstreamUnavailable("data-donation-service is unavailable") }
-        return self.issued.remove(otp) == nil ? .rejected : .valid
+        let hash = SecretHash.sha256Hex(otp.lowercased())
+        guard let entry = self.issued[hash] else { return .rejected }
+        if let by = entry { return by == attempt ? .valid : .spentBy(by) }
+        self.issued[hash] = .some(attempt)
+        return .valid
+    }
+
+    func redemption(hash: String) throws(UpstreamUnavailable) -> CredentialRedemption? {
+        guard !self.unavailable else { throw UpstreamUnavailable("data-donation-service is unavailable") }
+        return self.issued[hash].map { CredentialRedemption(redeemed: $0 != nil, redeemedBy: $0 ?? nil) }
     }
 }

@@ -1,41 +1,92 @@
 // verification-service's TAN check in memory, for route tests and runs without it.
 
+import ENCrypto
 import ENServiceKit
+import Foundation
 
-/// Knows the TANs the test issued; each verifies once, as at verification-service. `unavailable` makes every call
-/// fail like an unreachable peer.
+/// Knows the TANs the test issued; each verifies once, as at verification-service, and remembers the attempt that
+/// used it. `unavailable` makes every call fail like an unreachable peer.
 actor InMemoryVerificationClient: VerificationClient {
-    /// Issued TANs and the teleTAN type each derives from (`nil`: a lab result's TAN).
-    private var issued: [String: String?] = [:]
+    private struct Issued {
+        /// `nil`: a lab result's TAN.
+        var teleTANType: String?
+        var spent = false
+        var spentBy: UUID?
+    }
+
+    private struct IssuedNHS {
+        var kit: NHSTestKit
+        var spent = false
+        var spentBy: UUID?
+    }
+
+    /// Issued TANs by hash.
+    private var issued: [String: Issued] = [:]
+    private var nhsTokens: [String: IssuedNHS] = [:]
     private var unavailable = false
+    /// When set, the next spending call spends and then fails like a lost answer.
+    private var loseNextAnswer = false
 
     init() {}
 
     func issue(_ tan: String, teleTANType: String? = nil) {
-        self.issued[tan.lowercased()] = .some(teleTANType)
+        self.issued[SecretHash.sha256Hex(tan.lowercased())] = Issued(teleTANType: teleTANType)
+    }
+
+    /// An NHS submission token for a positive result of `kit`; it verifies once.
+    func issueNHS(_ token: String, kit: NHSTestKit) {
+        self.nhsTokens[SecretHash.sha256Hex(token.lowercased())] = IssuedNHS(kit: kit)
     }
 
     func setUnavailable(_ unavailable: Bool) {
         self.unavailable = unavailable
     }
 
-    private var nhsTokens: [String: NHSTestKit] = [:]
-
-    /// An NHS submission token for a positive result of `kit`; it verifies once.
-    func issueNHS(_ token: String, kit: NHSTestKit) {
-        self.nhsTokens[token.lowercased()] = kit
+    /// The next TAN or token that verifies is spent, but its answer is lost (the call throws).
+    func loseNextAnswer(_ lose: Bool = true) {
+        self.loseNextAnswer = lose
     }
 
-    func verifyNHSSubmissionToken(_ token: String) throws(UpstreamUnavailable) -> NHSTestKit? {
+    func verify(_ tan: String, event: Bool, attempt: UUID) throws(UpstreamUnavailable) -> TANVerdict {
         guard !self.unavailable else { throw UpstreamUnavailable("verification-service is unavailable") }
-        return self.nhsTokens.removeValue(forKey: token.lowercased())
+        let hash = SecretHash.sha256Hex(tan)
+        guard let entry = self.issued[hash] else { return .rejected }
+        if entry.spent {
+            return entry.spentBy == attempt ? .valid(teleTANType: entry.teleTANType) : .spentBy(entry.spentBy)
+        }
+        guard (entry.teleTANType?.uppercased() == "EVENT") == event else { return .wrongKind }
+        self.issued[hash]?.spent = true
+        self.issued[hash]?.spentBy = attempt
+        try self.answerOrLose()
+        return .valid(teleTANType: entry.teleTANType)
     }
 
-    func verify(_ tan: String, event: Bool) throws(UpstreamUnavailable) -> TANVerdict {
+    func verifyNHSSubmissionToken(_ token: String, attempt: UUID) throws(UpstreamUnavailable) -> NHSTokenVerdict {
         guard !self.unavailable else { throw UpstreamUnavailable("verification-service is unavailable") }
-        guard let type = self.issued[tan] else { return .rejected }
-        guard (type?.uppercased() == "EVENT") == event else { return .wrongKind }
-        self.issued[tan] = nil
-        return .valid(teleTANType: type)
+        let hash = SecretHash.sha256Hex(token.lowercased())
+        guard let entry = self.nhsTokens[hash] else { return .rejected }
+        if entry.spent { return entry.spentBy == attempt ? .valid(entry.kit) : .spentBy(entry.spentBy) }
+        self.nhsTokens[hash]?.spent = true
+        self.nhsTokens[hash]?.spentBy = attempt
+        try self.answerOrLose()
+        return .valid(entry.kit)
+    }
+
+    func tanRedemption(hash: String) throws(UpstreamUnavailable) -> CredentialRedemption? {
+        guard !self.unavailable else { throw UpstreamUnavailable("verification-service is unavailable") }
+        return self.issued[hash].map { CredentialRedemption(redeemed: $0.spent, redeemedBy: $0.spentBy) }
+    }
+
+    func nhsTokenRedemption(hash: String) throws(UpstreamUnavailable) -> CredentialRedemption? {
+        guard !self.unavailable else { throw UpstreamUnavailable("verification-service is unavailable") }
+        return self.nhsTokens[hash].map {
+            CredentialRedemption(redeemed: $0.spent, redeemedBy: $0.spentBy, nhsTestKit: $0.kit)
+        }
+    }
+
+    private func answerOrLose() throws(UpstreamUnavailable) {
+        guard self.loseNextAnswer else { return }
+        self.loseNextAnswer = false
+        throw UpstreamUnavailable("the answer was lost")
     }
 }

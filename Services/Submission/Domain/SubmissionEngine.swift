@@ -26,11 +26,13 @@ struct SubmissionEngine: Sendable {
     let clock: WallClock
     let metrics: SubmissionMetrics
     let logger: Logger
+    let recovery: SubmissionRecovery
 
-    /// Validates `body` for `endpoint` and `credential`, and only when it is valid, verifies (and so uses up) the
-    /// TAN or redeems the OTP, then stores everything in one transaction. A bad payload never burns a TAN or an OTP;
-    /// one that fails verification stores nothing. A self-report is also refused before its OTP is redeemed when
-    /// today's keys reached `MAX_KEYS_PER_DAY` (429) or when it holds keys stored before (400 `KEYS_ALREADY_EXIST`).
+    /// Validates `body` for `endpoint` and `credential`, and only when it is valid, holds its rows, verifies (and so
+    /// uses up) the TAN or redeems the OTP for this attempt, then stores everything in one transaction
+    /// (`submitHeld`). A bad payload never burns a TAN or an OTP; one that fails verification stores nothing. A
+    /// self-report is also refused before its OTP is redeemed when today's keys reached `MAX_KEYS_PER_DAY` (429) or
+    /// when it holds keys stored before (400 `KEYS_ALREADY_EXIST`).
     func submit(
         _ endpoint: SubmissionEndpoint,
         body: some DataProtocol,
@@ -64,26 +66,23 @@ struct SubmissionEngine: Sendable {
         let now = self.clock.now
         var random = SystemRandomNumberGenerator()
         let prepared = PreparedSubmission(payload: payload, policy: self.policy, now: now, using: &random)
-        let outcome: KeySubmissionOutcome
+        let spendable: SpendableCredential
         switch credential {
         case .tan(let header):
             guard let tan = TANHeader.parse(header) else {
                 self.metrics.recordInvalidTAN(endpoint)
                 throw .malformedTAN
             }
-            outcome = try await self.store(endpoint, prepared, now: now) { () async throws(SubmissionFailure) in
-                try await self.authorize(endpoint, tan: tan)
-            }
+            spendable = .tan(tan, event: endpoint == .onBehalf)
         case .otp(let header):
             // The reference answers a malformed OTP with 400 (§1.3), unlike a malformed TAN (403).
             guard let otp = SubmissionCredential.parseOTP(header) else {
                 self.metrics.recordInvalidOTP(reason: "malformed")
                 throw .malformedOTP
             }
-            outcome = try await self.store(endpoint, prepared, now: now) { () async throws(SubmissionFailure) in
-                try await self.redeem(otp)
-            }
+            spendable = .otp(otp)
         }
+        let outcome = try await self.submitHeld(prepared.stored, credential: spendable, endpoint: endpoint)
         self.metrics.recordStored(outcome, dropped: prepared.droppedKeys, filtered: prepared.filteredCheckIns)
         if endpoint == .onBehalf { self.metrics.recordOnBehalf() }
         if prepared.selfReport != nil {
@@ -105,91 +104,10 @@ struct SubmissionEngine: Sendable {
         )
     }
 
-    /// Stores `prepared` once `authorize` (the TAN check or the OTP redemption) succeeded, and turns the key store's
-    /// refusals into the answers of §1.3.
-    private func store(
-        _ endpoint: SubmissionEndpoint,
-        _ prepared: PreparedSubmission,
-        now: Date,
-        authorize: () async throws(SubmissionFailure) -> Void
-    ) async throws(SubmissionFailure) -> KeySubmissionOutcome {
-        do {
-            return try await self.keys.store(prepared.stored, authorize: authorize)
-        } catch {
-            switch error {
-            case .refused(let failure):
-                throw failure
-            case .selfReportRefused(.dailyLimitReached):
-                self.metrics.recordSelfReportRefused(reason: "daily_limit")
-                // Debug only: once the cap is reached every self-report of the day hits it; the metric is the signal.
-                self.logger.debug(
-                    "Self-report refused: today's keys reached MAX_KEYS_PER_DAY",
-                    metadata: ["submission.max_keys_per_day": "\(self.policy.maxKeysPerDay)"]
-                )
-                throw .selfReportDailyLimitReached(retryAfter: Self.secondsToMidnight(after: now))
-            case .selfReportRefused(.keysExist):
-                self.metrics.recordSelfReportRefused(reason: "keys_exist")
-                self.logger.debug("Self-report refused: it holds keys stored before")
-                throw .keysAlreadyExist
-            case .database(let cause, let afterAuthorization):
-                self.metrics.recordUnavailable(
-                    endpoint,
-                    dependency: afterAuthorization ? "database_after_tan" : "database"
-                )
-                self.logger.error("Submission not stored", metadata: ErrorMetadata.of(cause))
-                throw afterAuthorization ? .storageFailedAfterVerification : .storageUnavailable
-            }
-        }
-    }
-
     /// Whole seconds from `now` to the next midnight UTC, when a new day's self-report count begins (at least 1).
     static func secondsToMidnight(after now: Date) -> Int {
         let day = 86_400
         return max(1, day - Int(now.timeIntervalSince1970.rounded(.down)) % day)
-    }
-}
-
-extension SubmissionEngine {
-    /// Redeems (and so uses up) a self-report's `otp` at data-donation-service.
-    func redeem(_ otp: String) async throws(SubmissionFailure) {
-        let verdict: OTPVerdict
-        do {
-            verdict = try await self.selfReports.redeem(otp)
-        } catch {
-            self.metrics.recordUnavailable(.diagnosisKeys, dependency: "data_donation")
-            throw .selfReportVerificationUnavailable
-        }
-        guard verdict == .valid else {
-            self.metrics.recordInvalidOTP(reason: "rejected")
-            throw .otpRejected
-        }
-    }
-
-    /// Verifies (and so uses up) `tan`, and checks that its kind fits `endpoint`: an event teleTAN's TAN is for
-    /// submissions on behalf only, and those need one.
-    func authorize(_ endpoint: SubmissionEndpoint, tan: String) async throws(SubmissionFailure) {
-        let verdict: TANVerdict
-        do {
-            // Verification-service consumes only a TAN of the kind the endpoint takes; the check below also holds
-            // against one that ignores the request's `event` (the reference's).
-            verdict = try await self.verifier.verify(tan, event: endpoint == .onBehalf)
-        } catch {
-            self.metrics.recordUnavailable(endpoint, dependency: "verification")
-            throw .verificationUnavailable
-        }
-        let failure: SubmissionFailure? =
-            switch (endpoint, verdict) {
-            case (_, .rejected): .tanRejected
-            case (.diagnosisKeys, .wrongKind): .eventTANNotAllowed
-            case (.onBehalf, .wrongKind): .eventTANRequired
-            case (.diagnosisKeys, _) where verdict.isEventTAN: .eventTANNotAllowed
-            case (.onBehalf, _) where !verdict.isEventTAN: .eventTANRequired
-            default: nil
-            }
-        if let failure {
-            self.metrics.recordInvalidTAN(endpoint)
-            throw failure
-        }
     }
 }
 

@@ -25,8 +25,9 @@ enum SubmissionFailure: Error, Equatable, APIErrorConvertible {
     case verificationUnavailable
     /// The database failed before the TAN was checked: the TAN is intact, a retry can succeed.
     case storageUnavailable
-    /// The database failed after the TAN was used up: no Retry-After, a retry with this TAN gets 403.
-    case storageFailedAfterVerification
+    /// The database failed after the TAN (OTP, token) was used up: the rows are held, and a retry after `retryAfter`
+    /// seconds, or the recovery, writes them.
+    case storageFailedAfterVerification(retryAfter: Int)
     case fakeHeaderNotInteger
     /// A `cwa-otp` that is not a UUID (400, as in the reference's controller; a malformed TAN gets 403).
     case malformedOTP
@@ -72,8 +73,12 @@ enum SubmissionFailure: Error, Equatable, APIErrorConvertible {
                 "storage is unavailable; nothing was stored, try again later",
                 headers: [.retryAfter: "30"]
             )
-        case .storageFailedAfterVerification:
-            APIError(.serviceUnavailable, "storing failed after the TAN was used; nothing was stored")
+        case .storageFailedAfterVerification(let retryAfter):
+            APIError(
+                .serviceUnavailable,
+                "storing failed after the TAN was used; the submission is kept and completed later",
+                headers: [.retryAfter: "\(retryAfter)"]
+            )
         case .fakeHeaderNotInteger:
             APIError(.badRequest, "the cwa-fake header must be an integer (0 for a real submission)")
         case .malformedOTP: APIError(.badRequest, "the cwa-otp header is not a UUID")

@@ -1,6 +1,7 @@
 // The service's own metrics, prefixed `en_submission_`. Labels are low-cardinality; no value is ever a secret.
 
 import ENKeyStore
+import Foundation
 import Metrics
 
 /// The two app-facing endpoints; each has its own fake-delay estimate and metric label.
@@ -75,6 +76,21 @@ struct SubmissionMetrics: Sendable {
         )
         .increment(by: outcome.traceWarnings)
         Counter(label: "en_submission_checkins_filtered_total", factory: self.factory).increment(by: filtered)
+    }
+
+    /// A pass of the recovery of held submissions: what it resolved, how many were held past the recovery age, and
+    /// when the oldest of them was held.
+    func recordRecovery(_ outcome: SubmissionRecovery.Outcome, held: Int, oldest: Date?) {
+        for (label, count) in [
+            ("completed", outcome.completed), ("released", outcome.released), ("unconfirmed", outcome.unconfirmed),
+            ("deferred", outcome.deferred),
+        ] {
+            Counter(label: "en_submission_recovered_total", dimensions: [("outcome", label)], factory: self.factory)
+                .increment(by: count)
+        }
+        Gauge(label: "en_submission_held_attempts", factory: self.factory).record(held)
+        Gauge(label: "en_submission_oldest_held_attempt_timestamp_seconds", factory: self.factory)
+            .record(oldest?.timeIntervalSince1970 ?? 0)
     }
 
     /// The duration of a real request, and the fake-delay estimate it moved.

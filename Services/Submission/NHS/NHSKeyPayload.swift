@@ -89,7 +89,7 @@ struct NHSKeyPayload: Sendable, Equatable {
     /// the CWA one (1…8) that the export carries, keeping the order; a missing onset is 0, as the NHS export writes
     /// it (§4). Lab and rapid results are confirmed tests; a self-reported rapid test is a self-report.
     func rows(kit: NHSTestKit) -> [DiagnosisKeyRow] {
-        let reportType: ReportType = kit == .rapidSelfReported ? .selfReport : .confirmedTest
+        let reportType = Self.reportType(kit)
         return self.keys.map { key in
             DiagnosisKeyRow(
                 keyData: key.keyData,
@@ -97,9 +97,16 @@ struct NHSKeyPayload: Sendable, Equatable {
                 rollingPeriod: key.rollingPeriod,
                 transmissionRiskLevel: key.transmissionRiskLevel + 1,
                 daysSinceOnsetOfSymptoms: key.daysSinceOnsetOfSymptoms ?? 0,
-                reportType: reportType.storageName ?? "CONFIRMED_TEST"
+                reportType: reportType
             )
         }
+    }
+
+    /// The stored report type of a result of `kit`: lab and rapid results are confirmed tests; a self-reported rapid test
+    /// is a self-report.
+    static func reportType(_ kit: NHSTestKit) -> String {
+        let type: ReportType = kit == .rapidSelfReported ? .selfReport : .confirmedTest
+        return type.storageName ?? "CONFIRMED_TEST"
     }
 
     /// The stored submission type of a result of `kit`.

@@ -66,52 +66,37 @@ struct NHSSubmissionController: Sendable {
 }
 
 extension SubmissionEngine {
-    /// Verifies (and so spends) the payload's submission token, then stores its keys, with the report type of the
-    /// token's test kit. `false` when verification-service refused the token: nothing is stored.
-    func submitNHS(_ payload: NHSKeyPayload, now: Date) async throws -> Bool {
-        let hour = EpochIntervals.hour(now)
+    /// Holds the payload's keys, spends its submission token for the attempt, then stores them with the report type of
+    /// the token's test kit (`submitHeld`). `false` when verification-service refused the token: nothing is stored.
+    func submitNHS(_ payload: NHSKeyPayload, now: Date) async throws(SubmissionFailure) -> Bool {
         let origin = self.policy.originCountry
         var random = SystemRandomNumberGenerator()
-        let padding = self.policy.keyPaddingMultiplier
-        let verifier = self.verifier
+        // The draft carries the rows of a lab result; the token's kit sets the types when it is spent (`SpendGrant`).
+        let draft = KeySubmission(
+            submissionType: NHSKeyPayload.submissionType(.labResult).storageName,
+            originCountry: origin,
+            visitedCountries: [origin],
+            consentToFederation: false,
+            submissionHour: EpochIntervals.hour(now),
+            keys: PreparedSubmission.padded(
+                payload.rows(kit: .labResult),
+                multiplier: self.policy.keyPaddingMultiplier,
+                using: &random
+            ),
+            fromNHSApp: true
+        )
         do {
-            let outcome = try await self.keys.store { () async throws(SubmissionFailure) -> KeySubmission in
-                let kit: NHSTestKit?
-                do {
-                    kit = try await verifier.verifyNHSSubmissionToken(payload.token)
-                } catch {
-                    throw .verificationUnavailable
-                }
-                guard let kit else { throw .tanRejected }
-                return KeySubmission(
-                    submissionType: NHSKeyPayload.submissionType(kit).storageName,
-                    originCountry: origin,
-                    visitedCountries: [origin],
-                    consentToFederation: false,
-                    submissionHour: hour,
-                    keys: PreparedSubmission.padded(payload.rows(kit: kit), multiplier: padding, using: &random),
-                    fromNHSApp: true
-                )
-            }
+            let outcome = try await self.submitHeld(
+                draft,
+                credential: .nhsToken(payload.token),
+                endpoint: .diagnosisKeys
+            )
             self.logger.debug("NHS submission stored", metadata: ["submission.keys.stored": "\(outcome.keys)"])
             return true
         } catch {
             switch error {
-            case .refused(.tanRejected):
-                return false
-            case .refused(let failure):
-                self.metrics.recordUnavailable(.diagnosisKeys, dependency: "verification")
-                throw failure
-            case .selfReportRefused:
-                return false
-            case .database(let cause, let afterAuthorization):
-                self.metrics.recordUnavailable(
-                    .diagnosisKeys,
-                    dependency: afterAuthorization ? "database_after_tan" : "database"
-                )
-                self.logger.error("NHS submission not stored", metadata: ErrorMetadata.of(cause))
-                throw afterAuthorization
-                    ? SubmissionFailure.storageFailedAfterVerification : SubmissionFailure.storageUnavailable
+            case .tanRejected: return false
+            default: throw error
             }
         }
     }

@@ -216,6 +216,6 @@ struct SubmissionHarness: Sendable {
 extension DiagnosisKeyRepository {
     /// Stores `submission` without a TAN check, for tests of the storage rules alone.
     func store(_ submission: PreparedSubmission) async throws -> KeySubmissionOutcome {
-        try await self.store(submission.stored) { () async throws(SubmissionFailure) in }
+        try await self.store(submission.stored) { (_: UUID) async throws(SubmissionFailure) in }
     }
 }

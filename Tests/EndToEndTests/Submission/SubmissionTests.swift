@@ -288,9 +288,11 @@ struct SubmissionTests {
         }
     }
 
-    @Test("a submission on behalf whose check-ins cannot be stored gets 503, not an empty success")
+    @Test(
+        "a submission on behalf whose check-ins cannot be stored gets 503, not an empty success; it is held and written once they can"
+    )
     func onBehalfCheckInFailure() async throws {
-        try await SubmissionHarness.run { harness async throws in
+        try await SubmissionHarness.run(["SUBMISSION_RECOVERY_AFTER": "1s"]) { harness async throws in
             try await harness.execute(
                 "ALTER TABLE check_in_protected_reports ADD CONSTRAINT refuse_all CHECK (submission_timestamp < 0)"
             )
@@ -300,8 +302,84 @@ struct SubmissionTests {
                 path: "/version/v1/submission-on-behalf"
             )
             #expect(reply.status == .serviceUnavailable)
-            #expect(reply.headers[.retryAfter] == nil)
+            #expect(reply.headers[.retryAfter] == "2", "a retry after the recovery age completes it")
             #expect(try await harness.storedRows() == 0)
+            #expect(try await harness.count("pending_submission") == 1)
+
+            // While the write keeps failing, the recovery leaves it held.
+            #expect(try await Poll.until { try await harness.runtime.recovery.run().deferred == 1 })
+            #expect(try await harness.count("pending_submission") == 1)
+            try await harness.execute("ALTER TABLE check_in_protected_reports DROP CONSTRAINT refuse_all")
+            #expect(try await harness.runtime.recovery.run() == SubmissionRecovery.Outcome(completed: 1))
+            #expect(try await harness.count("check_in_protected_reports") > 0)
+            #expect(try await harness.count("pending_submission") == 0)
+        }
+    }
+
+    @Test(
+        "the keys of a submission whose write failed after its TAN was spent: the retry with the TAN writes them once, after the recovery age"
+    )
+    func retryCompletesHeldSubmission() async throws {
+        try await SubmissionHarness.run(["SUBMISSION_RECOVERY_AFTER": "1s"]) { harness async throws in
+            try await harness.execute(
+                "ALTER TABLE diagnosis_key ADD CONSTRAINT refuse_all CHECK (submission_timestamp < 0)"
+            )
+            let tan = try await harness.labTAN()
+            let failed = try await harness.submit(SubmissionPayloads.payload(), tan: tan)
+            #expect(failed.status == .serviceUnavailable)
+            #expect(try await harness.count("pending_submission") == 1)
+            try await harness.execute("ALTER TABLE diagnosis_key DROP CONSTRAINT refuse_all")
+
+            // After the recovery age, the retry finds the attempt that spent the TAN abandoned and writes that
+            // attempt's keys (a retry within it is refused: the attempt may still run; a unit test holds that).
+            try await Task.sleep(for: .seconds(1.2))
+            let retried = try await harness.submit(SubmissionPayloads.payload(), tan: tan)
+            let again = try await harness.submit(SubmissionPayloads.payload(), tan: tan)
+
+            #expect(retried.status == .ok)
+            #expect(again.status == .forbidden, "the TAN wrote its keys once")
+            #expect(try await harness.count("diagnosis_key") == 14)
+            #expect(try await harness.count("pending_submission") == 0)
+        }
+    }
+
+    @Test(
+        "without a retry, the recovery writes a held submission whose TAN was spent, and releases one whose TAN was not"
+    )
+    func recoveryWithoutRetry() async throws {
+        try await SubmissionHarness.run(["SUBMISSION_RECOVERY_AFTER": "1s"]) { harness async throws in
+            try await harness.execute(
+                "ALTER TABLE diagnosis_key ADD CONSTRAINT refuse_all CHECK (submission_timestamp < 0)"
+            )
+            let spent = try await harness.submit(SubmissionPayloads.payload(), tan: try await harness.labTAN())
+            #expect(spent.status == .serviceUnavailable)
+            try await harness.execute("ALTER TABLE diagnosis_key DROP CONSTRAINT refuse_all")
+            // An attempt held without its TAN ever reaching verification-service (its request died in between).
+            let unspentTAN = try await harness.labTAN()
+            let unspent = HeldAttempt(
+                id: UUID(),
+                credential: .tan,
+                credentialHash: SecretHash.sha256Hex(unspentTAN),
+                draft: try KeySubmission(
+                    submissionType: "SUBMISSION_TYPE_PCR_TEST",
+                    originCountry: "DE",
+                    visitedCountries: ["DE"],
+                    consentToFederation: false,
+                    submissionHour: 480_000,
+                    keys: []
+                ).draft()
+            )
+            _ = try await harness.runtime.dependencies.keys.hold(unspent, selfReport: nil)
+            #expect(try await harness.count("pending_submission") == 2)
+
+            try await Task.sleep(for: .seconds(1.2))
+            let outcome = try await harness.runtime.recovery.run()
+
+            #expect(outcome == SubmissionRecovery.Outcome(completed: 1, released: 1))
+            #expect(try await harness.count("diagnosis_key") == 14)
+            #expect(try await harness.count("pending_submission") == 0)
+            // The unspent TAN is still good.
+            #expect(try await harness.submit(SubmissionPayloads.payload(), tan: unspentTAN).status == .ok)
         }
     }
 
