@@ -24,6 +24,13 @@ enum Distribution: ServiceEntrypoint {
         ),
         .serve(summary: "a run at start and every DISTRIBUTION_INTERVAL, with /health/* and /metrics"),
         .tool(
+            "audit",
+            summary:
+                "audit [--at <time>]: the keys the plan publishes that no listed archive holds (exit 0 none, 1 some, 2 could not audit)"
+        ) { arguments, environment in
+            await Distribution.audit(arguments: arguments, environment: environment)
+        },
+        .tool(
             "publish",
             summary: "publish availability: sign and publish the NHS availability documents now, alone (NHS_ENABLED)"
         ) { arguments, environment in

@@ -20,6 +20,8 @@ struct DistributionConfiguration: ServiceConfiguration {
     var appConfiguration: AppConfiguration
     var objectStore: ObjectStoreChoice
     var publishing: PublishPolicy
+    /// Whether every run ends with an audit of the published tree against its plan (`AUDIT_AFTER_RUN`).
+    var auditAfterRun: Bool
     /// The NHS app's static documents and their signing key, when `NHS_ENABLED`.
     var nhs: NHSDistribution?
     /// With `NHS_ENABLED`, in serve mode: the internal port where portal-service hands over risky venues, and the
@@ -45,7 +47,7 @@ struct DistributionConfiguration: ServiceConfiguration {
     ///   when unset), `SERVICE_CALLER_KEYS` (portal-service's key; without it no internal port), `INTERNAL_HTTP_HOST`
     ///   (127.0.0.1) and `INTERNAL_HTTP_PORT` (8015)
     /// - `OBJECT_STORE` (`directory` or `s3`), `CDN_DIRECTORY` (.data/cdn), the `S3_*` settings and the `PUBLISH_*`
-    ///   limits
+    ///   limits; `AUDIT_AFTER_RUN` (true)
     init(settings: SettingsReader) {
         self.http = ListenAddress(
             settings: settings,
@@ -158,6 +160,12 @@ struct DistributionConfiguration: ServiceConfiguration {
         }
 
         let defaults = PublishPolicy()
+        self.auditAfterRun = settings.bool(
+            "AUDIT_AFTER_RUN",
+            default: true,
+            help:
+                "End every run by reading the listed key archives back and counting the keys the plan publishes that none holds (en_distribution_audit_missing_keys)."
+        )
         self.publishing = PublishPolicy(
             parallelism: settings.int(
                 "PUBLISH_PARALLELISM",

@@ -106,6 +106,7 @@ struct SubmissionRuntime: Sendable {
             keys: dependencies.keys,
             verifier: dependencies.verifier,
             selfReports: dependencies.selfReports,
+            clock: dependencies.clock,
             metrics: self.metrics,
             logger: environment.logger
         )

@@ -12,6 +12,7 @@ import Logging
 import MetricsTestKit
 import NIOCore
 import NIOHTTP1
+import PostgresNIO
 import Testing
 
 @testable import DistributionService
@@ -70,6 +71,67 @@ struct DistributionProcessTests {
         environment["SIGNING_KEY_FILES"] = key.path
         environment["CDN_DIRECTORY"] = folder.appendingPathComponent("cdn").path
         return environment
+    }
+
+    @Test(
+        "audit: exit 0 on the tree a run wrote; 1 with the missing keys named when a listed archive is gone; 2 for a bad --at"
+    )
+    func auditCommand() async throws {
+        let database = try PostgresTestDatabase.require()
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "distribution-audit-\(UUID().uuidString)"
+        )
+        try await withCleanup {
+            var environment = try Self.environment(database, folder: folder)
+            environment["SHIFTING_POLICY_THRESHOLD"] = "1"
+            // Three keys submitted two hours ago, each valid for a day that ended a day before.
+            let hour = Int64(Date().timeIntervalSince1970) / 3600 - 2
+            for byte in [UInt8](1...3) {
+                try await database.client.query(
+                    """
+                    INSERT INTO diagnosis_key (key_data, submission_type, rolling_start_interval_number, rolling_period,
+                        submission_timestamp, transmission_risk_level, origin_country, visited_countries, report_type,
+                        days_since_onset_of_symptoms, consent_to_federation)
+                    VALUES (\(ByteBuffer(bytes: [UInt8](repeating: byte, count: 16))), 'SUBMISSION_TYPE_PCR_TEST',
+                        \(Int32((hour - 48) * 6)), 144, \(hour), 6, 'DE', ARRAY['DE'], 'CONFIRMED_TEST', 1, false)
+                    """,
+                    logger: database.logger
+                )
+            }
+            #expect(try await Self.exitCode(["run"], environment) == 0)
+            let audit = try ServiceProcess.start(
+                BuiltProduct.url("distribution-service"),
+                arguments: ["audit"],
+                environment: environment
+            )
+            defer { audit.kill() }
+            #expect(try await audit.waitForExit() == 0)
+            #expect(audit.output.contains("audit: DE: 3 keys due, 3 in "), "\(audit.output)")
+            #expect(audit.output.contains("audit: 0 missing"))
+
+            // The hour archive and the day archive holding the keys go: the audit names them and their period.
+            let day = hour / 24
+            let date = DistributionTime.isoDate(day: day)
+            let keys = folder.appendingPathComponent("cdn/version/v1/diagnosis-keys/country/DE/date/\(date)")
+            try FileManager.default.removeItem(at: keys.appendingPathComponent("hour/\(hour - day * 24)"))
+            try? FileManager.default.removeItem(at: keys.appendingPathComponent("index"))
+            let missing = try ServiceProcess.start(
+                BuiltProduct.url("distribution-service"),
+                arguments: ["audit"],
+                environment: environment
+            )
+            defer { missing.kill() }
+            #expect(try await missing.waitForExit() == 1)
+            #expect(
+                missing.output.contains("audit: DE \(date) hour \(hour - day * 24): 3 missing (origin DE 3)"),
+                "\(missing.output)"
+            )
+            #expect(missing.output.contains("audit: 3 missing"), "EUR still holds them")
+
+            #expect(try await Self.exitCode(["audit", "--at", "yesterday"], environment) == 2)
+        } cleanup: {
+            try? FileManager.default.removeItem(at: folder)
+        }
     }
 
     @Test("run: one run, exit 0, the tree on disk; serve: a run at start, ready, metrics, SIGTERM exits 0")

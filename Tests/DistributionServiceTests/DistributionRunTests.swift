@@ -182,6 +182,7 @@ struct DistributionRunTests {
         var description: String { "refusing \(self.base.description)" }
         func list(prefix: String) async throws -> Set<String> { try await self.base.list(prefix: prefix) }
         func checksum(of key: String) async throws -> String? { try await self.base.checksum(of: key) }
+        func get(_ key: String) async throws -> [UInt8]? { try await self.base.get(key) }
         func put(_ object: CDNObject) async throws { throw CocoaError(.fileWriteNoPermission) }
         func delete(_ key: String) async throws { try await self.base.delete(key) }
     }
@@ -490,5 +491,104 @@ struct DistributionStartupTests {
         let unset = SettingsReader(values: ["DATABASE_URL": values["DATABASE_URL"] ?? ""])
         _ = DistributionConfiguration(settings: unset)
         #expect(unset.problems == ["SIGNING_KEY_FILES (--signing-key-files) is required"])
+    }
+}
+
+extension DistributionRunTests {
+    // MARK: - No period left out, and the audit
+
+    @Test(
+        "a day and an hour over MAX_KEYS_PER_BUNDLE are published whole, each archive within the cap; the audit finds none missing"
+    )
+    func oversizedPeriodsPublished() async throws {
+        try await Fixture.with(policy: { policy in
+            policy.shiftingThreshold = 1
+            policy.maxKeysPerBundle = 30
+        }) { fixture in
+            // Two days ago: 50 keys in one hour (30 in it, 20 in the next; 30 in the day, 20 carried into yesterday's
+            // archive). Yesterday: 12 keys, in its hour and with 10 in its day archive (2 wait in today's).
+            let keys =
+                try await fixture.insertKeys(50, hour: Self.yesterday - 24 + 5)
+                + fixture.insertKeys(12, hour: Self.yesterday + 3)
+            let report = try await fixture.completedRun()
+
+            #expect(report.audit?.missingCount == 0)
+            #expect(report.audit?.badArchiveCount == 0)
+            #expect(report.sizes["DE"]?.heldBack == 0)
+            #expect((report.sizes["DE"]?.deferred ?? 0) > 0)
+            #expect(fixture.text("\(Self.keys)/DE/date") == #"["2026-11-20","2026-11-21"]"#)
+            var published: [[UInt8]] = []
+            for day in ["2026-11-20", "2026-11-21"] {
+                let export = try fixture.keyExport("\(Self.keys)/DE/date/\(day)")
+                #expect(export.keys.count <= 30, "\(day)")
+                published += export.keys.map { Array($0.keyData) }
+            }
+            // Today's hours, listed, each within the cap.
+            for hour in 0...9 {
+                let export = try fixture.keyExport("\(Self.keys)/DE/date/2026-11-22/hour/\(hour)")
+                #expect(export.keys.count <= 30)
+                published += export.keys.map { Array($0.keyData) }
+            }
+            for hour in 0...23 {
+                let export = try fixture.keyExport("\(Self.keys)/DE/date/2026-11-21/hour/\(hour)")
+                #expect(export.keys.count <= 30)
+                published += export.keys.map { Array($0.keyData) }
+            }
+            #expect(Set(keys).isSubset(of: Set(published)), "every key in a listed archive")
+            #expect(
+                try fixture.metrics.expectGauge("en_distribution_audit_missing_keys", [("folder", "DE")]).lastValue == 0
+            )
+        }
+    }
+
+    @Test("the audit names the keys of a listed archive that is gone or signed by another key, by period and origin")
+    func auditFindsMissingKeys() async throws {
+        try await Fixture.with(policy: Self.shiftingThresholdOfOne) { fixture in
+            try await fixture.insertKeys(5, hour: Self.yesterday + 3)
+            try await fixture.insertKeys(2, hour: Self.hour - 2)
+            let report = try await fixture.completedRun()
+            #expect(report.audit?.missingCount == 0)
+
+            // The day archive of yesterday is removed; today's hour 8 is replaced by one of another signer.
+            try FileManager.default.removeItem(
+                atPath: try #require(fixture.path(of: "\(Self.keys)/DE/date/2026-11-21"))
+            )
+            let hour8 = "\(Self.keys)/DE/date/2026-11-22/hour/8"
+            let (bin, _) = try fixture.archive(hour8)
+            let stranger = ArchiveTests.signer()
+            try Data(try stranger.archive(content: bin)).write(
+                to: URL(fileURLWithPath: try #require(fixture.path(of: hour8)))
+            )
+
+            let audit = try await TreeAudit(
+                store: fixture.store,
+                policy: fixture.configuration.policy,
+                publicKeys: [fixture.publicKey]
+            ).audit(
+                try #require(
+                    try await PostgresDiagnosisKeyRepository(
+                        client: fixture.database.client,
+                        logger: fixture.database.logger
+                    )
+                    .withPublicationRun { run in
+                        KeyBundler(policy: fixture.configuration.policy).bundle(
+                            try await run.keys(minimumTRL: 3, fromHour: Self.hour - 240),
+                            currentHour: Self.hour
+                        )
+                    }
+                ),
+                hour: Self.hour
+            )
+            let de = try #require(audit.folders.first { $0.folder == "DE" })
+            // Yesterday's hours are still listed, so its keys are not missing; today's hour 8 is unusable.
+            #expect(de.missing == [Self.hour - 2: ["DE": 2]])
+            #expect(de.badArchives.count == 2)
+            #expect(
+                de.badArchives.contains { $0.hasPrefix("\(Self.keys)/DE/date/2026-11-21 (listed, not in the store)") }
+            )
+            #expect(de.badArchives.contains { $0.hasPrefix(hour8) && $0.contains("no signature by a configured key") })
+            #expect(audit.lines.last == "2 missing", "\(audit.lines)")
+            #expect(audit.lines.contains("DE 2026-11-22 hour 8: 2 missing (origin DE 2)"))
+        }
     }
 }

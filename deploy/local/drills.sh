@@ -10,13 +10,17 @@
 #          redeemed by submissions, one self-report OTP redeemed by self-reports. Each has exactly one winner; every
 #          other answer is the documented refusal, none a 5xx;
 #   outage PostgreSQL's postmaster killed (SIGKILL) under a steady load of lab uploads and registrations
-#          (DRILLS_OUTAGE_RATE of each per second for DRILLS_OUTAGE_SECONDS, 10 and 20) and started again 4 s later:
-#          every acknowledged lab result and registration is stored, every other answer is a 503, and each
-#          service's /health/ready goes to 503 and is 200 again within 5 s of the database's return, without a
+#          (DRILLS_OUTAGE_RATE of each per second for DRILLS_OUTAGE_SECONDS, 10 and 20) and of key submissions
+#          through the gateway (DRILLS_OUTAGE_SUBMISSIONS CWA phones with a TAN, 100, and DRILLS_OUTAGE_NHS NHS
+#          phones with a submission token, 40, each retrying every 503 with the same keys), started again 4 s
+#          later: every acknowledged lab result and registration is stored, every other answer is a 503, every
+#          acknowledged and every retried submission's keys are stored once the held ones are resolved (0 lost), and
+#          each service's /health/ready goes to 503 and is 200 again within 5 s of the database's return, without a
 #          restart;
 #   peer   verification-service killed (SIGKILL) while TANs are submitted (DRILLS_PEER_COUNT, 150, 10 a second), and
 #          test-result-service while results are polled; each started again 10 s later (run.sh restart): only
-#          successes and the documented 503s, the refused submissions stored no key and their TANs work afterwards;
+#          successes and the documented 503s; each refused submission's TAN is used again with new keys, and exactly
+#          one of its two key sets ends up stored (its first, when verification-service spent the TAN before dying);
 #   abuse  abuse.py against the gateway: DRILLS_ABUSE_SLOW (300) slow-header and slow-body clients held for 30 s, a
 #          body one byte over every location's limit (413), DRILLS_ABUSE_FORGED (10,000) requests with forged
 #          X-Forwarded-For, X-SSL-Client-Cert, X-Gateway-Secret and X-Request-ID on the app, lab and portal ports;
@@ -47,6 +51,9 @@ export EN_FEDERATION=on   # and federation-service with a local federation gatew
 export EN_PROMETHEUS=off   # nothing watches the drills but the drills
 race_count="${DRILLS_RACE_COUNT:-1000}"
 outage_seconds="${DRILLS_OUTAGE_SECONDS:-20}" outage_rate="${DRILLS_OUTAGE_RATE:-10}"
+outage_submissions="${DRILLS_OUTAGE_SUBMISSIONS:-100}" outage_nhs="${DRILLS_OUTAGE_NHS:-40}"
+# Held submissions are resolved every 5 s here (1 min by default), so the drills need not wait long for them.
+export SUBMISSION_RECOVERY_INTERVAL="${DRILLS_RECOVERY_INTERVAL:-5s}"
 peer_count="${DRILLS_PEER_COUNT:-150}"
 abuse_slow="${DRILLS_ABUSE_SLOW:-300}" abuse_forged="${DRILLS_ABUSE_FORGED:-10000}"
 run="$root/deploy/local/run.sh"
@@ -127,11 +134,18 @@ for race in "registrations of one GUID" "registrations of one teleTAN" "result p
 done
 
 # ---- PostgreSQL killed under load ----
-# Lab uploads and registrations at a steady rate; 5 s in, the postmaster gets SIGKILL and comes back 4 s later. Every
-# acknowledged write must be in its table; every other answer a 503 (no 500, no request without an answer); each
-# service's /health/ready must go to 503 and be 200 again within 5 s of the database's return, without a restart.
-"$cwa" drill outage --seconds "$outage_seconds" --rate "$outage_rate" --acked-file "$work/acked" >"$work/outage" 2>&1 &
+# Lab uploads, registrations and key submissions at a steady rate; 5 s in, the postmaster gets SIGKILL and comes back
+# 4 s later. Every acknowledged write must be in its table; every other answer a 503 (no 500, no request without an
+# answer); every submission retried until its answer is final, and then every acknowledged or retried one's keys stored;
+# each service's /health/ready must go to 503 and be 200 again within 5 s of the database's return, without a restart.
+"$cwa" drill outage --seconds "$outage_seconds" --rate "$outage_rate" --acked-file "$work/acked" \
+  --submissions "$outage_submissions" --nhs-submissions "$outage_nhs" --started-file "$work/outage-started" \
+  --submitted-file "$work/submitted" >"$work/outage" 2>&1 &
 load_pid=$!
+for _ in $(seq 1 1200); do
+  if [ -f "$work/outage-started" ] || ! kill -0 "$load_pid" 2>/dev/null; then break; fi
+  sleep 0.1
+done
 : >"$work/ready"
 watch_ready() {
   while [ ! -f "$work/outage-over" ]; do
@@ -170,6 +184,36 @@ hashes="$(sed -n "s/^registration \(.*\)$/'\1'/p" "$work/acked" | paste -sd,)"
 sessions="$("$pg" psql -X -q -t -A -d verification -c "SELECT count(*) FROM app_session WHERE hashed_guid IN (${hashes:-''})" 2>>"$log")"
 check "outage: every acknowledged registration is stored ($sessions of $acked_registrations)" \
   test "$sessions" = "$acked_registrations" -a "$acked_registrations" -gt 0
+check "outage: CWA submissions answered 200 or 503 at first, 200 or (after a 503) 403 at last ($(outage_line submissions))" \
+  python3 -c "import sys; rows = [l.split() for l in open(sys.argv[1]) if l.startswith('cwa ')]; sys.exit(0 if rows and all(r[1] == '200' or (r[1] == '403' and r[2] == 'retried') for r in rows) else 1)" "$work/submitted"
+check "outage: NHS submissions answered 200 at last ($(outage_line nhs-submissions))" \
+  python3 -c "import sys; rows = [l.split() for l in open(sys.argv[1]) if l.startswith('nhs ')]; sys.exit(0 if rows and all(r[1] == '200' for r in rows) else 1)" "$work/submitted"
+# held_drained: no submission is held any more (the recovery resolves them every SUBMISSION_RECOVERY_INTERVAL once they
+# are older than SUBMISSION_RECOVERY_AFTER, 30 s); at most 120 s.
+held_drained() {
+  local held
+  for _ in $(seq 1 120); do
+    held="$("$pg" psql -X -q -t -A -d keys -c "SELECT count(*) FROM pending_submission" 2>>"$log")"
+    [ "$held" = 0 ] && return 0
+    sleep 1
+  done
+  return 1
+}
+check "outage: every held submission is resolved within 120 s" held_drained
+"$pg" psql -X -q -t -A -d keys -c "SELECT encode(key_data, 'hex') FROM diagnosis_key" >"$work/stored-keys" 2>>"$log"
+python3 - "$work/submitted" "$work/stored-keys" >"$work/submission-count" 2>&1 <<'PY'
+import sys
+stored = set(line.strip() for line in open(sys.argv[2]))
+rows = [line.split() for line in open(sys.argv[1]) if line.strip()]
+counted = [r for r in rows if r[1] == "200" or r[2] == "retried"]
+lost = [r for r in counted if not set(r[3].split(",")) <= stored]
+acked = sum(1 for r in rows if r[1] == "200")
+retried = sum(1 for r in rows if r[2] == "retried")
+print(f"{len(counted)} of {len(rows)} submissions acknowledged or retried ({acked} acknowledged, {retried} retried), {len(lost)} lost")
+PY
+cat "$work/submission-count" >>"$log"
+check "outage: every acknowledged or retried submission's keys are stored ($(cat "$work/submission-count"))" \
+  grep -q ', 0 lost$' "$work/submission-count"
 python3 - "$killed" "$back" "$work/ready" >"$work/recovery" 2>&1 <<'PY'
 import sys
 killed, back = float(sys.argv[1]), float(sys.argv[2])
@@ -210,20 +254,35 @@ peer_outage() {
   wait "$pid"
   cat "$work/peer-$kind" "$work/restart-$peer" >>"$log"
 }
-peer_outage submissions verification --count "$peer_count" --rate 10 --unstored-keys-file "$work/unstored-keys"
+peer_outage submissions verification --count "$peer_count" --rate 10 --refused-file "$work/refused"
 peer="$work/peer-submissions"
 check "peer killed: verification-service started again ($(grep '^ready' "$work/restart-verification"))" \
   grep -q '^rc=0' "$work/restart-verification"
 check "peer killed: submissions answered 200 or 503 only, some 503 ($(drill_line "$peer" submissions))" \
   some_of "$peer" submissions '200|503' 503
-unstored="$(grep -c . "$work/unstored-keys")"
-keys="$(grep . "$work/unstored-keys" | sed "s/^\(.*\)$/'\\\\x\1'/" | paste -sd,)"
-stored="$("$pg" psql -X -q -t -A -d keys -c "SELECT count(*) FROM diagnosis_key WHERE key_data IN (${keys:-NULL})" 2>>"$log")"
-check "peer killed: the submissions not answered 200 stored none of their $unstored keys ($stored stored)" \
-  test "$stored" = 0 -a "$unstored" -gt 0
-# 200: the TAN was intact; 403: verification-service used it and died before answering (Services/Submission/README.md).
+# 200: the TAN was intact; 403: verification-service used it and died before answering, and the first keys are held
+# (Services/Submission/README.md, "Order of work").
 check "peer killed: the TANs of those submissions used again afterwards: 200, or 403 if verification used one up before dying ($(drill_line "$peer" after))" \
   some_of "$peer" after '200|403' 200
+check "peer killed: every held submission is resolved within 120 s" held_drained
+"$pg" psql -X -q -t -A -d keys -c "SELECT encode(key_data, 'hex') FROM diagnosis_key" >"$work/stored-keys" 2>>"$log"
+python3 - "$work/refused" "$work/stored-keys" >"$work/refused-count" 2>&1 <<'PY'
+import sys
+stored = set(line.strip() for line in open(sys.argv[2]))
+rounds = {}
+for line in open(sys.argv[1]):
+    parts = line.split()
+    if len(parts) == 3:
+        rounds.setdefault(parts[0], {})[parts[1]] = set(parts[2].split(","))
+outcomes = {"first": 0, "second": 0, "none": 0, "both": 0}
+for sets in rounds.values():
+    first, second = sets.get("first", set()) <= stored, sets.get("second", set()) <= stored
+    outcomes["both" if first and second else "first" if first else "second" if second else "none"] += 1
+print(f"{len(rounds)} refused TANs: first keys stored {outcomes['first']}, second {outcomes['second']}, none {outcomes['none']}, both {outcomes['both']}")
+PY
+cat "$work/refused-count" >>"$log"
+check "peer killed: of each refused submission's TAN exactly one key set is stored ($(cat "$work/refused-count"))" \
+  grep -qE '^[1-9][0-9]* refused TANs: .* none 0, both 0$' "$work/refused-count"
 # Every poll 200, or 503 with `Retry-After: 30` (some), as Services/Verification/README.md documents.
 polls_answered() { some_of "$1" polls '200|503' 503 && grep -q 'Retry-After 30: 0$' "$1"; }
 peer_outage polls test-result --count 20 --rate 20 --seconds 15

@@ -23,8 +23,6 @@ struct KeyTreeAssembler: Sendable {
         var indexes: [CDNObject] = []
         /// Key files already published, which are never rewritten (§3.8) and so are not built again.
         var unchanged = 0
-        /// Days and hours left out because they hold more keys than a bundle may.
-        var oversized = 0
         /// The keys of the EU package's key files (which hold every published key): those in files this plan
         /// builds, and those in files already published. A key in the first and not the second is published for the
         /// first time by this run.
@@ -39,41 +37,36 @@ struct KeyTreeAssembler: Sendable {
 
     /// The plan for `bundles` at `currentHour`. `isPublished` tells which key files exist already; they are listed in
     /// the indexes but not rebuilt.
-    func plan(_ bundles: [String: HourlyKeys], currentHour: Int64, isPublished: (String) -> Bool) -> Plan {
+    func plan(_ bundles: [String: FolderKeys], currentHour: Int64, isPublished: (String) -> Bool) -> Plan {
         var plan = Plan()
         let today = DistributionTime.day(ofHour: currentHour)
         let countries = [self.policy.originCountry, self.policy.euPackageName]
         for country in countries {
-            let hours = bundles[country] ?? [:]
-            let days = Dictionary(grouping: hours.keys, by: DistributionTime.day(ofHour:))
+            let folder = bundles[country] ?? FolderKeys()
+            let hours = folder.hours
+            var days = Dictionary(grouping: hours.keys, by: DistributionTime.day(ofHour:))
+            for day in folder.days.keys where days[day] == nil { days[day] = [] }
             var listedDays: [Int64] = []
             for (day, dayHours) in days.sorted(by: { $0.key < $1.key }) {
                 let sortedHours = dayHours.sorted()
+                // The bundler's day archive: the day's hours' keys within the cap, and what a full day carried in.
                 if day < today || self.policy.includeIncompleteDays {
-                    let keys = sortedHours.flatMap { hours[$0] ?? [] }
-                    if self.fits(keys.count, CDNPaths.day(country, day)) {
-                        listedDays.append(day)
-                        self.add(
-                            CDNPaths.day(country, day),
-                            keys: keys,
-                            region: country,
-                            window: day * 86_400..<(day + 1) * 86_400,
-                            isDirectoryIndex: true,
-                            to: &plan,
-                            isPublished: isPublished
-                        )
-                    } else {
-                        plan.oversized += 1
-                    }
+                    let keys = folder.days[day] ?? sortedHours.flatMap { hours[$0] ?? [] }
+                    listedDays.append(day)
+                    self.add(
+                        CDNPaths.day(country, day),
+                        keys: keys,
+                        region: country,
+                        window: day * 86_400..<(day + 1) * 86_400,
+                        isDirectoryIndex: true,
+                        to: &plan,
+                        isPublished: isPublished
+                    )
                 }
                 guard day > today - Int64(self.policy.hourFileRetentionDays) else { continue }
                 var listedHours: [Int64] = []
                 for hour in sortedHours {
                     let keys = hours[hour] ?? []
-                    guard self.fits(keys.count, CDNPaths.hour(country, hour)) else {
-                        plan.oversized += 1
-                        continue
-                    }
                     listedHours.append(hour - day * 24)
                     self.add(
                         CDNPaths.hour(country, hour),
@@ -93,15 +86,6 @@ struct KeyTreeAssembler: Sendable {
         }
         plan.indexes.append(.index(CDNPaths.keyCountries, json: IndexJSON.strings(countries.sorted())))
         return plan
-    }
-
-    private func fits(_ count: Int, _ key: String) -> Bool {
-        guard count > self.policy.maxKeysPerBundle else { return true }
-        self.logger.error(
-            "Bundle holds more keys than allowed; left out",
-            metadata: ["object": "\(key)", "keys": "\(count)", "max": "\(self.policy.maxKeysPerBundle)"]
-        )
-        return false
     }
 
     private func add(

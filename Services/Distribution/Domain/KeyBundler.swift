@@ -6,12 +6,74 @@ import ENKeyStore
 /// hour the shifting policy walked without reaching the threshold: it still gets a signed, empty file.
 typealias HourlyKeys = [Int64: [DistributionKey]]
 
-/// Assigns keys to the published folders (the origin country's and the EU package) and to hours.
+/// What one folder publishes: its hour archives and its day archives (days since the epoch), each within
+/// `MAX_KEYS_PER_BUNDLE`. A day's archive holds its hours' keys, and those an earlier full day carried into it.
+struct FolderKeys: Sendable, Equatable {
+    var hours: HourlyKeys = [:]
+    var days: [Int64: [DistributionKey]] = [:]
+
+    /// The keys of the archives the tree lists at `currentHour`, each once, at the first hour the plan gives it: the
+    /// day archives of complete days (today's too with `INCLUDE_INCOMPLETE_DAYS`) and the hour archives of the days
+    /// whose hours are kept (`HOUR_FILE_RETENTION_DAYS`), as `KeyTreeAssembler` lists them.
+    func listed(at currentHour: Int64, policy: KeyDistributionPolicy) -> [KeyData: (hour: Int64, origin: String)] {
+        let today = DistributionTime.day(ofHour: currentHour)
+        var listed: [KeyData: (hour: Int64, origin: String)] = [:]
+        for (hour, keys) in self.hours
+        where DistributionTime.day(ofHour: hour) > today - Int64(policy.hourFileRetentionDays) {
+            for key in keys where listed[key.keyData].map({ $0.hour > hour }) ?? true {
+                listed[key.keyData] = (hour, key.originCountry)
+            }
+        }
+        for (day, keys) in self.days where day < today || policy.includeIncompleteDays {
+            for key in keys where listed[key.keyData] == nil { listed[key.keyData] = (day * 24, key.originCountry) }
+        }
+        return listed
+    }
+}
+
+/// Assigns keys to the published folders (the origin country's and the EU package), to hours and to days.
 struct KeyBundler: Sendable {
     let policy: KeyDistributionPolicy
 
-    /// The folders and hours for a run at `currentHour`. Keys whose hour has not come yet are left for later runs.
-    func bundle(_ keys: [DistributionKey], currentHour: Int64) -> [String: HourlyKeys] {
+    /// The folders' hours and days for a run at `currentHour`, each within `MAX_KEYS_PER_BUNDLE`. Keys whose hour has
+    /// not come yet are left for later runs.
+    func bundle(_ keys: [DistributionKey], currentHour: Int64) -> [String: FolderKeys] {
+        self.bundleWithSizes(keys, currentHour: currentHour).folders
+    }
+
+    /// What the cap did to one folder: keys published in a later hour (or day archive) than their own because it was
+    /// full, and keys that fit in no hour up to now and wait for a later run.
+    struct SizeEffect: Sendable, Equatable {
+        var deferred = 0
+        var heldBack = 0
+    }
+
+    /// `bundle`, with what the cap did to each folder.
+    func bundleWithSizes(
+        _ keys: [DistributionKey],
+        currentHour: Int64
+    ) -> (folders: [String: FolderKeys], sizes: [String: SizeEffect]) {
+        let end = self.policy.includeIncompleteHours ? currentHour + 1 : currentHour
+        var folders: [String: FolderKeys] = [:]
+        var sizes: [String: SizeEffect] = [:]
+        for (folder, hours) in self.uncapped(keys, currentHour: currentHour) {
+            let (capped, hourEffect) = self.capped(hours, end: end)
+            let (days, dayDeferred) = self.days(of: capped, through: DistributionTime.day(ofHour: end - 1))
+            let planned = FolderKeys(hours: capped, days: days)
+            folders[folder] = planned
+            var effect = SizeEffect(deferred: hourEffect.deferred + dayDeferred)
+            if hourEffect != SizeEffect() || dayDeferred > 0 {
+                // Held back: keys the policies publish by now that no archive the tree lists holds yet.
+                let publishable = Set(hours.values.lazy.flatMap { $0 }.map(\.keyData))
+                effect.heldBack = publishable.count - planned.listed(at: currentHour, policy: self.policy).count
+            }
+            sizes[folder] = effect
+        }
+        return (folders, sizes)
+    }
+
+    /// The folders and hours before the cap.
+    func uncapped(_ keys: [DistributionKey], currentHour: Int64) -> [String: HourlyKeys] {
         let buckets = self.buckets(keys)
         let end = self.policy.includeIncompleteHours ? currentHour + 1 : currentHour
         var byCountry: [String: HourlyKeys] = [:]
@@ -94,6 +156,72 @@ struct KeyBundler: Sendable {
             }
         }
         return result
+    }
+
+    /// Keeps every hour within `MAX_KEYS_PER_BUNDLE`, so no hour is left out of the CDN (the reference leaves out a day
+    /// or hour above it, cwa-server §3.4; that is its bug, not its intent). Walking the hours before `end` in order, an
+    /// hour takes at most the cap; the keys that do not fit move on to the next hour, and a key is matched in whichever
+    /// file it comes. Waiting keys go first, then the hour's own, each in key-data order, so a recomputed plan keeps the
+    /// files already published. Keys that fit in no hour before `end` wait for a later run. An hour that only receives
+    /// keys carried into it gets a file.
+    func capped(_ hours: HourlyKeys, end: Int64) -> (HourlyKeys, SizeEffect) {
+        let cap = self.policy.maxKeysPerBundle
+        guard hours.values.contains(where: { $0.count > cap }), let first = hours.keys.min() else {
+            return (hours, SizeEffect())
+        }
+        var result: HourlyKeys = [:]
+        var effect = SizeEffect()
+        var waiting: [DistributionKey] = []
+        for hour in first..<max(end, first + 1) {
+            let own = hours[hour] ?? []
+            guard !own.isEmpty || !waiting.isEmpty else {
+                if hours[hour] != nil { result[hour] = [] }
+                continue
+            }
+            let (taken, rest, deferred) = Self.fill(waiting: waiting, own: own, cap: cap)
+            result[hour] = taken
+            effect.deferred += deferred
+            waiting = rest
+        }
+        effect.heldBack = waiting.count
+        return (result, effect)
+    }
+
+    /// The day archives of a folder's hours: each day holds its hours' keys, but at most `MAX_KEYS_PER_BUNDLE`; the
+    /// rest move on to the next day's archive (every app downloads every listed day: cwa-app-android
+    /// `DayPackageSyncTool`, cwa-app-ios `KeyPackageDownload`; only today's hours are fetched), waiting keys first,
+    /// each in key-data order. Keys carried past `lastDay` (the run's current day) are in no day archive yet. Returns
+    /// how many keys went into a later day's archive than their own.
+    func days(of hours: HourlyKeys, through lastDay: Int64) -> (days: [Int64: [DistributionKey]], deferred: Int) {
+        let byDay = Dictionary(grouping: hours.keys, by: DistributionTime.day(ofHour:))
+        guard let first = byDay.keys.min() else { return ([:], 0) }
+        var days: [Int64: [DistributionKey]] = [:]
+        var waiting: [DistributionKey] = []
+        var deferred = 0
+        for day in first...max(first, lastDay) {
+            let own = (byDay[day] ?? []).flatMap { hours[$0] ?? [] }
+            guard byDay[day] != nil || !waiting.isEmpty else { continue }
+            if waiting.isEmpty && own.count <= self.policy.maxKeysPerBundle {
+                days[day] = own
+                continue
+            }
+            let (taken, rest, moved) = Self.fill(waiting: waiting, own: own, cap: self.policy.maxKeysPerBundle)
+            days[day] = taken
+            deferred += moved
+            waiting = rest
+        }
+        return (days, deferred)
+    }
+
+    /// The first `cap` of `waiting` then `own` (sorted by key data), the rest, and how many of `own` are in the rest.
+    private static func fill(
+        waiting: [DistributionKey],
+        own: [DistributionKey],
+        cap: Int
+    ) -> (taken: [DistributionKey], rest: [DistributionKey], deferred: Int) {
+        let queue = waiting + own.sorted { $0.keyData < $1.keyData }
+        let take = min(queue.count, cap)
+        return (Array(queue.prefix(take)), Array(queue.dropFirst(take)), own.count - max(0, take - waiting.count))
     }
 
     /// Other countries' keys without policies: by submission hour, before `end`.

@@ -14,7 +14,8 @@ struct KeyDistributionPolicy: Sendable, Equatable {
     var expiryPolicyMinutes = 120
     /// Hours accumulate keys until at least this many can be published together (`shifting-policy-threshold`).
     var shiftingThreshold = 140
-    /// A day or hour with more keys is left out, logged as an error (`maximum-number-of-keys-per-bundle`).
+    /// No day or hour archive holds more keys (`maximum-number-of-keys-per-bundle`); the keys that do not fit move on
+    /// to later hours (`KeyBundler.capped`).
     var maxKeysPerBundle = 600_000
     var originCountry = "DE"
     /// The folder of the union of every country's keys (`eu-package-name`).
@@ -25,6 +26,10 @@ struct KeyDistributionPolicy: Sendable, Equatable {
     var applyPoliciesForAllCountries = false
     var includeIncompleteDays = false
     var includeIncompleteHours = false
+    /// An hour counts as complete this long after it ended (`HOUR_COMPLETE_AFTER`): a submission dated into its last
+    /// seconds may still be committing (a request's database work ends at its 20 s deadline), and a key committed into
+    /// an hour already published would reach phones only with its day's archive, or never when that is out too.
+    var hourCompleteAfter: Duration = .seconds(60)
     /// Hour folders exist for the dates after today minus this many days (2: yesterday and today).
     var hourFileRetentionDays = 2
     /// Rows and published objects older than this many days are deleted (§3.9).
@@ -62,7 +67,7 @@ struct KeyDistributionPolicy: Sendable, Equatable {
             "MAX_KEYS_PER_BUNDLE",
             default: defaults.maxKeysPerBundle,
             range: 1...10_000_000,
-            help: "A day or hour with more keys is left out and logged as an error."
+            help: "Most keys in one day or hour archive; the keys that do not fit go into later hours (and their day)."
         )
         self.originCountry = settings.string(
             "ORIGIN_COUNTRY",
@@ -105,6 +110,12 @@ struct KeyDistributionPolicy: Sendable, Equatable {
             "INCLUDE_INCOMPLETE_HOURS",
             default: false,
             help: "Publish the current hour's file (demo only)."
+        )
+        self.hourCompleteAfter = settings.duration(
+            "HOUR_COMPLETE_AFTER",
+            default: defaults.hourCompleteAfter,
+            help:
+                "How long after its end an hour counts as complete (submissions of its last seconds may still be committing)."
         )
         self.hourFileRetentionDays = settings.int(
             "HOUR_FILE_RETENTION_DAYS",

@@ -40,6 +40,30 @@ struct DistributionMetrics: Sendable {
         }
         Gauge(label: "en_distribution_oldest_unpublished_key_age_seconds", factory: self.factory)
             .record(report.latency.oldestWaiting)
+        if let audit = report.audit {
+            for folder in audit.folders {
+                Gauge(
+                    label: "en_distribution_audit_missing_keys",
+                    dimensions: [("folder", folder.folder)],
+                    factory: self.factory
+                ).record(folder.missingCount)
+                Gauge(
+                    label: "en_distribution_audit_unusable_archives",
+                    dimensions: [("folder", folder.folder)],
+                    factory: self.factory
+                ).record(folder.badArchives.count)
+            }
+        }
+        for (folder, effect) in report.sizes {
+            Gauge(
+                label: "en_distribution_keys_deferred_for_size",
+                dimensions: [("folder", folder)],
+                factory: self.factory
+            )
+            .record(effect.deferred)
+            Gauge(label: "en_distribution_keys_held_for_size", dimensions: [("folder", folder)], factory: self.factory)
+                .record(effect.heldBack)
+        }
     }
 
     /// Seconds from a key's submission (hour) until the run that first published it had written its archive and the

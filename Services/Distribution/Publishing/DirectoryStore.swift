@@ -52,6 +52,14 @@ struct DirectoryStore: ObjectStore {
         return CWAHash.of(bytes)
     }
 
+    func get(_ key: String) async throws -> [UInt8]? {
+        guard let path = self.existingFile(for: key), let data = FileManager.default.contents(atPath: path) else {
+            return nil
+        }
+        let bytes = [UInt8](data)
+        return Self.signedFile(bytes)?.1 ?? bytes
+    }
+
     func put(_ object: CDNObject) async throws {
         let target = self.url(for: object.key, isDirectoryIndex: object.isDirectoryIndex)
         let folder = target.deletingLastPathComponent()

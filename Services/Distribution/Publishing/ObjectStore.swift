@@ -59,6 +59,8 @@ protocol ObjectStore: Sendable {
     func list(prefix: String) async throws -> Set<String>
     /// The `cwa-hash` an object was published with, or `nil` if it is absent or carries none.
     func checksum(of key: String) async throws -> String?
+    /// The object's body as phones get it, or `nil` if it is absent (the audit reads the tree back).
+    func get(_ key: String) async throws -> [UInt8]?
     /// Stores the object so that readers see either the old or the whole new content, never a part.
     func put(_ object: CDNObject) async throws
     /// Removes an object; removing an absent one is not an error.

@@ -1,5 +1,6 @@
 // One distribution run: retention, assembly, signing and publishing, under a cluster-wide lock (cwa-server §3.1).
 
+import Crypto
 import ENKeyStore
 import ENModels
 import ENServiceKit
@@ -17,6 +18,10 @@ struct RunReport: Sendable, Equatable {
     var archivesBuilt = 0
     var publish = Publisher.Outcome()
     var latency = PublicationLatency()
+    /// Per folder (`DE`, `EUR`): keys the cap moved to a later hour, and keys it holds for a later run.
+    var sizes: [String: KeyBundler.SizeEffect] = [:]
+    /// The audit of the published tree against this run's plan (`AUDIT_AFTER_RUN`).
+    var audit: AuditReport?
     /// Epoch seconds.
     var finishedAt = 0.0
 }
@@ -69,7 +74,8 @@ struct DistributionRun: Sendable {
     private func work(_ database: any KeyPublicationRun) async throws -> RunReport {
         let policy = self.configuration.policy
         let now = self.clock.now
-        let currentHour = DistributionTime.hour(now.timeIntervalSince1970)
+        // The hour of `now` less the grace, so the hour that just ended is published once its submissions are in.
+        let currentHour = DistributionTime.hour(now.timeIntervalSince1970 - policy.hourCompleteAfter / .seconds(1))
         let retentionStartHour = currentHour - Int64(policy.retentionDays) * 24
         let publisher = Publisher(store: self.store, policy: self.configuration.publishing, logger: self.logger)
         var report = RunReport()
@@ -108,7 +114,17 @@ struct DistributionRun: Sendable {
         report.keysRead = keys.count
         let bundleStart = ContinuousClock.now
         let bundler = KeyBundler(policy: policy)
-        let bundles = bundler.bundle(keys, currentHour: currentHour)
+        let (bundles, sizes) = bundler.bundleWithSizes(keys, currentHour: currentHour)
+        report.sizes = sizes
+        for (folder, effect) in sizes.sorted(by: { $0.key < $1.key }) where effect != KeyBundler.SizeEffect() {
+            self.logger.warning(
+                "Keys moved to later hours: their periods are full",
+                metadata: [
+                    "folder": "\(folder)", "keys.deferred": "\(effect.deferred)", "keys.held": "\(effect.heldBack)",
+                    "max": "\(policy.maxKeysPerBundle)",
+                ]
+            )
+        }
         self.logger.info(
             "Keys read and bundled",
             metadata: [
@@ -153,7 +169,7 @@ struct DistributionRun: Sendable {
             "Tree planned",
             metadata: [
                 "keys": "\(keys.count)", "archives": "\(keyPlan.jobs.count + twp.jobs.count + configJobs.count)",
-                "published.before": "\(keyPlan.unchanged + twp.unchanged)", "oversized": "\(keyPlan.oversized)",
+                "published.before": "\(keyPlan.unchanged + twp.unchanged)",
             ]
         )
 
@@ -185,6 +201,27 @@ struct DistributionRun: Sendable {
         let published = Set(objects.map(\.key))
         report.objectsDeleted = try await publisher.delete(expired.filter { !published.contains($0) })
         report.finishedAt = self.clock.now.timeIntervalSince1970
+
+        // 7. The tree read back: every key this plan publishes must be in a listed archive that verifies.
+        if self.configuration.auditAfterRun {
+            let auditStart = ContinuousClock.now
+            let audit = try await TreeAudit(
+                store: self.store,
+                policy: policy,
+                publicKeys: signer.keys.map(\.privateKey.publicKey)
+            ).audit(bundles, hour: currentHour)
+            report.audit = audit
+            let metadata: Logger.Metadata = [
+                "keys.missing": "\(audit.missingCount)", "archives.unusable": "\(audit.badArchiveCount)",
+                "seconds": "\(Self.seconds(since: auditStart))",
+            ]
+            if audit.missingCount > 0 || audit.badArchiveCount > 0 {
+                self.logger.error("Audit: keys of this run's plan are in no listed archive", metadata: metadata)
+                for line in audit.lines { self.logger.error("Audit", metadata: ["audit": "\(line)"]) }
+            } else {
+                self.logger.info("Audit: every planned key is in a listed archive", metadata: metadata)
+            }
+        }
         return report
     }
 }

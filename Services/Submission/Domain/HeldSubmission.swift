@@ -260,6 +260,7 @@ struct SubmissionRecovery: Sendable {
     let keys: any DiagnosisKeyRepository
     let verifier: any VerificationClient
     let selfReports: any SelfReportClient
+    let clock: WallClock
     let metrics: SubmissionMetrics
     let logger: Logger
 
@@ -346,8 +347,12 @@ struct SubmissionRecovery: Sendable {
                 try await self.keys.release(attempt.id)
                 return .released
             }
-            let draft = try KeySubmission(draft: attempt.draft)
-            let submission = SpendGrant(nhsTestKit: redemption.nhsTestKit).applied(to: draft)
+            var submission = SpendGrant(nhsTestKit: redemption.nhsTestKit).applied(
+                to: try KeySubmission(draft: attempt.draft)
+            )
+            // Stored now, so as of now: a run may have published the draft's hour (and its day) meanwhile, and a key
+            // dated into a published period would reach no phone.
+            submission.submissionHour = EpochIntervals.hour(self.clock.now)
             guard
                 let outcome = try await self.keys.complete(
                     attempt.id,

@@ -231,12 +231,19 @@ extension DrillCommand {
 extension DrillCommand {
     struct Outage: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Lab uploads and registrations at a steady rate while the drill script breaks the fleet.",
+            abstract:
+                "Lab uploads, registrations and submissions at a steady rate while the drill script breaks the fleet.",
             discussion: """
                 Every 1/--rate seconds, for --seconds, a lab posts one new positive result and a phone registers \
                 another new GUID (neither waits for the other requests). Prints the answers per status, the slowest \
                 answer, and writes the id of every acknowledged result (204) and GUID hash (201) to --acked-file, \
                 one `result <id>` or `registration <hash>` per line.
+                With --submissions and --nhs-submissions, that many phones first get a TAN (CWA) or an NHS \
+                submission token, then --started-file is created, and during the --seconds they submit their keys, \
+                spread evenly; every 503 (or a request without an answer) is tried again with the same keys after its \
+                Retry-After (at most 3 s) until another answer, for at most 60 s after the --seconds. Each \
+                submission goes to --submitted-file as `<cwa|nhs> <last status> <retried|once> <key hex,…>`, and \
+                the answers to lines `submissions:` and `nhs-submissions:` (first answers, last answers, retried).
                 """
         )
 
@@ -248,10 +255,27 @@ extension DrillCommand {
         var rate = 10.0
         @Option(name: .customLong("acked-file"), help: "Where the acknowledged ids go.")
         var ackedFile: String
+        @Option(help: "CWA phones that submit keys with a TAN during the load.")
+        var submissions = 0
+        @Option(name: .customLong("nhs-submissions"), help: "NHS phones that submit keys during the load.")
+        var nhsSubmissions = 0
+        @OptionGroup var nhs: NHSOptions
+        @Option(name: .customLong("nhs-lab-key"), help: "The NHS lab's API key (env CWA_NHS_LAB_KEY).")
+        var nhsLabKeyOption: String?
+        @Option(name: .customLong("started-file"), help: "Created when the phones are ready and the load begins.")
+        var startedFile: String?
+        @Option(name: .customLong("submitted-file"), help: "Where each submission's outcome and keys go.")
+        var submittedFile: String?
 
         func validate() throws {
             guard (1...600).contains(self.seconds), (0.5...200).contains(self.rate) else {
                 throw ValidationError("--seconds must be 1…600 and --rate 0.5…200")
+            }
+            guard (0...2000).contains(self.submissions), (0...500).contains(self.nhsSubmissions) else {
+                throw ValidationError("--submissions must be 0…2000 and --nhs-submissions 0…500")
+            }
+            if self.submissions + self.nhsSubmissions > 0, self.submittedFile == nil {
+                throw ValidationError("--submitted-file is required with submissions")
             }
         }
 
@@ -261,9 +285,12 @@ extension DrillCommand {
             let labID = self.lab.labID
             let total = Int(self.seconds * self.rate)
             let interval = Duration.seconds(1 / self.rate)
-            let sent = try await withGateway(try self.lab.client(gateway: self.gateway)) { labClient in
+            let (sent, submitted) = try await withGateway(try self.lab.client(gateway: self.gateway)) { labClient in
                 try await withGateway(try self.gateway.client(connections: 64)) { appClient in
-                    await Self.send(
+                    let phones = try await self.phones(client: appClient)
+                    if let path = self.startedFile { try DrillCommand.writePrivate("", to: path) }
+                    async let submitted = self.submit(phones, client: appClient)
+                    let sent = await Self.send(
                         total,
                         interval: interval,
                         app: app,
@@ -272,6 +299,7 @@ extension DrillCommand {
                         labClient: labClient,
                         appClient: appClient
                     )
+                    return (sent, await submitted)
                 }
             }
             let acked = sent.filter {
@@ -284,6 +312,87 @@ extension DrillCommand {
                 print(
                     "\(kind)s: \(RaceOutcome(ofKind.map(\.status)).summary), slowest \(String(format: "%.2f", slowest)) s"
                 )
+            }
+            guard let path = self.submittedFile else { return }
+            try DrillCommand.writePrivate(
+                submitted.map {
+                    "\($0.kind.rawValue) \($0.statuses.last ?? 0) \($0.retried ? "retried" : "once") "
+                        + $0.keys.joined(separator: ",") + "\n"
+                }.joined(),
+                to: path
+            )
+            for (kind, label) in [(OutageSubmission.Kind.cwa, "submissions"), (.nhs, "nhs-submissions")] {
+                let ofKind = submitted.filter { $0.kind == kind }
+                guard !ofKind.isEmpty else { continue }
+                print(
+                    "\(label): first \(RaceOutcome(ofKind.compactMap(\.statuses.first)).summary), last "
+                        + "\(RaceOutcome(ofKind.compactMap(\.statuses.last)).summary), retried "
+                        + "\(ofKind.filter(\.retried).count)"
+                )
+            }
+        }
+
+        /// The phones ready to submit: TANs, then NHS submission tokens.
+        private func phones(client: GatewayClient) async throws -> (tans: [String], nhsTokens: [String]) {
+            let tans = try await OutagePhones.tans(
+                self.submissions,
+                gateway: self.gateway,
+                lab: self.lab,
+                client: client
+            )
+            guard self.nhsSubmissions > 0 else { return (tans, []) }
+            guard let labKey = self.nhsLabKeyOption ?? environment("CWA_NHS_LAB_KEY") else {
+                throw ValidationError("--nhs-lab-key (or CWA_NHS_LAB_KEY) is required with --nhs-submissions")
+            }
+            let tokens = try await OutagePhones.nhsTokens(
+                self.nhsSubmissions,
+                gateway: self.gateway,
+                nhs: self.nhs,
+                labURL: self.lab.lab,
+                labKey: labKey,
+                client: client
+            )
+            return (tans, tokens)
+        }
+
+        /// Every phone submits once, spread evenly over `--seconds`, each retrying its 503s.
+        private func submit(
+            _ phones: (tans: [String], nhsTokens: [String]),
+            client: GatewayClient
+        ) async -> [OutageSubmission] {
+            let work = phones.tans.map { (OutageSubmission.Kind.cwa, $0) } + phones.nhsTokens.map { (.nhs, $0) }
+            guard !work.isEmpty else { return [] }
+            let clock = ContinuousClock()
+            let start = clock.now
+            let submitter = OutageSubmitter(
+                client: client,
+                app: self.gateway.app,
+                deadline: start + .seconds(self.seconds + 60)
+            )
+            let spacing = Duration.seconds(self.seconds / Double(work.count))
+            let (gateway, nhs) = (self.gateway, self.nhs)
+            return await withTaskGroup(of: OutageSubmission?.self) { group in
+                // Interleaved, so both kinds meet the outage.
+                let order = work.enumerated().sorted { ($0.offset % 2, $0.offset) < ($1.offset % 2, $1.offset) }
+                for (slot, item) in order.map(\.element).enumerated() {
+                    try? await clock.sleep(until: start + spacing * slot)
+                    group.addTask {
+                        let now = Date()
+                        let keys = PhoneState.new(days: 14, now: now).keys
+                        switch item.0 {
+                        case .cwa: return try? await submitter.cwa(tan: item.1, keys: keys, now: now)
+                        case .nhs:
+                            return try? await submitter.nhs(
+                                token: item.1,
+                                keys: keys,
+                                now: now,
+                                nhs: nhs,
+                                gateway: gateway
+                            )
+                        }
+                    }
+                }
+                return await group.reduce(into: []) { if let done = $1 { $0.append(done) } }
             }
         }
 

@@ -1,6 +1,6 @@
 // `cwa drill peer-outage`: phones keep submitting (or polling) while the drill script kills the peer service the
 // requests need and starts it again (`make drills`). Every answer must be a success or the documented 503; afterwards
-// a TAN whose submission got a 503 is used again, which shows whether the outage used it up.
+// a TAN whose submission got a 503 is used again with new keys: either those or the first keys end up stored.
 
 import ArgumentParser
 import ENModels
@@ -13,9 +13,10 @@ extension DrillCommand {
             abstract: "Submissions or result polls at a steady rate while the drill script kills their peer.",
             discussion: """
                 --kind submissions: a lab posts --count positive results, each is registered and gets a TAN; then \
-                every TAN is submitted once, --rate per second. Prints the answers per status, writes the key data \
-                (hex, one per line) of every submission not answered 200 to --unstored-keys-file, waits for \
-                --resume-file (the peer is back) and submits every such TAN again with new keys.
+                every TAN is submitted once, --rate per second. Prints the answers per status, waits for \
+                --resume-file (the peer is back) and submits every TAN not answered 200 again with new keys. \
+                --refused-file gets two lines per such TAN, `<n> first <key hex,…>` and `<n> second <key hex,…>`: \
+                exactly one of the two key sets must end up stored.
                 --kind polls: --count registered positive results are polled, --rate per second for --seconds; a \
                 503 must carry `Retry-After: 30`. After --resume-file every token is polled once more.
                 --started-file is created when the load begins. Lines: `<kind>: <status>×<count> …` and \
@@ -42,8 +43,8 @@ extension DrillCommand {
             help: "The second round waits until this file exists (at most 120 s)."
         )
         var resumeFile: String
-        @Option(name: .customLong("unstored-keys-file"), help: "The key data of the submissions not answered 200.")
-        var unstoredKeysFile: String?
+        @Option(name: .customLong("refused-file"), help: "The key data of both rounds of each TAN not answered 200.")
+        var refusedFile: String?
         @Option(
             name: .customLong("secrets-file"),
             help: "Write the registration tokens and TANs used here (mode 600), for the check at rest."
@@ -124,18 +125,26 @@ extension DrillCommand {
                 let keys = PhoneState.new(days: 14, now: now).keys
                 let payload = try SubmissionBuilder.payload(keys: keys, checkIns: 0, now: now)
                 let reply = try await SubmissionCalls.submit(client: client, app: app, tan: tan, payload: payload)
-                return (reply.status, keys.map { $0.keyData.map { String(format: "%02x", $0) }.joined() })
+                return (reply.status, keys.map(\.hex))
             }
             print("submissions: \(RaceOutcome(first.map(\.status)).summary)")
             let refused = zip(tans, first).filter { $0.1.status != 200 }
-            if let path = self.unstoredKeysFile {
-                try DrillCommand.writePrivate(refused.flatMap(\.1.detail).joined(separator: "\n") + "\n", to: path)
-            }
             try await Self.waitFor(self.resumeFile)
             let again = try await Self.steady(refused.map(\.0), interval: .milliseconds(20)) { tan in
-                let payload = try SubmissionBuilder.withRandomKeys(now: Date())
+                let now = Date()
+                let keys = PhoneState.new(days: 14, now: now).keys
+                let payload = try SubmissionBuilder.payload(keys: keys, checkIns: 0, now: now)
                 let reply = try await SubmissionCalls.submit(client: client, app: app, tan: tan, payload: payload)
-                return (reply.status, [])
+                return (reply.status, keys.map(\.hex))
+            }
+            if let path = self.refusedFile {
+                let lines = zip(refused, again).enumerated().flatMap { index, pair in
+                    [
+                        "\(index) first \(pair.0.1.detail.joined(separator: ","))",
+                        "\(index) second \(pair.1.detail.joined(separator: ","))",
+                    ]
+                }
+                try DrillCommand.writePrivate(lines.joined(separator: "\n") + "\n", to: path)
             }
             print("after: \(RaceOutcome(again.map(\.status)).summary)")
         }

@@ -307,12 +307,20 @@ extension NHSCommand {
             print("\(signature): submitted, HTTP 200 (the answer is the same whether the keys were stored)")
         }
 
-        static func payload(token: String, keys: [ExposureKey], now: Date) throws -> String {
+        /// The keys a submission at `now` sends (those of the days the transmission risk table covers), with their
+        /// days before today.
+        static func sentKeys(_ keys: [ExposureKey], now: Date) -> [(key: ExposureKey, daysAgo: Int)] {
             let today = ENInterval.dayStart(of: ENInterval.number(of: now))
-            let entries: [[String: Any]] = keys.compactMap { key in
+            return keys.compactMap { key in
                 let daysAgo = Int((Int64(today) - Int64(key.rollingStartIntervalNumber)) / Int64(ENInterval.perDay))
                 guard daysAgo >= 0, daysAgo < Self.transmissionRiskByDaysAgo.count else { return nil }
-                return [
+                return (key, daysAgo)
+            }
+        }
+
+        static func payload(token: String, keys: [ExposureKey], now: Date) throws -> String {
+            let entries: [[String: Any]] = Self.sentKeys(keys, now: now).map { key, daysAgo in
+                [
                     "key": key.keyData.base64EncodedString(), "rollingStartNumber": key.rollingStartIntervalNumber,
                     "rollingPeriod": key.rollingPeriod,
                     "transmissionRiskLevel": Self.transmissionRiskByDaysAgo[daysAgo],

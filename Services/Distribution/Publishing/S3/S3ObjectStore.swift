@@ -112,6 +112,16 @@ final class S3ObjectStore: ObjectStore {
         }
     }
 
+    /// GET the object's body (at most 512 MiB: an archive of a full day is far smaller); `nil` if it is absent.
+    func get(_ key: String) async throws -> [UInt8]? {
+        let answer = try await self.send(.GET, key: key, operation: "get", maxBodyBytes: 512 * 1_048_576)
+        switch answer.status {
+        case 200..<300: return Array(answer.body.readableBytesView)
+        case 404: return nil
+        default: throw self.failure(answer, operation: "get", subject: key)
+        }
+    }
+
     /// PUT the whole body with its content type, `Cache-Control`, `cwa-hash` and, if configured, a public-read ACL.
     /// S3 stores an object whole or not at all, and checks the body against the signed SHA-256.
     func put(_ object: CDNObject) async throws {

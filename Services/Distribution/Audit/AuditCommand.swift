@@ -1,0 +1,78 @@
+// `distribution-service audit`: the reconciliation of the key store and the published tree, for an operator.
+
+import Crypto
+import ENKeyStore
+import ENPersistence
+import ENServiceKit
+import Foundation
+import Logging
+
+extension Distribution {
+    /// `audit [--at <ISO 8601 time>] [--setting value …]`: reads the keys as a run at that time would (by default the
+    /// hour after the latest hour the tree lists, so the audit sees the tree as the last run left it), plans their
+    /// archives, reads every listed archive back from the store and prints, per folder, the keys due, the archives
+    /// read and the keys no listed archive holds, by period and origin. Exit 0 when nothing is missing, 1 when keys
+    /// are missing or a listed archive is unusable, 2 for a bad command line or configuration, or when the audit could
+    /// not run (the store or the database failed, or a run holds the lock).
+    static func audit(arguments: [String], environment: [String: String]) async -> Int32 {
+        var settings = Array(arguments.dropFirst())
+        var at: Date?
+        if let index = settings.firstIndex(of: "--at") {
+            guard index + 1 < settings.count, let date = ISO8601DateFormatter().date(from: settings[index + 1]) else {
+                FileHandle.standardError.write(
+                    Data("usage: distribution-service audit [--at <ISO 8601 time>] [--setting value ...]\n".utf8)
+                )
+                return 2
+            }
+            at = date
+            settings.removeSubrange(index...(index + 1))
+        }
+        let ready: Startup<DistributionConfiguration>.Ready
+        switch Self.start(arguments: ["distribution-service"] + settings, environment: environment) {
+        case .exit(let code): return code
+        case .ready(let value): ready = value
+        }
+        let logger = ready.environment.logger
+        let configuration = ready.configuration
+        do {
+            let dependencies = Self.makeDependencies(configuration: configuration, logger: logger)
+            return try await withRunningServices(dependencies.services) {
+                let policy = configuration.policy
+                let audit = TreeAudit(
+                    store: dependencies.objectStore.store,
+                    policy: policy,
+                    publicKeys: configuration.signer.keys.map(\.privateKey.publicKey)
+                )
+                let now = DistributionTime.hour((at ?? dependencies.clock.now).timeIntervalSince1970)
+                var hour = now
+                if at == nil {
+                    guard let latest = try await audit.latestListedHour(today: DistributionTime.day(ofHour: now)) else {
+                        print("audit: the tree of \(dependencies.objectStore.store.description) lists no key archive")
+                        return 1
+                    }
+                    hour = min(now, latest + (policy.includeIncompleteHours ? 0 : 1))
+                }
+                let fromHour = hour - Int64(policy.daysToPublish) * 24
+                guard
+                    let keys = try await dependencies.keys.withPublicationRun({ run in
+                        try await run.keys(minimumTRL: policy.minimumTRL, fromHour: fromHour)
+                    })
+                else {
+                    print("audit: a distribution run holds the key store; try again when it has ended")
+                    return 2
+                }
+                let plan = KeyBundler(policy: policy).bundle(keys, currentHour: hour)
+                let report = try await audit.audit(plan, hour: hour)
+                let day = DistributionTime.day(ofHour: hour)
+                print(
+                    "audit: \(dependencies.objectStore.store.description) as a run at \(DistributionTime.isoDate(day: day)) hour \(hour - day * 24) planned it, \(keys.count) keys read"
+                )
+                for line in report.lines { print("audit: \(line)") }
+                return report.missingCount > 0 || report.badArchiveCount > 0 ? 1 : 0
+            }
+        } catch {
+            logger.critical("The audit could not run", metadata: ErrorMetadata.described(error))
+            return 2
+        }
+    }
+}
