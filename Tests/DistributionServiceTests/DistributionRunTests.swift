@@ -497,14 +497,17 @@ struct DistributionStartupTests {
 extension DistributionRunTests {
     // MARK: - No period left out, and the audit
 
+    /// Publishes every hour; at most 30 keys an archive.
+    private static func thresholdOfOneCapOfThirty(_ policy: inout KeyDistributionPolicy) {
+        policy.shiftingThreshold = 1
+        policy.maxKeysPerBundle = 30
+    }
+
     @Test(
         "a day and an hour over MAX_KEYS_PER_BUNDLE are published whole, each archive within the cap; the audit finds none missing"
     )
     func oversizedPeriodsPublished() async throws {
-        try await Fixture.with(policy: { policy in
-            policy.shiftingThreshold = 1
-            policy.maxKeysPerBundle = 30
-        }) { fixture in
+        try await Fixture.with(policy: Self.thresholdOfOneCapOfThirty) { fixture in
             // Two days ago: 50 keys in one hour (30 in it, 20 in the next; 30 in the day, 20 carried into yesterday's
             // archive). Yesterday: 12 keys, in its hour and with 10 in its day archive (2 wait in today's).
             let keys =
