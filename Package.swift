@@ -468,6 +468,7 @@ let package = Package(
                 "VerificationService",
                 "SubmissionService",
                 "PortalService",
+                "DistributionService",
                 "ENKeyStore",
                 "ENModels",
                 "ENCrypto",

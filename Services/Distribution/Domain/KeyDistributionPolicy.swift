@@ -28,7 +28,8 @@ struct KeyDistributionPolicy: Sendable, Equatable {
     var includeIncompleteHours = false
     /// An hour counts as complete this long after it ended (`HOUR_COMPLETE_AFTER`): a submission dated into its last
     /// seconds may still be committing (a request's database work ends at its 20 s deadline), and a key committed into
-    /// an hour already published would reach phones only with its day's archive, or never when that is out too.
+    /// an hour already published would reach phones only with its day's archive, or never when that is out too. Not
+    /// applied with `INCLUDE_INCOMPLETE_HOURS`, which publishes the hour in progress anyway.
     var hourCompleteAfter: Duration = .seconds(60)
     /// Hour folders exist for the dates after today minus this many days (2: yesterday and today).
     var hourFileRetentionDays = 2

@@ -74,8 +74,10 @@ struct DistributionRun: Sendable {
     private func work(_ database: any KeyPublicationRun) async throws -> RunReport {
         let policy = self.configuration.policy
         let now = self.clock.now
-        // The hour of `now` less the grace, so the hour that just ended is published once its submissions are in.
-        let currentHour = DistributionTime.hour(now.timeIntervalSince1970 - policy.hourCompleteAfter / .seconds(1))
+        // The hour of `now` less the grace, so the hour that just ended is published once its submissions are in
+        // (a demonstration that publishes the current, incomplete hour needs none).
+        let grace = policy.includeIncompleteHours ? 0 : policy.hourCompleteAfter / .seconds(1)
+        let currentHour = DistributionTime.hour(now.timeIntervalSince1970 - grace)
         let retentionStartHour = currentHour - Int64(policy.retentionDays) * 24
         let publisher = Publisher(store: self.store, policy: self.configuration.publishing, logger: self.logger)
         var report = RunReport()
