@@ -24,7 +24,7 @@ PRODUCTS := test-result-service verification-service submission-service portal-s
 build_products = $(if $(SKIP_BUILD),:,for product in $(1); do $(SWIFT) build -c $(2) --product $$product; done)
 BUILD_PRODUCTS = $(call build_products,$(PRODUCTS),$(CONFIG))
 
-.PHONY: help build lint format test test-unit test-browser e2e drills observability-pictures observability-rules e2e-federation bench-federation images e2e-containers run stop db-start db-stop db-status protos protos-check protoc-tools bench privacy-check bench-distribution distribute deploy-check clean
+.PHONY: help build lint format test test-unit test-browser e2e drills observability-pictures observability-rules e2e-federation bench-federation bench-peak images e2e-containers run stop db-start db-stop db-status protos protos-check protoc-tools bench privacy-check bench-distribution distribute deploy-check clean
 
 help: ## List the targets
 	@grep -E '^[a-z0-9-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -138,6 +138,11 @@ privacy-check: ## Dummy vs real submissions through the gateway: 10 runs of 500 
 bench-federation: ## 100,000 keys up and down through a local efgs-gateway (BENCH_KEYS), against a plain COPY (release)
 	$(call build_products,federation-service efgs-gateway submission-service,$(or $(BENCH_CONFIG),release))
 	CONFIG=$(or $(BENCH_CONFIG),release) deploy/local/bench-federation.sh
+
+bench-peak: ## The worst day: 1.5 M keys in a day (700,000 in one hour) + 1 M federated, one run (release) against a plain COPY, then the audit
+	$(SWIFT) build -c $(or $(BENCH_CONFIG),release) --product distribution-service
+	$(SWIFT) build -c $(or $(BENCH_CONFIG),release) --product submission-service
+	CONFIG=$(or $(BENCH_CONFIG),release) deploy/local/bench-peak.sh
 
 bench-distribution: ## Time full distribution runs over 100k and 1.4M synthetic keys (release; BENCH_KEYS to change)
 	$(SWIFT) build -c release --product distribution-service

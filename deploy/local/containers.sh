@@ -226,7 +226,7 @@ distribute() {
   for name in SHIFTING_POLICY_THRESHOLD INCLUDE_INCOMPLETE_HOURS; do
     [ -n "${!name:-}" ] && env+=(-e "$name=${!name}")
   done
-  podman exec "${env[@]}" "$(container distribution-service)" /app/distribution-service run
+  podman exec "${env[@]}" "$(container distribution-service)" /app/distribution-service "${1:-run}"
 }
 
 mode="${1:-}"
@@ -236,6 +236,7 @@ case "$mode" in
   stop) stop ;;
   env) print_env ;;
   distribute) distribute ;;
+  audit) distribute audit ;;
   federate)
     case "${1:-}" in upload | download) ;; *) fail "usage: containers.sh federate upload|download" ;; esac
     podman exec "$(container federation-service)" /app/federation-service "$1" ;;

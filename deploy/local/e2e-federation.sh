@@ -152,6 +152,11 @@ journey() {
     = "$(sql "$abroad" keys "SELECT count(*) || '/' || count(*) FROM federation_batch_info WHERE (SELECT count(*) FROM federation_batch_info) > 0")"
   check "$abroad_code's distribution publishes" \
     "in_$abroad" env SHIFTING_POLICY_THRESHOLD=1 INCLUDE_INCOMPLETE_HOURS=true "$run" distribute
+  "in_$abroad" env SHIFTING_POLICY_THRESHOLD=1 INCLUDE_INCOMPLETE_HOURS=true "$run" audit >"$work/audit" 2>&1
+  audited=$?
+  cat "$work/audit" >>"$log"; cp "$work/audit" "$work/out"
+  check "$abroad_code's audit finds every planned key, $home_code's federated ones among them, in a listed archive ($(grep -E '^audit: (DE|FR|EUR): ' "$work/audit" | sed 's/^audit: //' | paste -sd';' -))" \
+    test "$audited" = 0 -a "$(grep -c '^audit: 0 missing$' "$work/audit")" = 1
   phone "$abroad" phone sync --state "$abroad-phone.json" --country "$abroad_code" >"$work/sync" 2>&1
   cat "$work/sync" >>"$log"
   cp "$work/sync" "$work/out"

@@ -271,6 +271,11 @@ fi
 # ---- distribution publishes; B syncs and finds A ----
 check "a distribution run publishes (threshold 1, current hour included)" \
   env SHIFTING_POLICY_THRESHOLD=1 INCLUDE_INCOMPLETE_HOURS=true "$run" distribute
+# The audit plans as that run did and reads every listed archive back from the CDN.
+env SHIFTING_POLICY_THRESHOLD=1 INCLUDE_INCOMPLETE_HOURS=true "$run" audit >"$work/audit" 2>&1; audit_status=$?
+cat "$work/audit" >>"$log"; cp "$work/audit" "$work/out"
+check "the audit finds every key of the plan in a listed, signed archive ($(grep -E '^audit: (DE|EUR): ' "$work/audit" | sed 's/^audit: //' | paste -sd';' -))" \
+  test "$audit_status" = 0 -a "$(grep -c '^audit: 0 missing$' "$work/audit")" = 1
 "$cwa" phone sync --state b.json >"$work/sync-b" 2>&1; sync_status=$?
 cat "$work/sync-b" >>"$log"
 cp "$work/sync-b" "$work/out"

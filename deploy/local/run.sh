@@ -6,6 +6,7 @@
 #   deploy/local/run.sh up           start everything, print the URLs and return (the fleet keeps running)
 #   deploy/local/run.sh stop         stop what a previous run left running (gateway, services, then PostgreSQL)
 #   deploy/local/run.sh distribute   one distribution run now (`distribution-service run`), beside a running suite
+#   deploy/local/run.sh audit        the audit of the published tree (`distribution-service audit`): 0 none missing
 #   deploy/local/run.sh env          print the fleet's addresses as shell assignments (for scripts and `cwa`)
 #   deploy/local/run.sh restart NAME start one service of a running fleet again, e.g. after a drill killed it
 #   deploy/local/run.sh federate upload|download   one federation run now, beside a running suite (EN_FEDERATION=on)
@@ -639,7 +640,7 @@ distribute_now() {
   IFS='|' read -r _ _ settings <<<"$distribution_entry"
   mapfile -t env < <(service_env "$settings" | grep -v '^HTTP_PORT=')
   ensure_cdn_key
-  ( export "${env[@]}"; exec "$bin/distribution-service" run )
+  ( export "${env[@]}"; exec "$bin/distribution-service" "${1:-run}" )
 }
 
 # One federation run (`federation-service upload` or `download`) with the suite's settings.
@@ -656,12 +657,13 @@ mode="${1:-run}"
 case "$mode" in
   stop) stop_all; exit 0 ;;
   distribute) distribute_now; exit $? ;;
+  audit) distribute_now audit; exit $? ;;
   restart) restart_service "${2:-}"; exit $? ;;
   federate) federate_now "${2:-}"; exit $? ;;
   env) print_env; exit 0 ;;
   run | up) ;;
   -h|--help) sed -n '2,25p' "$0"; exit 0 ;;
-  *) fail "unknown command '$1' (run, up, stop, distribute, restart, federate or env)" ;;
+  *) fail "unknown command '$1' (run, up, stop, distribute, audit, restart, federate or env)" ;;
 esac
 
 [ ${#selected[@]} -gt 0 ] || fail "EN_SERVICES names no service"
