@@ -128,6 +128,91 @@ struct RedemptionTests {
         }
     }
 
+    @Test(
+        "parallel redemptions of one OTP by named attempts: each call of the winner valid, every other 410 naming the winner"
+    )
+    func parallelNamedRedemption() async throws {
+        let world = try DonationWorld()
+        try await world.withService { service in
+            let otp = UUID().uuidString.lowercased()
+            #expect(
+                try await service.post(
+                    "android/srs",
+                    try world.androidSelfReport(otp: otp),
+                    headers: DonationService.real
+                )
+                .status == .ok
+            )
+            // Ten attempts, each calling five times at once (a repeat after a lost answer races its first call).
+            let attempts = (0..<10).map { _ in UUID().uuidString.lowercased() }
+            let replies = try await withThrowingTaskGroup(of: (String, RouterReply).self) { group in
+                for attempt in attempts {
+                    for _ in 0..<5 {
+                        group.addTask { (attempt, try await service.redeem("srs", otp, submission: attempt)) }
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let winners = Set(replies.filter { $0.1.status == .ok }.map(\.0))
+            #expect(winners.count == 1, "one attempt redeemed it")
+            let winner = try #require(winners.first)
+            for (attempt, reply) in replies where attempt == winner {
+                #expect(reply.status == .ok)
+                #expect(try reply.string("state") == "valid")
+            }
+            for (attempt, reply) in replies where attempt != winner {
+                #expect(reply.status == .gone)
+                #expect(reply.headers[Redemption.redeemedByHeader] == winner, "never a redemption without its attempt")
+            }
+        }
+    }
+
+    @Test(
+        "redemptions waiting on a concurrent one: its own attempt's call is valid, another's 410 names it (read after the commit)"
+    )
+    func redemptionsBehindAConcurrentOne() async throws {
+        let world = try DonationWorld()
+        try await world.withService { service in
+            let otp = UUID().uuidString.lowercased()
+            #expect(
+                try await service.post(
+                    "android/srs",
+                    try world.androidSelfReport(otp: otp),
+                    headers: DonationService.real
+                )
+                .status == .ok
+            )
+            let winner = UUID()
+            let database = service.database
+            let hash = SecretHash.sha256Hex(otp)
+            // The winner's redemption, its commit held back until both calls below wait for its row.
+            let (own, other) = try await database.client.withTransaction(logger: database.logger) { connection in
+                try await connection.query(
+                    "UPDATE one_time_password SET redeemed_at = now(), redeemed_by = \(winner) WHERE otp_hash = \(hash)",
+                    logger: database.logger
+                )
+                let own = Task { try await service.redeem("srs", otp, submission: winner.uuidString.lowercased()) }
+                let other = Task { try await service.redeem("srs", otp, submission: UUID().uuidString.lowercased()) }
+                let waiting = try await Poll.until {
+                    let rows = try await database.client.query(
+                        "SELECT count(*)::int FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'",
+                        logger: database.logger
+                    )
+                    for try await count in rows.decode(Int.self) { return count == 2 }
+                    return false
+                }
+                #expect(waiting, "both calls wait for the row")
+                return (own, other)
+            }
+            let ownReply = try await own.value
+            let otherReply = try await other.value
+            #expect(ownReply.status == .ok)
+            #expect(try ownReply.string("state") == "valid", "a repeat of the winning attempt")
+            #expect(otherReply.status == .gone)
+            #expect(otherReply.headers[Redemption.redeemedByHeader] == winner.uuidString.lowercased())
+        }
+    }
+
     @Test("the internal port admits only the callers its allowlist names")
     func internalAuthentication() async throws {
         let world = try DonationWorld()

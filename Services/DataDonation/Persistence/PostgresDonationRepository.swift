@@ -283,42 +283,45 @@ struct PostgresDonationRepository: DonationRepository {
     }
 
     func redeem(_ otpHash: String, kind: OTPKind, now: Date, submission: UUID?) async throws -> OTPRedemption? {
-        let rows = try await self.database.query(
+        let updated = try await self.database.query(
             """
-            WITH redeemed AS (
-                UPDATE one_time_password SET redeemed_at = \(now), redeemed_by = \(submission)
-                WHERE otp_hash = \(otpHash) AND kind = \(kind.rawValue) AND redeemed_at IS NULL AND expires_at > \(now)
-                RETURNING otp_hash
-            )
-            SELECT CASE
-                    WHEN EXISTS (SELECT 1 FROM redeemed) THEN 'valid'
-                    WHEN redeemed_at IS NOT NULL AND redeemed_by = \(submission) THEN 'valid'
-                    WHEN redeemed_at IS NOT NULL THEN 'redeemed'
-                    WHEN expires_at <= \(now) THEN 'expired'
-                    ELSE 'redeemed' END,
-                platform = 'ios' OR (coalesce(basic_integrity, false) AND coalesce(cts_profile_match, false)
-                    AND coalesce(evaluation_type_hardware_backed, false)),
-                CASE WHEN EXISTS (SELECT 1 FROM redeemed) THEN \(submission) ELSE redeemed_by END
-            FROM one_time_password WHERE otp_hash = \(otpHash) AND kind = \(kind.rawValue)
+            UPDATE one_time_password SET redeemed_at = \(now), redeemed_by = \(submission)
+            WHERE otp_hash = \(otpHash) AND kind = \(kind.rawValue) AND redeemed_at IS NULL AND expires_at > \(now)
+            RETURNING \(unescaped: Self.strongIntegrity)
             """,
             logger: self.logger
         )
-        return try rows.decode((String, Bool, UUID?).self).first.map { row in
-            OTPRedemption(
-                state: OTPState(rawValue: row.0) ?? .redeemed,
-                strongClientIntegrityCheck: row.1,
-                redeemedBy: row.2
-            )
+        for strong in try updated.decode(Bool.self) {
+            return OTPRedemption(state: .valid, strongClientIntegrityCheck: strong, redeemedBy: submission)
         }
+        // Read in a statement of its own: one that started before a concurrent redemption committed would see the
+        // password unredeemed, and could not tell this attempt's redemption from another's.
+        guard let current = try await self.redemption(otpHash, kind: kind, now: now) else { return nil }
+        var found = current
+        switch current.state {
+        case .redeemed:
+            if let submission, current.redeemedBy == submission { found.state = .valid }
+        case .expired:
+            break
+        case .valid:
+            // Unredeemed and unexpired, yet not updated: not redeemable by this call either.
+            found.state = .redeemed
+        }
+        return found
     }
+
+    /// Whether the device that requested an OTP passed the strongest integrity checks (iOS always counts as such).
+    private static let strongIntegrity = """
+        (platform = 'ios' OR (coalesce(basic_integrity, false) AND coalesce(cts_profile_match, false)
+            AND coalesce(evaluation_type_hardware_backed, false)))
+        """
 
     func redemption(_ otpHash: String, kind: OTPKind, now: Date) async throws -> OTPRedemption? {
         let rows = try await self.database.query(
             """
             SELECT CASE WHEN redeemed_at IS NOT NULL THEN 'redeemed' WHEN expires_at <= \(now) THEN 'expired'
                         ELSE 'valid' END,
-                   platform = 'ios' OR (coalesce(basic_integrity, false) AND coalesce(cts_profile_match, false)
-                       AND coalesce(evaluation_type_hardware_backed, false)),
+                   \(unescaped: Self.strongIntegrity),
                    redeemed_by
               FROM one_time_password WHERE otp_hash = \(otpHash) AND kind = \(kind.rawValue)
             """,
