@@ -131,21 +131,28 @@ package struct DetachedSignatureVerifier: Sendable {
         let signed: DetachedSignedData
         do {
             signed = try DetachedSignedData(berEncoded: Array(der))
+        } catch {
+            switch error {
+            case .invalid(let reason): return .failure(.invalid(reason))
+            }
+        }
+        // The signer is trusted before any signature arithmetic runs: an untrusted party's parameters cost nothing.
+        guard !self.roots.isEmpty else { return .failure(.untrustedSigner) }
+        let intermediates = CertificateStore(signed.certificates.filter { $0 != signed.signer })
+        var verifier = Verifier(rootCertificates: CertificateStore(self.roots)) {
+            SigningCertificatePolicy(time: time)
+        }
+        guard case .validCertificate = await verifier.validate(leaf: signed.signer, intermediates: intermediates) else {
+            return .failure(.untrustedSigner)
+        }
+        do {
             try signed.signs(content)
         } catch {
             switch error {
             case .invalid(let reason): return .failure(.invalid(reason))
             }
         }
-        guard !self.roots.isEmpty else { return .failure(.untrustedSigner) }
-        let intermediates = CertificateStore(signed.certificates.filter { $0 != signed.signer })
-        var verifier = Verifier(rootCertificates: CertificateStore(self.roots)) {
-            SigningCertificatePolicy(time: time)
-        }
-        switch await verifier.validate(leaf: signed.signer, intermediates: intermediates) {
-        case .validCertificate: return .success(signed.signer)
-        case .couldNotValidate: return .failure(.untrustedSigner)
-        }
+        return .success(signed.signer)
     }
 }
 

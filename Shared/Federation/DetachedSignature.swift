@@ -103,6 +103,8 @@ struct DetachedSignedData: Sendable {
             let attributes = BER.optionalImplicitlyTagged(&nodes, tagNumber: 0, tagClass: .contextSpecific) { $0 }
             let algorithm = try AlgorithmID(try ASN1Nodes.next(&nodes, "signatureAlgorithm"))
             let signature = try ASN1OctetString(berEncoded: &nodes)
+            // Unsigned attributes (a countersignature, a timestamp) are not what is verified; they are skipped.
+            _ = BER.optionalImplicitlyTagged(&nodes, tagNumber: 1, tagClass: .contextSpecific) { $0 }
             fields = (sid, digest, attributes, algorithm, Array(signature.bytes))
         }
         guard let fields else { throw DetachedSignatureError.invalid("no signer") }

@@ -49,7 +49,7 @@ struct RSAPSSParameters: Sendable, Equatable {
                     try BER.optionalExplicitlyTagged(&nodes, tagNumber: 3, tagClass: .contextSpecific) {
                         try Int(berEncoded: $0)
                     } ?? 1
-                guard salt >= 0, trailer == 1, nodes.next() == nil else {
+                guard (0...RSAPSSParameters.maximumSaltLength).contains(salt), trailer == 1, nodes.next() == nil else {
                     throw DetachedSignatureError.invalid("RSASSA-PSS with unsupported parameters")
                 }
                 return (digest, maskDigest, salt)
@@ -61,6 +61,9 @@ struct RSAPSSParameters: Sendable, Equatable {
         }
     }
 
+    /// Longer than any salt a key of `RSAPSS.maximumModulusBits` can hold.
+    static let maximumSaltLength = RSAPSS.maximumModulusBits / 8
+
     init(digest: SignatureDigest, maskDigest: SignatureDigest, saltLength: Int) {
         self.digest = digest
         self.maskDigest = maskDigest
@@ -69,6 +72,9 @@ struct RSAPSSParameters: Sendable, Equatable {
 }
 
 enum RSAPSS {
+    /// Larger keys are refused: the public operation's cost grows with the modulus, and no partner signs with one.
+    static let maximumModulusBits = 8192
+
     /// RSASSA-PSS-VERIFY: whether `signature` is a PSS signature of `message` under `key` with `parameters`.
     static func verifies(
         _ signature: [UInt8],
@@ -79,6 +85,7 @@ enum RSAPSS {
         guard let primitives = try? key.getKeyPrimitives() else { return false }
         let modulus = BigUInt(primitives.modulus)
         let exponent = BigUInt(primitives.publicExponent)
+        guard modulus.bitWidth <= self.maximumModulusBits else { return false }
         let modulusBytes = (modulus.bitWidth + 7) / 8
         // RSAVP1 (§5.2.2): the signature is exactly k bytes and its integer below n.
         guard signature.count == modulusBytes, modulus > 0 else { return false }
@@ -103,7 +110,10 @@ enum RSAPSS {
         let hashLength = parameters.digest.byteCount
         let saltLength = parameters.saltLength
         let emLength = encoded.count
-        guard emLength >= hashLength + saltLength + 2, encoded[emLength - 1] == 0xBC else { return false }
+        // Subtractions: a salt length from the parameters must not overflow a sum.
+        guard saltLength >= 0, emLength >= hashLength + 2, emLength - hashLength - 2 >= saltLength,
+            encoded[emLength - 1] == 0xBC
+        else { return false }
         let maskedLength = emLength - hashLength - 1
         let maskedDB = encoded[0..<maskedLength]
         let h = Array(encoded[maskedLength..<(emLength - 1)])

@@ -6,6 +6,7 @@
 import ENModels
 import ENTestSupport
 import Foundation
+import SwiftASN1
 import Testing
 import X509
 
@@ -246,6 +247,63 @@ struct BatchSignatureTests {
         #expect(throws: DetachedSignatureError.self) { try flipped.signs(Self.bytes) }
     }
 
+    @Test("a PSS salt length no key can hold is refused, when parsed and when checked, without overflowing")
+    func pssSaltBounds() throws {
+        // RSASSA-PSS-params { [0] sha256, [1] mgf1(sha256), [2] saltLength }
+        func parameters(salt: [UInt8]) -> [UInt8] {
+            let sha256 = DER.tlv(0x30, [0x06, 0x09, 0x60, 0x86, 0x48, 0x01, 0x65, 0x03, 0x04, 0x02, 0x01, 0x05, 0x00])
+            let mgf1 = DER.tlv(0x30, [0x06, 0x09, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x01, 0x08] + sha256)
+            return DER.tlv(0x30, DER.tlv(0xA0, sha256) + DER.tlv(0xA1, mgf1) + DER.tlv(0xA2, DER.tlv(0x02, salt)))
+        }
+        let accepted = try RSAPSSParameters(try DER.parse(parameters(salt: [0x20])))
+        #expect(accepted == RSAPSSParameters(digest: .sha256, maskDigest: .sha256, saltLength: 32))
+        for salt in [[0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF], [0x10, 0x00, 0x00], [0xFF]] as [[UInt8]] {
+            #expect(throws: DetachedSignatureError.self, "salt \(salt)") {
+                try RSAPSSParameters(try DER.parse(parameters(salt: salt)))
+            }
+        }
+        for saltLength in [Int.max, Int.max - 40, 256, -1] {
+            let encoded = [UInt8](repeating: 0, count: 255) + [0xBC]
+            #expect(
+                !RSAPSS.encodingMatches(
+                    Self.bytes,
+                    encoded: encoded,
+                    emBits: 2047,
+                    parameters: RSAPSSParameters(digest: .sha256, maskDigest: .sha256, saltLength: saltLength)
+                )
+            )
+        }
+    }
+
+    @Test("a signature with unsigned attributes (a timestamp) verifies: they are not what is signed")
+    func unsignedAttributes() async throws {
+        try #require(OpenSSL.isAvailable, "openssl is needed for the independent check")
+        let identity = try TestSigningCertificate.make(country: "FR", algorithm: .p256)
+        let signature = try OpenSSL.cmsSign(
+            Self.bytes,
+            certificatePEM: identity.certificatePEM,
+            privateKeyPEM: identity.privateKeyPEM,
+            options: []
+        )
+        let der = try #require(Data(base64Encoded: signature)).map { $0 }
+        // unsignedAttrs [1] { Attribute { id-aa-timeStampToken, SET { NULL } } }
+        let timestamp: [UInt8] = [0x06, 0x0B, 0x2A, 0x86, 0x48, 0x86, 0xF7, 0x0D, 0x01, 0x09, 0x10, 0x02, 0x0E]
+        let unsigned = DER.tlv(0xA1, DER.tlv(0x30, timestamp + DER.tlv(0x31, [0x05, 0x00])))
+        // ContentInfo → [0] → SignedData → signerInfos (its last field) → the first SignerInfo.
+        let extended = try DER.appending(unsigned, inside: der, at: [1, 0, -1, 0])
+        #expect(extended.count >= der.count + unsigned.count)
+        #expect(
+            try await Self.verifier(identity)
+                .verify(
+                    signature: Data(extended).base64EncodedString(),
+                    batchBytes: Self.bytes,
+                    country: "FR",
+                    at: Date()
+                )
+                .get() == identity.certificate
+        )
+    }
+
     @Test("a key that is not the certificate's is refused when loading")
     func mismatchedKey() throws {
         let identity = try TestSigningCertificate.make(country: "DE")
@@ -290,5 +348,64 @@ struct BatchSignatureTests {
             #expect(bad.status != 0)
             #expect(bad.output.contains("Verification failure"))
         }
+    }
+}
+
+/// DER written and rewritten by hand: a field a test needs that no tool writes.
+enum DER {
+    /// A tag, its definite length and `content`.
+    static func tlv(_ tag: UInt8, _ content: [UInt8]) -> [UInt8] {
+        [tag] + self.length(content.count) + content
+    }
+
+    static func length(_ count: Int) -> [UInt8] {
+        guard count >= 0x80 else { return [UInt8(count)] }
+        let bytes = withUnsafeBytes(of: UInt32(count).bigEndian, Array.init).drop { $0 == 0 }
+        return [0x80 | UInt8(bytes.count)] + bytes
+    }
+
+    static func parse(_ bytes: [UInt8]) throws -> ASN1Node {
+        try SwiftASN1.DER.parse(bytes)
+    }
+
+    /// `element` appended to the content of the constructed value reached from `der` by `path` (each step a child's
+    /// index, -1 for the last), every enclosing length rewritten.
+    static func appending(_ element: [UInt8], inside der: [UInt8], at path: [Int]) throws -> [UInt8] {
+        let (tag, content) = try self.split(der)
+        guard let step = path.first else { return self.tlv(tag, content + element) }
+        var children: [[UInt8]] = []
+        var rest = content[...]
+        while !rest.isEmpty {
+            let size = try self.encodedSize(Array(rest))
+            children.append(Array(rest.prefix(size)))
+            rest = rest.dropFirst(size)
+        }
+        let index = step < 0 ? children.count + step : step
+        guard children.indices.contains(index) else { throw ASN1Error.invalidASN1Object(reason: "no such child") }
+        children[index] = try self.appending(element, inside: children[index], at: Array(path.dropFirst()))
+        return self.tlv(tag, children.flatMap { $0 })
+    }
+
+    /// The tag (one byte) and content of the value `der` starts with.
+    private static func split(_ der: [UInt8]) throws -> (UInt8, [UInt8]) {
+        let (header, length) = try self.header(der)
+        return (der[0], Array(der[header..<(header + length)]))
+    }
+
+    private static func encodedSize(_ der: [UInt8]) throws -> Int {
+        let (header, length) = try self.header(der)
+        return header + length
+    }
+
+    private static func header(_ der: [UInt8]) throws -> (header: Int, length: Int) {
+        guard der.count >= 2, der[0] & 0x1F != 0x1F, der[1] != 0x80 else {
+            throw ASN1Error.invalidASN1Object(reason: "not a definite-length value with a one-byte tag")
+        }
+        guard der[1] & 0x80 != 0 else { return (2, Int(der[1])) }
+        let count = Int(der[1] & 0x7F)
+        guard der.count >= 2 + count else { throw ASN1Error.invalidASN1Object(reason: "truncated length") }
+        let length = der[2..<(2 + count)].reduce(0) { $0 << 8 | Int($1) }
+        guard der.count >= 2 + count + length else { throw ASN1Error.invalidASN1Object(reason: "truncated value") }
+        return (2 + count, length)
     }
 }
