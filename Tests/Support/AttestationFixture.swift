@@ -68,7 +68,7 @@ package struct TestAuthority: Sendable {
         rsa: Bool = true,
         validFor lifetime: TimeInterval = 86_400
     ) throws -> TestAuthority {
-        let rsaKey = rsa ? try _RSA.Signing.PrivateKey(keySize: .bits2048) : nil
+        let rsaKey = rsa ? try TestRSAKeys.key(bits: 2048) : nil
         let ecKey = rsa ? nil : P256.Signing.PrivateKey()
         let key = rsaKey.map { Certificate.PrivateKey($0) } ?? Certificate.PrivateKey(ecKey!)
         let certificate = try Certificate(

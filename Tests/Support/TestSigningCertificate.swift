@@ -3,8 +3,9 @@
 import Crypto
 package import Foundation
 import SwiftASN1
+import Synchronization
 package import X509
-import _CryptoExtras
+package import _CryptoExtras
 
 /// A certificate with its private key, as PEM, naming a country in its subject (`C=…, CN=…`).
 package struct TestSigningCertificate: Sendable {
@@ -57,7 +58,7 @@ package struct TestSigningCertificate: Sendable {
             privateKey = Certificate.PrivateKey(key)
             privateKeyPEM = key.pemRepresentation
         case .rsa2048, .rsa3072:
-            let key = try _RSA.Signing.PrivateKey(keySize: algorithm == .rsa2048 ? .bits2048 : .bits3072)
+            let key = try TestRSAKeys.key(bits: algorithm == .rsa2048 ? 2048 : 3072)
             privateKey = Certificate.PrivateKey(key)
             privateKeyPEM = key.pemRepresentation
         }
@@ -94,5 +95,41 @@ package struct TestSigningCertificate: Sendable {
             privateKeyPEM: privateKeyPEM,
             algorithm: algorithm
         )
+    }
+}
+
+/// One RSA key per size for the whole test process, shared by every RSA certificate of that size (they differ in
+/// subject, serial and issuer, which is what the tests tell apart; a test that needs a key of its own makes one). RSA key generation in a debug build runs for
+/// seconds and blocks a thread of the shared pool: generated once, by openssl where there is one.
+package enum TestRSAKeys {
+    private static let keys = Mutex<[Int: _RSA.Signing.PrivateKey]>([:])
+
+    package static func key(bits: Int) throws -> _RSA.Signing.PrivateKey {
+        try self.keys.withLock { keys in
+            if let key = keys[bits] { return key }
+            let key = try self.generate(bits: bits)
+            keys[bits] = key
+            return key
+        }
+    }
+
+    private static func generate(bits: Int) throws -> _RSA.Signing.PrivateKey {
+        guard OpenSSL.isAvailable else {
+            return try _RSA.Signing.PrivateKey(keySize: .init(bitCount: bits))
+        }
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("rsa-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let (status, output) = try OpenSSL.run(
+            ["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:\(bits)", "-out", "key.pem"],
+            in: folder
+        )
+        guard status == 0 else { throw OpenSSLKeyError(output: output) }
+        let pem = try String(contentsOf: folder.appendingPathComponent("key.pem"), encoding: .utf8)
+        return try _RSA.Signing.PrivateKey(pemRepresentation: pem)
+    }
+
+    struct OpenSSLKeyError: Error {
+        let output: String
     }
 }
