@@ -44,28 +44,32 @@ extension Distribution {
                     publicKeys: configuration.signer.keys.map(\.privateKey.publicKey)
                 )
                 let now = DistributionTime.hour((at ?? dependencies.clock.now).timeIntervalSince1970)
-                var hour = now
-                if at == nil {
-                    guard let latest = try await audit.latestListedHour(today: DistributionTime.day(ofHour: now)) else {
-                        print("audit: the tree of \(dependencies.objectStore.store.description) lists no key archive")
-                        return 1
+                let latestListed = at == nil
+                // Inside the run's lock: no run rewrites the tree or prunes the keys while it is read.
+                let audited = try await dependencies.keys.withPublicationRun { run -> Audited? in
+                    var hour = now
+                    if latestListed {
+                        guard let latest = try await audit.latestListedHour(today: DistributionTime.day(ofHour: now))
+                        else { return nil }
+                        hour = min(now, latest + (policy.includeIncompleteHours ? 0 : 1))
                     }
-                    hour = min(now, latest + (policy.includeIncompleteHours ? 0 : 1))
+                    let fromHour = hour - Int64(policy.daysToPublish) * 24
+                    let keys = try await run.keys(minimumTRL: policy.minimumTRL, fromHour: fromHour)
+                    let plan = KeyBundler(policy: policy).bundle(keys, currentHour: hour)
+                    return Audited(hour: hour, keysRead: keys.count, report: try await audit.audit(plan, hour: hour))
                 }
-                let fromHour = hour - Int64(policy.daysToPublish) * 24
-                guard
-                    let keys = try await dependencies.keys.withPublicationRun({ run in
-                        try await run.keys(minimumTRL: policy.minimumTRL, fromHour: fromHour)
-                    })
-                else {
+                guard let locked = audited else {
                     print("audit: a distribution run holds the key store; try again when it has ended")
                     return 2
                 }
-                let plan = KeyBundler(policy: policy).bundle(keys, currentHour: hour)
-                let report = try await audit.audit(plan, hour: hour)
+                guard let audited = locked else {
+                    print("audit: the tree of \(dependencies.objectStore.store.description) lists no key archive")
+                    return 1
+                }
+                let (hour, report) = (audited.hour, audited.report)
                 let day = DistributionTime.day(ofHour: hour)
                 print(
-                    "audit: \(dependencies.objectStore.store.description) as a run at \(DistributionTime.isoDate(day: day)) hour \(hour - day * 24) planned it, \(keys.count) keys read"
+                    "audit: \(dependencies.objectStore.store.description) as a run at \(DistributionTime.isoDate(day: day)) hour \(hour - day * 24) planned it, \(audited.keysRead) keys read"
                 )
                 for line in report.lines { print("audit: \(line)") }
                 return report.missingCount > 0 || report.badArchiveCount > 0 ? 1 : 0
@@ -74,5 +78,12 @@ extension Distribution {
             logger.critical("The audit could not run", metadata: ErrorMetadata.described(error))
             return 2
         }
+    }
+
+    /// What the audit found, and as of which hour.
+    private struct Audited: Sendable {
+        var hour: Int64
+        var keysRead: Int
+        var report: AuditReport
     }
 }

@@ -162,8 +162,9 @@ struct KeyBundler: Sendable {
     /// or hour above it, cwa-server §3.4; that is its bug, not its intent). Walking the hours before `end` in order, an
     /// hour takes at most the cap; the keys that do not fit move on to the next hour, and a key is matched in whichever
     /// file it comes. Waiting keys go first, then the hour's own, each in key-data order, so a recomputed plan keeps the
-    /// files already published. Keys that fit in no hour before `end` wait for a later run. An hour that only receives
-    /// keys carried into it gets a file.
+    /// files already published, as long as no carry reaches back to the first hour of the run's window (every hour
+    /// over the cap for `DAYS_TO_PUBLISH` days; Services/Distribution/README.md, "No period is left out"). Keys that fit
+    /// in no hour before `end` wait for a later run. An hour that only receives keys carried into it gets a file.
     func capped(_ hours: HourlyKeys, end: Int64) -> (HourlyKeys, SizeEffect) {
         let cap = self.policy.maxKeysPerBundle
         guard hours.values.contains(where: { $0.count > cap }), let first = hours.keys.min() else {
@@ -171,19 +172,18 @@ struct KeyBundler: Sendable {
         }
         var result: HourlyKeys = [:]
         var effect = SizeEffect()
-        var waiting: [DistributionKey] = []
+        var carry = Carry()
         for hour in first..<max(end, first + 1) {
             let own = hours[hour] ?? []
-            guard !own.isEmpty || !waiting.isEmpty else {
+            guard !own.isEmpty || carry.waiting > 0 else {
                 if hours[hour] != nil { result[hour] = [] }
                 continue
             }
-            let (taken, rest, deferred) = Self.fill(waiting: waiting, own: own, cap: cap)
+            let (taken, deferred) = carry.take(adding: own, cap: cap)
             result[hour] = taken
             effect.deferred += deferred
-            waiting = rest
         }
-        effect.heldBack = waiting.count
+        effect.heldBack = carry.waiting
         return (result, effect)
     }
 
@@ -196,32 +196,44 @@ struct KeyBundler: Sendable {
         let byDay = Dictionary(grouping: hours.keys, by: DistributionTime.day(ofHour:))
         guard let first = byDay.keys.min() else { return ([:], 0) }
         var days: [Int64: [DistributionKey]] = [:]
-        var waiting: [DistributionKey] = []
+        var carry = Carry()
         var deferred = 0
         for day in first...max(first, lastDay) {
             let own = (byDay[day] ?? []).flatMap { hours[$0] ?? [] }
-            guard byDay[day] != nil || !waiting.isEmpty else { continue }
-            if waiting.isEmpty && own.count <= self.policy.maxKeysPerBundle {
+            guard byDay[day] != nil || carry.waiting > 0 else { continue }
+            if carry.waiting == 0 && own.count <= self.policy.maxKeysPerBundle {
                 days[day] = own
                 continue
             }
-            let (taken, rest, moved) = Self.fill(waiting: waiting, own: own, cap: self.policy.maxKeysPerBundle)
+            let (taken, moved) = carry.take(adding: own, cap: self.policy.maxKeysPerBundle)
             days[day] = taken
             deferred += moved
-            waiting = rest
         }
         return (days, deferred)
     }
 
-    /// The first `cap` of `waiting` then `own` (sorted by key data), the rest, and how many of `own` are in the rest.
-    private static func fill(
-        waiting: [DistributionKey],
-        own: [DistributionKey],
-        cap: Int
-    ) -> (taken: [DistributionKey], rest: [DistributionKey], deferred: Int) {
-        let queue = waiting + own.sorted { $0.keyData < $1.keyData }
-        let take = min(queue.count, cap)
-        return (Array(queue.prefix(take)), Array(queue.dropFirst(take)), own.count - max(0, take - waiting.count))
+    /// The keys carried from period to period by a cap: a queue that copies each key in once and out once.
+    private struct Carry {
+        private var queue: [DistributionKey] = []
+        private var head = 0
+
+        /// Keys carried into the next period.
+        var waiting: Int { self.queue.count - self.head }
+
+        /// The first `cap` of the waiting keys then `own` (sorted by key data), and how many of `own` stay waiting.
+        mutating func take(adding own: [DistributionKey], cap: Int) -> (taken: [DistributionKey], deferred: Int) {
+            let waitingBefore = self.waiting
+            self.queue.append(contentsOf: own.sorted { $0.keyData < $1.keyData })
+            let count = min(self.waiting, cap)
+            let taken = Array(self.queue[self.head..<(self.head + count)])
+            self.head += count
+            // Dropping the taken keys once they are half the queue keeps the copying linear.
+            if self.head > self.queue.count / 2 {
+                self.queue.removeFirst(self.head)
+                self.head = 0
+            }
+            return (taken, own.count - max(0, count - waitingBefore))
+        }
     }
 
     /// Other countries' keys without policies: by submission hour, before `end`.

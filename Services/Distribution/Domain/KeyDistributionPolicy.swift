@@ -26,8 +26,9 @@ struct KeyDistributionPolicy: Sendable, Equatable {
     var applyPoliciesForAllCountries = false
     var includeIncompleteDays = false
     var includeIncompleteHours = false
-    /// An hour counts as complete this long after it ended (`HOUR_COMPLETE_AFTER`): a submission dated into its last
-    /// seconds may still be committing (a request's database work ends at its 20 s deadline), and a key committed into
+    /// An hour counts as complete this long after it ended (`HOUR_COMPLETE_AFTER`): a submission is dated just before
+    /// its write transaction, so one dated into the hour's last seconds may still be committing (a request's database
+    /// work ends at its 20 s deadline, the recovery's at `statement_timeout`), and a key committed into
     /// an hour already published would reach phones only with its day's archive, or never when that is out too. Not
     /// applied with `INCLUDE_INCOMPLETE_HOURS`, which publishes the hour in progress anyway.
     var hourCompleteAfter: Duration = .seconds(60)

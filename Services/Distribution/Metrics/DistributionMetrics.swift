@@ -40,6 +40,8 @@ struct DistributionMetrics: Sendable {
         }
         Gauge(label: "en_distribution_oldest_unpublished_key_age_seconds", factory: self.factory)
             .record(report.latency.oldestWaiting)
+        Counter(label: "en_distribution_audit_failures_total", factory: self.factory)
+            .increment(by: report.auditFailed ? 1 : 0)
         if let audit = report.audit {
             for folder in audit.folders {
                 Gauge(

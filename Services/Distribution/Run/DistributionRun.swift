@@ -3,6 +3,7 @@
 import Crypto
 import ENKeyStore
 import ENModels
+import ENPersistence
 import ENServiceKit
 import Foundation
 import Logging
@@ -22,6 +23,8 @@ struct RunReport: Sendable, Equatable {
     var sizes: [String: KeyBundler.SizeEffect] = [:]
     /// The audit of the published tree against this run's plan (`AUDIT_AFTER_RUN`).
     var audit: AuditReport?
+    /// The audit ran and could not read the tree.
+    var auditFailed = false
     /// Epoch seconds.
     var finishedAt = 0.0
 }
@@ -205,13 +208,22 @@ struct DistributionRun: Sendable {
         report.finishedAt = self.clock.now.timeIntervalSince1970
 
         // 7. The tree read back: every key this plan publishes must be in a listed archive that verifies.
+        // The run is complete by now: an audit that cannot read the tree is reported, and fails nothing (its
+        // retention would be undone with the run).
         if self.configuration.auditAfterRun {
             let auditStart = ContinuousClock.now
-            let audit = try await TreeAudit(
-                store: self.store,
-                policy: policy,
-                publicKeys: signer.keys.map(\.privateKey.publicKey)
-            ).audit(bundles, hour: currentHour)
+            let audit: AuditReport
+            do {
+                audit = try await TreeAudit(
+                    store: self.store,
+                    policy: policy,
+                    publicKeys: signer.keys.map(\.privateKey.publicKey)
+                ).audit(bundles, hour: currentHour)
+            } catch {
+                report.auditFailed = true
+                self.logger.error("Audit: the published tree could not be read", metadata: ErrorMetadata.of(error))
+                return report
+            }
             report.audit = audit
             let metadata: Logger.Metadata = [
                 "keys.missing": "\(audit.missingCount)", "archives.unusable": "\(audit.badArchiveCount)",
