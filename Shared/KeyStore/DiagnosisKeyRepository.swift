@@ -6,11 +6,11 @@ package import Foundation
 /// in three steps around the spending of its credential: `hold` its draft, spend the credential (naming the attempt),
 /// `complete` it; an attempt whose answer or write was lost stays held and is completed later.
 package protocol DiagnosisKeyRepository: Sendable {
-    /// Holds `attempt` (its draft under its credential's hash) in one round trip on a connection that is returned at
-    /// once, before the credential is spent: a database outage fails here, with nothing spent. For a self-report
-    /// (`selfReport` set), the same statement checks its limits against `keyData` and holds nothing when they refuse:
-    /// its UTC day (of `dayStartHour`) already holds `maxKeysPerDay` keys, or any of its key data is stored under any
-    /// type.
+    /// Holds `attempt` (its draft under its credential's hash, its times as given) in one round trip on a connection
+    /// that is returned at once, before the credential is spent: a database outage fails here, with nothing spent.
+    /// For a self-report (`selfReport` set), the same statement checks its limits against `keyData` and holds nothing
+    /// when they refuse: its UTC day (of `dayStartHour`) already holds `maxKeysPerDay` keys, or any of its key data is
+    /// stored under any type.
     func hold(
         _ attempt: HeldAttempt,
         selfReport: (limits: SelfReportLimits, dayStartHour: Int64, keyData: [[UInt8]])?
@@ -18,8 +18,8 @@ package protocol DiagnosisKeyRepository: Sendable {
 
     /// Writes `submission` and lets go of the attempt, and of every other attempt of the same credential (none of
     /// them spent it), in one transaction; `nil`, writing nothing, when the attempt is no longer held (a retry or
-    /// the recovery completed it, or it was released). The credential is spent by now, so the connection is waited
-    /// for as long as it takes.
+    /// the recovery completed it, or it was released). It waits for a connection as every request does: the attempt
+    /// stays held when it fails, and a retry or the recovery completes it.
     ///
     /// On the key path a failing check-in write is rolled back alone and the keys still commit, because a
     /// check-in problem never fails a key submission (cwa-server §1.10); a submission of check-ins only fails
@@ -35,11 +35,18 @@ package protocol DiagnosisKeyRepository: Sendable {
     /// Lets go of an attempt whose credential was refused, or that the recovery found without a spent credential.
     func release(_ attempt: UUID) async throws
 
-    /// Attempts held for longer than `age` (by the store's clock), oldest first, at most `limit`.
-    func heldAttempts(olderThan age: Duration, limit: Int) async throws -> [HeldAttempt]
+    /// Sets when the recovery is to look at `attempt` again.
+    func postpone(_ attempt: UUID, until due: Date) async throws
 
-    /// The attempt `id` when it is still held and has been for longer than `age`.
-    func heldAttempt(_ id: UUID, olderThan age: Duration) async throws -> HeldAttempt?
+    /// Attempts of the credential kinds this version knows that are due at `now`, the longest due first, at most
+    /// `limit`.
+    func dueAttempts(at now: Date, limit: Int) async throws -> [HeldAttempt]
+
+    /// The attempt `id` when it is still held.
+    func heldAttempt(_ id: UUID) async throws -> HeldAttempt?
+
+    /// How many attempts are held, of any kind, and since when the oldest.
+    func heldAttemptCount() async throws -> HeldAttemptCount
 
     /// Runs `body` with the store to itself for a publication run: its reads and deletions commit together when
     /// `body` returns and are undone when it throws. Returns `nil` at once when another run holds the store.
@@ -84,6 +91,7 @@ extension DiagnosisKeyRepository {
         _ submission: KeySubmission,
         credential: HeldCredential = .tan,
         credentialHash: String = HeldAttempt.unrelatedCredentialHash(),
+        now: Date = Date(),
         authorize: (UUID) async throws(Refusal) -> Void
     ) async throws(KeySubmissionFailure<Refusal>) -> KeySubmissionOutcome {
         let attempt: HeldAttempt
@@ -92,7 +100,9 @@ extension DiagnosisKeyRepository {
                 id: UUID(),
                 credential: credential,
                 credentialHash: credentialHash,
-                draft: try submission.draft()
+                draft: try submission.draft(),
+                heldSince: now,
+                due: now
             )
         } catch {
             throw .database(error, afterAuthorization: false)

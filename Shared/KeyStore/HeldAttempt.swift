@@ -13,21 +13,41 @@ package enum HeldCredential: String, Sendable, Equatable, Codable {
 }
 
 /// One attempt to submit: its id (named to the spender of the credential), the credential's kind and SHA-256 (lower-case
-/// hex), and the draft of what it writes once the credential is spent, in the caller's encoding.
+/// hex), the draft of what it writes once the credential is spent (in the caller's encoding), when it was held and
+/// when the recovery is to look at it next (both by the clock of the service that holds it).
 package struct HeldAttempt: Sendable, Equatable {
     package var id: UUID
     package var credential: HeldCredential
     package var credentialHash: String
     package var draft: [UInt8]
-    /// When the store took it (the database's clock); `nil` before it is held.
-    package var heldSince: Date?
+    package var heldSince: Date
+    package var due: Date
 
-    package init(id: UUID, credential: HeldCredential, credentialHash: String, draft: [UInt8], heldSince: Date? = nil) {
+    package init(
+        id: UUID,
+        credential: HeldCredential,
+        credentialHash: String,
+        draft: [UInt8],
+        heldSince: Date,
+        due: Date
+    ) {
         self.id = id
         self.credential = credential
         self.credentialHash = credentialHash
         self.draft = draft
         self.heldSince = heldSince
+        self.due = due
+    }
+}
+
+/// How many attempts are held, and since when the oldest of them.
+package struct HeldAttemptCount: Sendable, Equatable {
+    package var count: Int
+    package var oldest: Date?
+
+    package init(count: Int, oldest: Date?) {
+        self.count = count
+        self.oldest = oldest
     }
 }
 

@@ -8,18 +8,14 @@ package import Foundation
 /// run at a time, whose deletions are put back in their places when it fails.
 package struct InMemoryDiagnosisKeyRepository: DiagnosisKeyRepository {
     private let state = InMemoryKeyState()
-    /// The clock of `held_since`.
-    private let now: @Sendable () -> Date
 
-    package init(now: @Sendable @escaping () -> Date = { Date() }) {
-        self.now = now
-    }
+    package init() {}
 
     package func hold(
         _ attempt: HeldAttempt,
         selfReport: (limits: SelfReportLimits, dayStartHour: Int64, keyData: [[UInt8]])?
     ) async throws -> SelfReportRefusal? {
-        await self.state.hold(attempt, selfReport: selfReport, now: self.now())
+        await self.state.hold(attempt, selfReport: selfReport)
     }
 
     package func complete(
@@ -34,13 +30,21 @@ package struct InMemoryDiagnosisKeyRepository: DiagnosisKeyRepository {
         await self.state.release(attempt)
     }
 
-    package func heldAttempts(olderThan age: Duration, limit: Int) async throws -> [HeldAttempt] {
-        await self.state.held(before: self.now().addingTimeInterval(-(age / .seconds(1))), limit: limit)
+    package func postpone(_ attempt: UUID, until due: Date) async throws {
+        await self.state.postpone(attempt, until: due)
     }
 
-    package func heldAttempt(_ id: UUID, olderThan age: Duration) async throws -> HeldAttempt? {
-        await self.state.held(before: self.now().addingTimeInterval(-(age / .seconds(1))), limit: .max)
-            .first { $0.id == id }
+    package func dueAttempts(at now: Date, limit: Int) async throws -> [HeldAttempt] {
+        Array(await self.state.heldAttempts.filter { $0.due <= now }.sorted { $0.due < $1.due }.prefix(limit))
+    }
+
+    package func heldAttempt(_ id: UUID) async throws -> HeldAttempt? {
+        await self.state.heldAttempts.first { $0.id == id }
+    }
+
+    package func heldAttemptCount() async throws -> HeldAttemptCount {
+        let held = await self.state.heldAttempts
+        return HeldAttemptCount(count: held.count, oldest: held.map(\.heldSince).min())
     }
 
     package func withPublicationRun<Result: Sendable>(
@@ -125,7 +129,7 @@ actor InMemoryKeyState {
     private(set) var keys: [StoredKey] = []
     private(set) var selfReports: [StoredSelfReport] = []
     /// Attempts held while their credential is spent, in the order held.
-    private var held: [HeldAttempt] = []
+    private(set) var heldAttempts: [HeldAttempt] = []
     private var reports: [StoredReport] = []
     private var warnings: [StoredWarning] = []
     private var lastID = 0
@@ -134,8 +138,7 @@ actor InMemoryKeyState {
     /// A self-report's limits, checked before its authorisation as the PostgreSQL repository does.
     func hold(
         _ attempt: HeldAttempt,
-        selfReport: (limits: SelfReportLimits, dayStartHour: Int64, keyData: [[UInt8]])?,
-        now: Date
+        selfReport: (limits: SelfReportLimits, dayStartHour: Int64, keyData: [[UInt8]])?
     ) -> SelfReportRefusal? {
         if let selfReport {
             if self.keys.count(where: { $0.submissionHour >= selfReport.dayStartHour })
@@ -146,9 +149,7 @@ actor InMemoryKeyState {
             let submitted = Set(selfReport.keyData)
             if self.keys.contains(where: { submitted.contains($0.row.keyData) }) { return .keysExist }
         }
-        var held = attempt
-        held.heldSince = now
-        self.held.append(held)
+        self.heldAttempts.append(attempt)
         return nil
     }
 
@@ -157,18 +158,20 @@ actor InMemoryKeyState {
         credentialHash: String,
         writing submission: KeySubmission
     ) throws -> KeySubmissionOutcome? {
-        guard self.held.contains(where: { $0.id == attempt }) else { return nil }
+        guard self.heldAttempts.contains(where: { $0.id == attempt }) else { return nil }
         let outcome = try self.insert(submission)
-        self.held.removeAll { $0.id == attempt || $0.credentialHash == credentialHash }
+        self.heldAttempts.removeAll { $0.id == attempt || $0.credentialHash == credentialHash }
         return outcome
     }
 
     func release(_ attempt: UUID) {
-        self.held.removeAll { $0.id == attempt }
+        self.heldAttempts.removeAll { $0.id == attempt }
     }
 
-    func held(before cutoff: Date, limit: Int) -> [HeldAttempt] {
-        Array(self.held.filter { ($0.heldSince ?? cutoff) < cutoff }.prefix(limit))
+    func postpone(_ attempt: UUID, until due: Date) {
+        for index in self.heldAttempts.indices where self.heldAttempts[index].id == attempt {
+            self.heldAttempts[index].due = due
+        }
     }
 
     func insert(_ submission: KeySubmission) throws -> KeySubmissionOutcome {

@@ -9,9 +9,9 @@ package import PostgresNIO
 /// Diagnosis keys and check-ins in PostgreSQL. All SQL binds its values.
 ///
 /// A submission's draft is held (`pending_submission`) in one statement before its credential is spent, so an outage or
-/// a full pool leaves the credential intact, and no connection is held while the credential's spender answers. After
-/// that the write waits for a connection without the lease timeout; when it fails, the attempt stays held, and a retry
-/// or submission-service's recovery completes it (the submission service's README, "Order of work").
+/// a full pool leaves the credential intact, and no connection is held while the credential's spender answers. When
+/// the write after it fails (no connection within the lease timeout, an error), the attempt stays held, and a retry or
+/// submission-service's recovery completes it (the submission service's README, "Order of work").
 ///
 /// A publication run holds a transaction-scoped advisory lock from start to end, so two runs (a CronJob
 /// overlapping itself, two replicas in serve mode) never interleave: the second finds the lock taken.
@@ -40,8 +40,9 @@ package struct PostgresDiagnosisKeyRepository: DiagnosisKeyRepository {
         guard let selfReport else {
             try await self.database.query(
                 """
-                INSERT INTO pending_submission (attempt, credential, credential_hash, draft)
-                VALUES (\(attempt.id), \(attempt.credential.rawValue), \(attempt.credentialHash), \(draft))
+                INSERT INTO pending_submission (attempt, credential, credential_hash, draft, held_since, next_try)
+                VALUES (\(attempt.id), \(attempt.credential.rawValue), \(attempt.credentialHash), \(draft),
+                        \(attempt.heldSince), \(attempt.due))
                 """,
                 logger: self.logger
             )
@@ -60,8 +61,9 @@ package struct PostgresDiagnosisKeyRepository: DiagnosisKeyRepository {
                                                LIMIT \(limit)) AS today) >= \(limit) AS day_full,
                        EXISTS (SELECT 1 FROM diagnosis_key WHERE key_data = ANY(\(keys)::bytea[])) AS keys_known
             ), held AS (
-                INSERT INTO pending_submission (attempt, credential, credential_hash, draft)
-                SELECT \(attempt.id), \(attempt.credential.rawValue), \(attempt.credentialHash), \(draft)
+                INSERT INTO pending_submission (attempt, credential, credential_hash, draft, held_since, next_try)
+                SELECT \(attempt.id), \(attempt.credential.rawValue), \(attempt.credentialHash), \(draft),
+                       \(attempt.heldSince), \(attempt.due)
                   FROM checks WHERE NOT day_full AND NOT keys_known
                 RETURNING 1
             )
@@ -81,7 +83,7 @@ package struct PostgresDiagnosisKeyRepository: DiagnosisKeyRepository {
         writing submission: KeySubmission
     ) async throws -> KeySubmissionOutcome? {
         try await rethrowingTransactionCause {
-            try await self.database.client.withTransaction(logger: self.logger) { connection in
+            try await self.database.withTransaction(logger: self.logger) { connection in
                 // Whoever deletes the attempt writes it: of a retry and the recovery completing the same attempt at
                 // once, the second waits for the first's commit and finds nothing.
                 let taken = try await connection.query(
@@ -104,37 +106,55 @@ package struct PostgresDiagnosisKeyRepository: DiagnosisKeyRepository {
         try await self.database.query("DELETE FROM pending_submission WHERE attempt = \(attempt)", logger: self.logger)
     }
 
-    package func heldAttempts(olderThan age: Duration, limit: Int) async throws -> [HeldAttempt] {
+    package func postpone(_ attempt: UUID, until due: Date) async throws {
+        try await self.database.query(
+            "UPDATE pending_submission SET next_try = \(due) WHERE attempt = \(attempt)",
+            logger: self.logger
+        )
+    }
+
+    package func dueAttempts(at now: Date, limit: Int) async throws -> [HeldAttempt] {
+        let kinds = [HeldCredential.tan, .nhsToken, .otp].map(\.rawValue)
         let rows = try await self.database.query(
             """
-            SELECT attempt, credential, credential_hash, draft, held_since FROM pending_submission
-             WHERE held_since < now() - make_interval(secs => \(age / .seconds(1)))
-             ORDER BY held_since LIMIT \(limit)
+            SELECT \(unescaped: Self.attemptColumns) FROM pending_submission
+             WHERE next_try <= \(now) AND credential = ANY(\(kinds)::text[])
+             ORDER BY next_try LIMIT \(limit)
             """,
             logger: self.logger
         )
-        return try rows.decode((UUID, String, String, ByteBuffer, Date).self).compactMap(Self.attempt)
+        return try rows.decode(AttemptRow.self).compactMap(Self.attempt)
     }
 
-    package func heldAttempt(_ id: UUID, olderThan age: Duration) async throws -> HeldAttempt? {
+    package func heldAttempt(_ id: UUID) async throws -> HeldAttempt? {
         let rows = try await self.database.query(
-            """
-            SELECT attempt, credential, credential_hash, draft, held_since FROM pending_submission
-             WHERE attempt = \(id) AND held_since < now() - make_interval(secs => \(age / .seconds(1)))
-            """,
+            "SELECT \(unescaped: Self.attemptColumns) FROM pending_submission WHERE attempt = \(id)",
             logger: self.logger
         )
-        return try rows.decode((UUID, String, String, ByteBuffer, Date).self).compactMap(Self.attempt).first
+        return try rows.decode(AttemptRow.self).compactMap(Self.attempt).first
     }
 
-    private static func attempt(_ row: (UUID, String, String, ByteBuffer, Date)) -> HeldAttempt? {
+    package func heldAttemptCount() async throws -> HeldAttemptCount {
+        let rows = try await self.database.query(
+            "SELECT count(*), min(held_since) FROM pending_submission",
+            logger: self.logger
+        )
+        let (count, oldest) = try rows.decode((Int, Date?).self).first ?? (0, nil)
+        return HeldAttemptCount(count: count, oldest: oldest)
+    }
+
+    private static let attemptColumns = "attempt, credential, credential_hash, draft, held_since, next_try"
+    private typealias AttemptRow = (UUID, String, String, ByteBuffer, Date, Date)
+
+    private static func attempt(_ row: AttemptRow) -> HeldAttempt? {
         guard let credential = HeldCredential(rawValue: row.1) else { return nil }
         return HeldAttempt(
             id: row.0,
             credential: credential,
             credentialHash: row.2,
             draft: Array(row.3.readableBytesView),
-            heldSince: row.4
+            heldSince: row.4,
+            due: row.5
         )
     }
 

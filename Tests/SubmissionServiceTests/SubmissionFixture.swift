@@ -83,12 +83,20 @@ final class RecordingKeyRepository: DiagnosisKeyRepository {
         try await self.keys.release(attempt)
     }
 
-    func heldAttempts(olderThan age: Duration, limit: Int) async throws -> [HeldAttempt] {
-        try await self.keys.heldAttempts(olderThan: age, limit: limit)
+    func postpone(_ attempt: UUID, until due: Date) async throws {
+        try await self.keys.postpone(attempt, until: due)
     }
 
-    func heldAttempt(_ id: UUID, olderThan age: Duration) async throws -> HeldAttempt? {
-        try await self.keys.heldAttempt(id, olderThan: age)
+    func dueAttempts(at now: Date, limit: Int) async throws -> [HeldAttempt] {
+        try await self.keys.dueAttempts(at: now, limit: limit)
+    }
+
+    func heldAttempt(_ id: UUID) async throws -> HeldAttempt? {
+        try await self.keys.heldAttempt(id)
+    }
+
+    func heldAttemptCount() async throws -> HeldAttemptCount {
+        try await self.keys.heldAttemptCount()
     }
 
     func withPublicationRun<Result: Sendable>(

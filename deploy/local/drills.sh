@@ -52,8 +52,10 @@ export EN_PROMETHEUS=off   # nothing watches the drills but the drills
 race_count="${DRILLS_RACE_COUNT:-1000}"
 outage_seconds="${DRILLS_OUTAGE_SECONDS:-20}" outage_rate="${DRILLS_OUTAGE_RATE:-10}"
 outage_submissions="${DRILLS_OUTAGE_SUBMISSIONS:-100}" outage_nhs="${DRILLS_OUTAGE_NHS:-40}"
-# Held submissions are resolved every 5 s here (1 min by default), so the drills need not wait long for them.
+# Held submissions are resolved every 5 s here (1 min by default), and an unspent TAN's attempt is released after 40 s
+# (10 min), so the drills need not wait long for them.
 export SUBMISSION_RECOVERY_INTERVAL="${DRILLS_RECOVERY_INTERVAL:-5s}"
+export SUBMISSION_RELEASE_AFTER="${DRILLS_RELEASE_AFTER:-40s}"
 peer_count="${DRILLS_PEER_COUNT:-150}"
 abuse_slow="${DRILLS_ABUSE_SLOW:-300}" abuse_forged="${DRILLS_ABUSE_FORGED:-10000}"
 run="$root/deploy/local/run.sh"

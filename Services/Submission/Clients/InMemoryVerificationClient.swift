@@ -26,6 +26,9 @@ actor InMemoryVerificationClient: VerificationClient {
     private var unavailable = false
     /// When set, the next spending call spends and then fails like a lost answer.
     private var loseNextAnswer = false
+    /// When set, the next spending call spends and answers as a peer answers a repeated call whose first answer was
+    /// lost, if it names the attempt instead of repeating the answer: spent by this attempt.
+    private var repeatNext = false
 
     init() {}
 
@@ -47,6 +50,11 @@ actor InMemoryVerificationClient: VerificationClient {
         self.loseNextAnswer = lose
     }
 
+    /// The next TAN or token that verifies is spent and answered `.spentBy` its own attempt.
+    func answerNextAsRepeat() {
+        self.repeatNext = true
+    }
+
     func verify(_ tan: String, event: Bool, attempt: UUID) throws(UpstreamUnavailable) -> TANVerdict {
         guard !self.unavailable else { throw UpstreamUnavailable("verification-service is unavailable") }
         let hash = SecretHash.sha256Hex(tan)
@@ -58,6 +66,7 @@ actor InMemoryVerificationClient: VerificationClient {
         self.issued[hash]?.spent = true
         self.issued[hash]?.spentBy = attempt
         try self.answerOrLose()
+        if self.takeRepeat() { return .spentBy(attempt) }
         return .valid(teleTANType: entry.teleTANType)
     }
 
@@ -69,6 +78,7 @@ actor InMemoryVerificationClient: VerificationClient {
         self.nhsTokens[hash]?.spent = true
         self.nhsTokens[hash]?.spentBy = attempt
         try self.answerOrLose()
+        if self.takeRepeat() { return .spentBy(attempt) }
         return .valid(entry.kit)
     }
 
@@ -82,6 +92,11 @@ actor InMemoryVerificationClient: VerificationClient {
         return self.nhsTokens[hash].map {
             CredentialRedemption(redeemed: $0.spent, redeemedBy: $0.spentBy, nhsTestKit: $0.kit)
         }
+    }
+
+    private func takeRepeat() -> Bool {
+        defer { self.repeatNext = false }
+        return self.repeatNext
     }
 
     private func answerOrLose() throws(UpstreamUnavailable) {

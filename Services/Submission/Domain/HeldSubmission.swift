@@ -26,8 +26,8 @@ enum SpendableCredential: Sendable, Equatable {
         }
     }
 
-    /// The SHA-256 (lower-case hex) its spender stores it under: of the text as sent for a TAN, of the lower-case
-    /// text for an OTP and an NHS token.
+    /// The SHA-256 (lower-case hex) its spender stores it under: of the lower-case text (`TANHeader` lowercases a
+    /// TAN as it reads it; an OTP and an NHS token are lowercased here).
     var hash: String {
         switch self {
         case .tan(let tan, _): SecretHash.sha256Hex(tan)
@@ -55,8 +55,13 @@ struct SpendGrant: Sendable, Equatable {
 /// How long an attempt may be held before the recovery resolves it, and how often the recovery runs.
 struct RecoveryPolicy: Sendable, Equatable {
     /// An attempt held longer than this is no longer running: a request's database work ends at the 20 s deadline
-    /// of `DatabaseDeadlineMiddleware`, so 30 s leave a margin.
+    /// of `DatabaseDeadlineMiddleware`, so 30 s leave a margin. The ages are measured by the clock of the replica that
+    /// held the attempt against that of the one that resolves it; their clocks agree to far better than the margin.
     var after: Duration = .seconds(30)
+    /// An attempt whose credential is unspent is released only this long after it was held: until then, the spending
+    /// may still be on its way (a request to the credential's service that timed out may yet commit there), and an
+    /// attempt released before it lands would lose its keys.
+    var releaseAfter: Duration = .seconds(600)
     var interval: Duration = .seconds(60)
     /// Attempts one pass resolves at most.
     var batch = 200
@@ -71,6 +76,16 @@ struct RecoveryPolicy: Sendable, Equatable {
             minimum: .seconds(1),
             help:
                 "How long a submission may wait for its write after its TAN, OTP or token was spent before a retry or the recovery completes it; keep it above the 20 s database deadline of a request."
+        )
+        self.releaseAfter = max(
+            self.after,
+            settings.duration(
+                "SUBMISSION_RELEASE_AFTER",
+                default: defaults.releaseAfter,
+                minimum: .seconds(1),
+                help:
+                    "How long a held submission whose TAN, OTP or token is unspent waits before the recovery lets it go; keep it above the longest a request to verification- or data-donation-service may take (at least SUBMISSION_RECOVERY_AFTER)."
+            )
         )
         self.interval = settings.duration(
             "SUBMISSION_RECOVERY_INTERVAL",
@@ -89,7 +104,8 @@ extension SubmissionEngine {
     ///   stays held, since the credential may have been spent, and the recovery resolves it.
     /// - The credential refused: the attempt is released and the refusal thrown.
     /// - Spent by another attempt: that attempt, if it is held and no longer running, is completed now with its own
-    ///   draft, and this call succeeds with it; otherwise the credential counts as used (`tanRejected`, `otpRejected`).
+    ///   draft, and this call succeeds with it; otherwise (it may still run, or it was written) the credential counts
+    ///   as used (`tanRejected`, `otpRejected`), the reference's answer, which is what each loser of a race gets.
     /// - The write failing after the spending: 503 (`storageFailedAfterVerification`); the attempt stays held, and a
     ///   retry after `RecoveryPolicy.after` or the recovery writes it.
     func submitHeld(
@@ -98,12 +114,15 @@ extension SubmissionEngine {
         endpoint: SubmissionEndpoint
     ) async throws(SubmissionFailure) -> KeySubmissionOutcome {
         let attempt: HeldAttempt
+        let now = self.clock.now
         do {
             attempt = HeldAttempt(
                 id: UUID(),
                 credential: credential.kind,
                 credentialHash: credential.hash,
-                draft: try draft.draft()
+                draft: try draft.draft(),
+                heldSince: now,
+                due: now.addingTimeInterval(self.recovery.policy.after / .seconds(1))
             )
         } catch {
             throw .unreadablePayload
@@ -135,11 +154,15 @@ extension SubmissionEngine {
             }
             throw self.usedCredential(credential, endpoint: endpoint)
         }
+        var submission = grant.applied(to: draft)
+        // Dated as of its write: the spending may have taken long enough for a publication run to close the hour the
+        // request arrived in.
+        submission.submissionHour = EpochIntervals.hour(self.clock.now)
         do {
             let outcome = try await self.keys.complete(
                 attempt.id,
                 credentialHash: attempt.credentialHash,
-                writing: grant.applied(to: draft)
+                writing: submission
             )
             // `nil`: a retry or the recovery wrote this attempt's draft already.
             return outcome ?? KeySubmissionOutcome()
@@ -173,7 +196,8 @@ extension SubmissionEngine {
                 self.metrics.recordUnavailable(endpoint, dependency: "verification")
                 throw .verificationUnavailable
             }
-            if case .spentBy(let other) = verdict { return .spentBy(other) }
+            // Spent for this very attempt (an answer repeated): the kind was checked when it was spent.
+            if case .spentBy(let other) = verdict { return other == attempt ? .granted(SpendGrant()) : .spentBy(other) }
             let failure: SubmissionFailure? =
                 switch (endpoint, verdict) {
                 case (_, .rejected): .tanRejected
@@ -198,7 +222,7 @@ extension SubmissionEngine {
             }
             switch verdict {
             case .valid: return .granted(SpendGrant())
-            case .spentBy(let other): return .spentBy(other)
+            case .spentBy(let other): return other == attempt ? .granted(SpendGrant()) : .spentBy(other)
             case .rejected:
                 self.metrics.recordInvalidOTP(reason: "rejected")
                 return .refused(.otpRejected)
@@ -213,6 +237,17 @@ extension SubmissionEngine {
             }
             switch verdict {
             case .valid(let kit): return .granted(SpendGrant(nhsTestKit: kit))
+            case .spentBy(let other) where other == attempt:
+                // Spent for this very attempt: the kit is the order's.
+                let redemption: CredentialRedemption?
+                do {
+                    redemption = try await self.verifier.nhsTokenRedemption(hash: credential.hash)
+                } catch {
+                    self.metrics.recordUnavailable(endpoint, dependency: "verification")
+                    throw .verificationUnavailable
+                }
+                guard let kit = redemption?.nhsTestKit else { throw .verificationUnavailable }
+                return .granted(SpendGrant(nhsTestKit: kit))
             case .spentBy(let other): return .spentBy(other)
             case .rejected: return .refused(.tanRejected)
             }
@@ -252,9 +287,10 @@ extension SubmissionEngine {
 }
 
 /// Resolves held attempts that are no longer running: the credential's service says which attempt spent it; that one
-/// is written with its own draft, the others are released. It runs periodically in every replica (two replicas
-/// resolving the same attempt write it once: `complete` takes the attempt in its transaction), and for a retry whose
-/// credential an abandoned attempt spent.
+/// is written with its own draft, the others are released (an unspent credential's only after
+/// `RecoveryPolicy.releaseAfter`). It runs periodically in every replica (two replicas resolving the same attempt write
+/// it once: `complete` takes the attempt in its transaction), and for a retry whose credential an abandoned attempt
+/// spent. An attempt it cannot resolve yet is postponed, so it never keeps the next ones waiting.
 struct SubmissionRecovery: Sendable {
     let policy: RecoveryPolicy
     let keys: any DiagnosisKeyRepository
@@ -268,28 +304,32 @@ struct SubmissionRecovery: Sendable {
     struct Outcome: Sendable, Equatable {
         /// Attempts written with their draft: their credential was spent for them.
         var completed = 0
-        /// Attempts let go: their credential was not spent, or was spent by another attempt.
+        /// Attempts let go: their credential was spent by another attempt, or stayed unspent for
+        /// `RecoveryPolicy.releaseAfter`.
         var released = 0
         /// Attempts let go because the credential's service no longer knows the credential (its record expired).
         var unconfirmed = 0
-        /// Attempts left for the next pass: the credential's service could not answer.
+        /// Attempts whose credential is unspent, left until `RecoveryPolicy.releaseAfter`: its spending may be on
+        /// its way.
+        var waiting = 0
+        /// Attempts left for a later pass: the credential's service could not answer, or the write failed.
         var deferred = 0
     }
 
-    /// One pass over the attempts held longer than `policy.after`.
+    /// One pass over the attempts that are due.
     func run() async throws -> Outcome {
-        let held = try await self.keys.heldAttempts(olderThan: self.policy.after, limit: self.policy.batch)
+        let due = try await self.keys.dueAttempts(at: self.clock.now, limit: self.policy.batch)
         var outcome = Outcome()
-        for attempt in held {
+        for attempt in due {
             switch await self.resolve(attempt) {
             case .completed: outcome.completed += 1
             case .released: outcome.released += 1
             case .unconfirmed: outcome.unconfirmed += 1
+            case .waiting: outcome.waiting += 1
             case .deferred: outcome.deferred += 1
             }
         }
-        let oldest = held.compactMap(\.heldSince).min()
-        self.metrics.recordRecovery(outcome, held: held.count, oldest: oldest)
+        self.metrics.recordRecovery(outcome, held: try? await self.keys.heldAttemptCount())
         return outcome
     }
 
@@ -299,27 +339,35 @@ struct SubmissionRecovery: Sendable {
         _ id: UUID,
         endpoint: SubmissionEndpoint
     ) async throws(SubmissionFailure) -> KeySubmissionOutcome? {
+        let now = self.clock.now
         let held: HeldAttempt?
         do {
-            held = try await self.keys.heldAttempt(id, olderThan: self.policy.after)
+            held = try await self.keys.heldAttempt(id)
         } catch {
             self.metrics.recordUnavailable(endpoint, dependency: "database")
             throw .storageUnavailable
         }
-        guard let held else { return nil }
-        guard case .completed(let outcome) = await self.resolve(held) else { return nil }
-        return outcome
+        guard let held, held.heldSince < now.addingTimeInterval(-(self.policy.after / .seconds(1))) else { return nil }
+        switch await self.resolve(held) {
+        case .completed(let outcome): return outcome
+        case .released, .unconfirmed: return nil
+        case .waiting, .deferred:
+            throw .storageFailedAfterVerification(retryAfter: Int(self.policy.interval / .seconds(1)) + 1)
+        }
     }
 
     enum Resolution: Sendable, Equatable {
         case completed(KeySubmissionOutcome)
         case released
         case unconfirmed
+        case waiting
         case deferred
     }
 
-    /// Asks the credential's service which attempt spent it, and writes or releases `attempt` by the answer.
+    /// Asks the credential's service which attempt spent it, and writes, releases or postpones `attempt` by the
+    /// answer.
     func resolve(_ attempt: HeldAttempt) async -> Resolution {
+        let now = self.clock.now
         let redemption: CredentialRedemption?
         do {
             switch attempt.credential {
@@ -332,7 +380,7 @@ struct SubmissionRecovery: Sendable {
                 "Held submission not resolved: the credential's service is unavailable",
                 metadata: ["credential": "\(attempt.credential.rawValue)"]
             )
-            return .deferred
+            return await self.postpone(attempt, until: now.addingTimeInterval(self.policy.interval / .seconds(1)))
         }
         do {
             guard let redemption else {
@@ -343,32 +391,76 @@ struct SubmissionRecovery: Sendable {
                 )
                 return .unconfirmed
             }
-            guard redemption.redeemed, redemption.redeemedBy == attempt.id else {
+            guard redemption.redeemed else {
+                let release = attempt.heldSince.addingTimeInterval(self.policy.releaseAfter / .seconds(1))
+                guard release <= now else {
+                    try await self.keys.postpone(attempt.id, until: release)
+                    return .waiting
+                }
                 try await self.keys.release(attempt.id)
                 return .released
             }
-            var submission = SpendGrant(nhsTestKit: redemption.nhsTestKit).applied(
-                to: try KeySubmission(draft: attempt.draft)
-            )
-            // Stored now, so as of now: a run may have published the draft's hour (and its day) meanwhile, and a key
-            // dated into a published period would reach no phone.
-            submission.submissionHour = EpochIntervals.hour(self.clock.now)
-            guard
-                let outcome = try await self.keys.complete(
-                    attempt.id,
-                    credentialHash: attempt.credentialHash,
-                    writing: submission
-                )
-            else { return .released }
-            self.metrics.recordStored(outcome, dropped: 0, filtered: 0)
-            self.logger.notice(
-                "Held submission completed",
-                metadata: ["credential": "\(attempt.credential.rawValue)", "submission.keys.stored": "\(outcome.keys)"]
-            )
-            return .completed(outcome)
+            guard redemption.redeemedBy == attempt.id else {
+                try await self.keys.release(attempt.id)
+                return .released
+            }
+            return try await self.complete(attempt, redemption: redemption)
         } catch {
             self.logger.warning("Held submission not resolved", metadata: ErrorMetadata.of(error))
-            return .deferred
+            return await self.postpone(attempt, until: now.addingTimeInterval(self.policy.interval / .seconds(1)))
         }
+    }
+
+    /// Writes `attempt`, whose credential was spent for it.
+    private func complete(_ attempt: HeldAttempt, redemption: CredentialRedemption) async throws -> Resolution {
+        let draft: KeySubmission
+        do {
+            draft = try KeySubmission(draft: attempt.draft)
+        } catch {
+            // Written by a version that encodes drafts differently: left for it, or for an operator.
+            self.logger.error(
+                "Held submission not resolved: its draft cannot be read",
+                metadata: ErrorMetadata.of(error)
+            )
+            return await self.postpone(
+                attempt,
+                until: self.clock.now.addingTimeInterval(self.policy.releaseAfter / .seconds(1))
+            )
+        }
+        if attempt.credential == .nhsToken, redemption.nhsTestKit == nil {
+            // The kit decides the rows' types; verification-service names it for every submitted order.
+            self.logger.error("Held submission not resolved: its NHS order names no test kit")
+            return await self.postpone(
+                attempt,
+                until: self.clock.now.addingTimeInterval(self.policy.interval / .seconds(1))
+            )
+        }
+        var submission = SpendGrant(nhsTestKit: redemption.nhsTestKit).applied(to: draft)
+        // Stored now, so as of now: a run may have published the draft's hour (and its day) meanwhile, and a key
+        // dated into a published period would reach no phone.
+        submission.submissionHour = EpochIntervals.hour(self.clock.now)
+        guard
+            let outcome = try await self.keys.complete(
+                attempt.id,
+                credentialHash: attempt.credentialHash,
+                writing: submission
+            )
+        else { return .released }
+        self.metrics.recordStored(outcome, dropped: 0, filtered: 0)
+        self.logger.notice(
+            "Held submission completed",
+            metadata: ["credential": "\(attempt.credential.rawValue)", "submission.keys.stored": "\(outcome.keys)"]
+        )
+        return .completed(outcome)
+    }
+
+    /// Leaves `attempt` for the pass at `due` or after; `.deferred` either way (a failed postponement leaves it due).
+    private func postpone(_ attempt: HeldAttempt, until due: Date) async -> Resolution {
+        do {
+            try await self.keys.postpone(attempt.id, until: due)
+        } catch {
+            self.logger.warning("Held submission not postponed", metadata: ErrorMetadata.of(error))
+        }
+        return .deferred
     }
 }

@@ -78,19 +78,20 @@ struct SubmissionMetrics: Sendable {
         Counter(label: "en_submission_checkins_filtered_total", factory: self.factory).increment(by: filtered)
     }
 
-    /// A pass of the recovery of held submissions: what it resolved, how many were held past the recovery age, and
-    /// when the oldest of them was held.
-    func recordRecovery(_ outcome: SubmissionRecovery.Outcome, held: Int, oldest: Date?) {
+    /// A pass of the recovery of held submissions: what it resolved, and how many attempts are held after it and
+    /// since when the oldest (`nil` when counting them failed: the gauges keep their last values).
+    func recordRecovery(_ outcome: SubmissionRecovery.Outcome, held: HeldAttemptCount?) {
         for (label, count) in [
             ("completed", outcome.completed), ("released", outcome.released), ("unconfirmed", outcome.unconfirmed),
-            ("deferred", outcome.deferred),
+            ("waiting", outcome.waiting), ("deferred", outcome.deferred),
         ] {
             Counter(label: "en_submission_recovered_total", dimensions: [("outcome", label)], factory: self.factory)
                 .increment(by: count)
         }
-        Gauge(label: "en_submission_held_attempts", factory: self.factory).record(held)
+        guard let held else { return }
+        Gauge(label: "en_submission_held_attempts", factory: self.factory).record(held.count)
         Gauge(label: "en_submission_oldest_held_attempt_timestamp_seconds", factory: self.factory)
-            .record(oldest?.timeIntervalSince1970 ?? 0)
+            .record(held.oldest?.timeIntervalSince1970 ?? 0)
     }
 
     /// The duration of a real request, and the fake-delay estimate it moved.

@@ -6,7 +6,8 @@ import ENPersistence
 /// credential (a TAN, an NHS submission token, a self-report OTP) before the credential is spent, and removed when
 /// the rows are written or the credential is refused. An attempt whose credential was spent but whose rows were not
 /// written (its answer or its write was lost) is completed from here, by a retry or by submission-service's recovery
-/// (Services/Submission/README.md, "Order of work"). The database's default privileges would let distribution and
+/// (Services/Submission/README.md, "Order of work"); `next_try` is when the recovery looks at it next, so one it cannot
+/// resolve yet never keeps it from the others. Both times come from the holder's clock. The database's default privileges would let distribution and
 /// federation read it; they are revoked, as for `nhs_api_key`.
 struct CreatePendingSubmission: DatabaseMigration {
     let name = "0005_create_pending_submission"
@@ -17,11 +18,12 @@ struct CreatePendingSubmission: DatabaseMigration {
             credential text NOT NULL CHECK (credential IN ('TAN', 'NHS_TOKEN', 'OTP')),
             credential_hash text NOT NULL CHECK (credential_hash ~ '^[0-9a-f]{64}$'),
             draft bytea NOT NULL,
-            held_since timestamptz NOT NULL DEFAULT now()
+            held_since timestamptz NOT NULL,
+            next_try timestamptz NOT NULL
         )
         """,
         "CREATE INDEX pending_submission_credential ON pending_submission (credential_hash)",
-        "CREATE INDEX pending_submission_held_since ON pending_submission (held_since)",
+        "CREATE INDEX pending_submission_next_try ON pending_submission (next_try)",
         """
         DO $$
         DECLARE

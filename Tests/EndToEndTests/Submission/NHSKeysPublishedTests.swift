@@ -69,7 +69,7 @@ struct NHSKeysPublishedTests {
         #expect(reply.status == .ok)
         // A CWA app's key below MINIMUM_TRL_VALUE_ALLOWED (3), for contrast: stored, never published.
         let lowCWAKey = (0..<16).map { _ in UInt8.random(in: 0...255) }
-        try await keys.store(
+        _ = try await keys.store(
             KeySubmission(
                 submissionType: "SUBMISSION_TYPE_PCR_TEST",
                 originCountry: "DE",

@@ -292,7 +292,7 @@ struct SubmissionTests {
         "a submission on behalf whose check-ins cannot be stored gets 503, not an empty success; it is held and written once they can"
     )
     func onBehalfCheckInFailure() async throws {
-        try await SubmissionHarness.run(["SUBMISSION_RECOVERY_AFTER": "1s"]) { harness async throws in
+        try await SubmissionHarness.run { harness async throws in
             try await harness.execute(
                 "ALTER TABLE check_in_protected_reports ADD CONSTRAINT refuse_all CHECK (submission_timestamp < 0)"
             )
@@ -302,14 +302,18 @@ struct SubmissionTests {
                 path: "/version/v1/submission-on-behalf"
             )
             #expect(reply.status == .serviceUnavailable)
-            #expect(reply.headers[.retryAfter] == "2", "a retry after the recovery age completes it")
+            #expect(reply.headers[.retryAfter] == "31", "a retry after the recovery age completes it")
             #expect(try await harness.storedRows() == 0)
             #expect(try await harness.count("pending_submission") == 1)
 
-            // While the write keeps failing, the recovery leaves it held.
-            #expect(try await Poll.until { try await harness.runtime.recovery.run().deferred == 1 })
+            // While the write keeps failing, the recovery leaves it held, for the pass after next.
+            #expect(try await harness.runtime.recovery.run() == SubmissionRecovery.Outcome(), "not yet abandoned")
+            harness.clock.advance(by: 31)
+            #expect(try await harness.runtime.recovery.run() == SubmissionRecovery.Outcome(deferred: 1))
             #expect(try await harness.count("pending_submission") == 1)
             try await harness.execute("ALTER TABLE check_in_protected_reports DROP CONSTRAINT refuse_all")
+            #expect(try await harness.runtime.recovery.run() == SubmissionRecovery.Outcome(), "postponed by a pass")
+            harness.clock.advance(by: 60)
             #expect(try await harness.runtime.recovery.run() == SubmissionRecovery.Outcome(completed: 1))
             #expect(try await harness.count("check_in_protected_reports") > 0)
             #expect(try await harness.count("pending_submission") == 0)
@@ -320,7 +324,7 @@ struct SubmissionTests {
         "the keys of a submission whose write failed after its TAN was spent: the retry with the TAN writes them once, after the recovery age"
     )
     func retryCompletesHeldSubmission() async throws {
-        try await SubmissionHarness.run(["SUBMISSION_RECOVERY_AFTER": "1s"]) { harness async throws in
+        try await SubmissionHarness.run { harness async throws in
             try await harness.execute(
                 "ALTER TABLE diagnosis_key ADD CONSTRAINT refuse_all CHECK (submission_timestamp < 0)"
             )
@@ -330,9 +334,11 @@ struct SubmissionTests {
             #expect(try await harness.count("pending_submission") == 1)
             try await harness.execute("ALTER TABLE diagnosis_key DROP CONSTRAINT refuse_all")
 
-            // After the recovery age, the retry finds the attempt that spent the TAN abandoned and writes that
-            // attempt's keys (a retry within it is refused: the attempt may still run; a unit test holds that).
-            try await Task.sleep(for: .seconds(1.2))
+            // Within the recovery age the attempt that spent the TAN may still run: the TAN counts as used. After
+            // it, the retry finds that attempt abandoned and writes its keys.
+            let early = try await harness.submit(SubmissionPayloads.payload(), tan: tan)
+            #expect(early.status == .forbidden)
+            harness.clock.advance(by: 31)
             let retried = try await harness.submit(SubmissionPayloads.payload(), tan: tan)
             let again = try await harness.submit(SubmissionPayloads.payload(), tan: tan)
 
@@ -344,10 +350,10 @@ struct SubmissionTests {
     }
 
     @Test(
-        "without a retry, the recovery writes a held submission whose TAN was spent, and releases one whose TAN was not"
+        "without a retry, the recovery writes a held submission whose TAN was spent, and releases one whose TAN was not after the release age"
     )
     func recoveryWithoutRetry() async throws {
-        try await SubmissionHarness.run(["SUBMISSION_RECOVERY_AFTER": "1s"]) { harness async throws in
+        try await SubmissionHarness.run { harness async throws in
             try await harness.execute(
                 "ALTER TABLE diagnosis_key ADD CONSTRAINT refuse_all CHECK (submission_timestamp < 0)"
             )
@@ -367,16 +373,19 @@ struct SubmissionTests {
                     consentToFederation: false,
                     submissionHour: 480_000,
                     keys: []
-                ).draft()
+                ).draft(),
+                heldSince: harness.clock.now,
+                due: harness.clock.now.addingTimeInterval(30)
             )
             _ = try await harness.runtime.dependencies.keys.hold(unspent, selfReport: nil)
             #expect(try await harness.count("pending_submission") == 2)
 
-            try await Task.sleep(for: .seconds(1.2))
-            let outcome = try await harness.runtime.recovery.run()
-
-            #expect(outcome == SubmissionRecovery.Outcome(completed: 1, released: 1))
+            harness.clock.advance(by: 31)
+            #expect(try await harness.runtime.recovery.run() == SubmissionRecovery.Outcome(completed: 1, waiting: 1))
             #expect(try await harness.count("diagnosis_key") == 14)
+            #expect(try await harness.count("pending_submission") == 1, "its TAN's spending may still land")
+            harness.clock.advance(by: 600)
+            #expect(try await harness.runtime.recovery.run() == SubmissionRecovery.Outcome(released: 1))
             #expect(try await harness.count("pending_submission") == 0)
             // The unspent TAN is still good.
             #expect(try await harness.submit(SubmissionPayloads.payload(), tan: unspentTAN).status == .ok)
