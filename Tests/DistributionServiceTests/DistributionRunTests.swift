@@ -544,6 +544,34 @@ extension DistributionRunTests {
         }
     }
 
+    /// A store that publishes, and fails every read of an archive back, as a bucket whose read permission is missing.
+    struct UnreadableStore: ObjectStore {
+        let base: DirectoryStore
+        var description: String { "unreadable \(self.base.description)" }
+        func list(prefix: String) async throws -> Set<String> { try await self.base.list(prefix: prefix) }
+        func checksum(of key: String) async throws -> String? { try await self.base.checksum(of: key) }
+        func get(_ key: String) async throws -> [UInt8]? { throw CocoaError(.fileReadNoPermission) }
+        func put(_ object: CDNObject) async throws { try await self.base.put(object) }
+        func delete(_ key: String) async throws { try await self.base.delete(key) }
+    }
+
+    @Test("an audit that cannot read the tree fails nothing: the run and its retention stand, the failure is counted")
+    func auditFailureKeepsTheRun() async throws {
+        try await Fixture.with(policy: Self.shiftingThresholdOfOne) { fixture in
+            try await fixture.insertKeys(1, hour: Self.hour - 14 * 24 - 1)
+            try await fixture.insertKeys(3, hour: Self.hour - 2)
+
+            let report = try #require(try await fixture.run(store: UnreadableStore(base: fixture.store)))
+
+            #expect(report.auditFailed)
+            #expect(report.audit == nil)
+            #expect(report.retention.keys == 1, "retention committed with the run")
+            #expect(try await fixture.database.count("diagnosis_key") == 3)
+            #expect(fixture.fileExists("\(Self.keys)/DE/date/2026-11-22/hour/8"), "published")
+            #expect(try fixture.metrics.expectCounter("en_distribution_audit_failures_total").totalValue == 1)
+        }
+    }
+
     @Test("the audit names the keys of a listed archive that is gone or signed by another key, by period and origin")
     func auditFindsMissingKeys() async throws {
         try await Fixture.with(policy: Self.shiftingThresholdOfOne) { fixture in
