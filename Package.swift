@@ -88,6 +88,7 @@ let package = Package(
         .target(
             name: "ENKeyStore",
             dependencies: [
+                "ENModels",
                 "ENPersistence",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),

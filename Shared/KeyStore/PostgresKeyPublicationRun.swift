@@ -52,16 +52,17 @@ struct PostgresKeyPublicationRun: KeyPublicationRun {
             logger: self.logger
         )
         var keys: [DistributionKey] = []
-        // Most groups share a handful of visited-country lists: each list is split once, and the arrays are shared.
-        var countryLists: [String: [String]] = [:]
-        for try await (hour, origin, visited, packed) in rows.decode((Int64, String, String, ByteBuffer).self) {
-            let countries: [String]
+        // Most groups share a handful of visited-country lists: each list is read once.
+        var countryLists: [String: CountrySet] = [:]
+        for try await (hour, originCode, visited, packed) in rows.decode((Int64, String, String, ByteBuffer).self) {
+            let countries: CountrySet
             if let known = countryLists[visited] {
                 countries = known
             } else {
-                countries = visited.split(separator: ",").map(String.init)
+                countries = CountrySet(visited.split(separator: ",").map(String.init))
                 countryLists[visited] = countries
             }
+            let origin = CountryLetters(originCode)
             var records = packed
             while let high = records.readInteger(as: UInt64.self), let low = records.readInteger(as: UInt64.self),
                 let start = records.readInteger(as: Int32.self), let period = records.readInteger(as: Int32.self),
@@ -74,8 +75,9 @@ struct PostgresKeyPublicationRun: KeyPublicationRun {
                         rollingPeriod: period,
                         transmissionRiskLevel: trl,
                         submissionHour: hour,
-                        originCountry: origin,
-                        visitedCountries: countries
+                        origin: origin,
+                        visited: countries,
+                        listsNoCountry: visited.isEmpty
                     )
                 )
             }

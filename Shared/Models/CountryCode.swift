@@ -17,6 +17,9 @@ package enum CountryCode {
 
     package static var count: Int { self.known.count }
 
+    /// Every valid code, in alphabetical order: the numbering of `CountrySet`.
+    package static let all: [String] = known.sorted()
+
     /// The EU member states and the EEA countries of the EU federation gateway: what phones may list as visited
     /// without configuration (the reference requires `SUPPORTED_COUNTRIES` to be set).
     package static let euGateway = [

@@ -26,13 +26,8 @@ struct KeyTreeAssembler: Sendable {
         /// The keys of the EU package's key files (which hold every published key): those in files this plan
         /// builds, and those in files already published. A key in the first and not the second is published for the
         /// first time by this run.
-        var building: [KeyData: DistributionKey] = [:]
+        var building: Set<KeyData> = []
         var onCDN: Set<KeyData> = []
-
-        /// The keys this run publishes for the first time.
-        var newlyPublished: [DistributionKey] {
-            self.building.values.filter { !self.onCDN.contains($0.keyData) }
-        }
     }
 
     /// The plan for `bundles` at `currentHour`. `isPublished` tells which key files exist already; they are listed in
@@ -103,9 +98,7 @@ struct KeyTreeAssembler: Sendable {
             if tracked { plan.onCDN.formUnion(keys.lazy.map(\.keyData)) }
             return
         }
-        if tracked {
-            for key in keys { plan.building[key.keyData] = key }
-        }
+        if tracked { plan.building.formUnion(keys.lazy.map(\.keyData)) }
         let infos = self.signer.signatureInfos
         plan.jobs.append(
             ArchiveJob(key: key, isDirectoryIndex: isDirectoryIndex) {

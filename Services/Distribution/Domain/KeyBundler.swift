@@ -34,6 +34,17 @@ struct FolderKeys: Sendable, Equatable {
 /// Assigns keys to the published folders (the origin country's and the EU package), to hours and to days.
 struct KeyBundler: Sendable {
     let policy: KeyDistributionPolicy
+    /// The policy's countries as `DistributionKey` holds them.
+    private let supported: CountrySet
+    private let originNumber: Int?
+    private let originLetters: CountryLetters
+
+    init(policy: KeyDistributionPolicy) {
+        self.policy = policy
+        self.supported = CountrySet(policy.supportedCountries)
+        self.originNumber = CountrySet.number(of: policy.originCountry)
+        self.originLetters = CountryLetters(policy.originCountry)
+    }
 
     /// The folders' hours and days for a run at `currentHour`, each within `MAX_KEYS_PER_BUNDLE`. Keys whose hour has
     /// not come yet are left for later runs.
@@ -56,18 +67,21 @@ struct KeyBundler: Sendable {
         let end = self.policy.includeIncompleteHours ? currentHour + 1 : currentHour
         var folders: [String: FolderKeys] = [:]
         var sizes: [String: SizeEffect] = [:]
+        let today = DistributionTime.day(ofHour: currentHour)
+        let listing = Listing(
+            firstListedHour: (today - Int64(self.policy.hourFileRetentionDays) + 1) * 24,
+            firstUnlistedDay: self.policy.includeIncompleteDays ? .max : today
+        )
         for (folder, hours) in self.uncapped(keys, currentHour: currentHour) {
             let (capped, hourEffect) = self.capped(hours, end: end)
-            let (days, dayDeferred) = self.days(of: capped, through: DistributionTime.day(ofHour: end - 1))
-            let planned = FolderKeys(hours: capped, days: days)
-            folders[folder] = planned
-            var effect = SizeEffect(deferred: hourEffect.deferred + dayDeferred)
-            if hourEffect != SizeEffect() || dayDeferred > 0 {
-                // Held back: keys the policies publish by now that no archive the tree lists holds yet.
-                let publishable = Set(hours.values.lazy.flatMap { $0 }.map(\.keyData))
-                effect.heldBack = publishable.count - planned.listed(at: currentHour, policy: self.policy).count
-            }
-            sizes[folder] = effect
+            let days = self.days(of: capped, through: DistributionTime.day(ofHour: end - 1), listing: listing)
+            folders[folder] = FolderKeys(hours: capped, days: days.days)
+            // Held back: keys the policies publish by now that no archive the tree lists holds yet: those the hours
+            // carried past the last one, and those in no listed hour whose day archive is not listed either.
+            sizes[folder] = SizeEffect(
+                deferred: hourEffect.deferred + days.deferred,
+                heldBack: hourEffect.heldBack + days.unlisted
+            )
         }
         return (folders, sizes)
     }
@@ -81,8 +95,8 @@ struct KeyBundler: Sendable {
             let applyPolicies = country == self.policy.originCountry || self.policy.applyPoliciesForAllCountries
             byCountry[country] =
                 applyPolicies
-                ? self.shifted(self.byDistributionHour(members.map { keys[$0] }), end: end)
-                : self.bySubmissionHour(members.map { keys[$0] }, end: end)
+                ? self.shifted(Self.grouped(members, of: keys, by: self.distributionHour(of:)), end: end)
+                : Self.grouped(members.filter { keys[$0].submissionHour < end }, of: keys, by: \.submissionHour)
         }
         var published: [String: HourlyKeys] = [self.policy.originCountry: byCountry[self.policy.originCountry] ?? [:]]
         published[self.policy.euPackageName] = self.union(of: byCountry)
@@ -93,35 +107,40 @@ struct KeyBundler: Sendable {
     /// country; otherwise to each supported visited country, except that the origin country's keys, and foreign keys
     /// that list the origin country, go to the origin country's bucket only.
     func buckets(_ keys: [DistributionKey]) -> [String: [Int]] {
-        let origin = self.policy.originCountry
-        var buckets: [String: [Int]] = [:]
+        var origin: [Int] = []
+        var foreign: [[Int]] = Array(repeating: [], count: 256)
         for (index, key) in keys.enumerated() {
-            if key.visitedCountries.isEmpty {
-                buckets[origin, default: []].append(index)
-                continue
-            }
-            let listsOrigin = key.visitedCountries.contains(origin)
-            for visited in key.visitedCountries where self.policy.supportedCountries.contains(visited) {
-                if visited != origin && (key.originCountry == origin || listsOrigin) { continue }
-                buckets[visited, default: []].append(index)
-            }
+            let placement = self.placement(of: key)
+            if placement.origin { origin.append(index) }
+            for number in placement.foreign.numbers { foreign[number].append(index) }
+        }
+        var buckets: [String: [Int]] = [:]
+        if !origin.isEmpty { buckets[self.policy.originCountry] = origin }
+        for (number, members) in foreign.enumerated() where !members.isEmpty {
+            buckets[CountrySet.code(number)] = members
         }
         return buckets
     }
 
-    /// For each key some bucket takes, the first hour it may be published in, the shifting policy aside: its
-    /// distribution hour in a bucket with policies, its submission hour in one without; the earliest of its buckets'.
-    func publishableHours(_ keys: [DistributionKey]) -> [KeyData: Int64] {
-        var hours: [KeyData: Int64] = [:]
-        for (country, members) in self.buckets(keys) {
-            let applyPolicies = country == self.policy.originCountry || self.policy.applyPoliciesForAllCountries
-            for index in members {
-                let key = keys[index]
-                let hour = applyPolicies ? self.distributionHour(of: key) : key.submissionHour
-                hours[key.keyData] = min(hour, hours[key.keyData] ?? hour)
-            }
+    /// Whether `key` goes into the origin country's bucket, and the other countries' buckets it goes into.
+    private func placement(of key: DistributionKey) -> (origin: Bool, foreign: CountrySet) {
+        guard !key.listsNoCountry else { return (true, CountrySet()) }
+        let visited = key.visited.intersection(self.supported)
+        guard let origin = self.originNumber else { return (false, visited) }
+        let listsOrigin = key.visited.contains(origin)
+        guard key.origin != self.originLetters && !listsOrigin else { return (visited.contains(origin), CountrySet()) }
+        return (false, visited)
+    }
+
+    /// The first hour `key` may be published in, the shifting policy aside, or `nil` when no bucket takes it: its
+    /// distribution hour in a bucket with policies, its submission hour in one without; the earliest of its buckets'
+    /// (the buckets as `buckets` assigns them).
+    func publishableHour(of key: DistributionKey) -> Int64? {
+        let placement = self.placement(of: key)
+        if placement.origin || (!placement.foreign.isEmpty && self.policy.applyPoliciesForAllCountries) {
+            return self.distributionHour(of: key)
         }
-        return hours
+        return placement.foreign.isEmpty ? nil : key.submissionHour
     }
 
     /// The hour from which a key may be published (the expiry policy): a key submitted less than the policy's
@@ -135,8 +154,13 @@ struct KeyBundler: Sendable {
         return (expiry + policyMinutes + 60) / 60
     }
 
-    func byDistributionHour(_ keys: [DistributionKey]) -> HourlyKeys {
-        Dictionary(grouping: keys, by: self.distributionHour(of:))
+    /// The keys at `members` by the hour `hour` gives each, copied once.
+    private static func grouped(
+        _ members: [Int],
+        of keys: [DistributionKey],
+        by hour: (DistributionKey) -> Int64
+    ) -> HourlyKeys {
+        Dictionary(grouping: members) { hour(keys[$0]) }.mapValues { $0.map { keys[$0] } }
     }
 
     /// The shifting policy: walking the hours from the earliest distributable one up to `end` (exclusive), keys
@@ -179,9 +203,9 @@ struct KeyBundler: Sendable {
                 if hours[hour] != nil { result[hour] = [] }
                 continue
             }
-            let (taken, deferred) = carry.take(adding: own, cap: cap)
-            result[hour] = taken
-            effect.deferred += deferred
+            let taken = carry.take(adding: own, cap: cap)
+            result[hour] = taken.keys
+            effect.deferred += taken.deferred
         }
         effect.heldBack = carry.waiting
         return (result, effect)
@@ -191,54 +215,99 @@ struct KeyBundler: Sendable {
     /// rest move on to the next day's archive (every app downloads every listed day: cwa-app-android
     /// `DayPackageSyncTool`, cwa-app-ios `KeyPackageDownload`; only today's hours are fetched), waiting keys first,
     /// each in key-data order. Keys carried past `lastDay` (the run's current day) are in no day archive yet. Returns
-    /// how many keys went into a later day's archive than their own.
-    func days(of hours: HourlyKeys, through lastDay: Int64) -> (days: [Int64: [DistributionKey]], deferred: Int) {
+    /// how many keys went into a later day's archive than their own, and how many the tree lists in neither an hour
+    /// nor a day archive by `listing`.
+    func days(
+        of hours: HourlyKeys,
+        through lastDay: Int64,
+        listing: Listing = Listing(firstListedHour: .max, firstUnlistedDay: .max)
+    ) -> (days: [Int64: [DistributionKey]], deferred: Int, unlisted: Int) {
         let byDay = Dictionary(grouping: hours.keys, by: DistributionTime.day(ofHour:))
-        guard let first = byDay.keys.min() else { return ([:], 0) }
+        guard let first = byDay.keys.min() else { return ([:], 0, 0) }
         var days: [Int64: [DistributionKey]] = [:]
         var carry = Carry()
         var deferred = 0
+        var unlisted = 0
         for day in first...max(first, lastDay) {
-            let own = (byDay[day] ?? []).flatMap { hours[$0] ?? [] }
-            guard byDay[day] != nil || carry.waiting > 0 else { continue }
+            let dayHours = (byDay[day] ?? []).sorted()
+            guard !dayHours.isEmpty || carry.waiting > 0 else { continue }
+            var own: [DistributionKey] = []
+            // Whether each of `own` is in an hour archive the tree does not list.
+            var unlistedHour: [Bool] = []
+            for hour in dayHours {
+                let keys = hours[hour] ?? []
+                own += keys
+                unlistedHour += repeatElement(hour < listing.firstListedHour, count: keys.count)
+            }
+            let dayListed = day < listing.firstUnlistedDay
             if carry.waiting == 0 && own.count <= self.policy.maxKeysPerBundle {
                 days[day] = own
+                if !dayListed { unlisted += unlistedHour.count { $0 } }
                 continue
             }
-            let (taken, moved) = carry.take(adding: own, cap: self.policy.maxKeysPerBundle)
-            days[day] = taken
-            deferred += moved
+            let taken = carry.take(adding: own, marks: unlistedHour, cap: self.policy.maxKeysPerBundle)
+            days[day] = taken.keys
+            if !dayListed { unlisted += taken.marked }
+            deferred += taken.deferred
         }
-        return (days, deferred)
+        return (days, deferred, unlisted + carry.markedWaiting)
     }
 
-    /// The keys carried from period to period by a cap: a queue that copies each key in once and out once.
+    /// Which archives the tree lists: the hour archives from `firstListedHour` on, the day archives before
+    /// `firstUnlistedDay`.
+    struct Listing: Sendable, Equatable {
+        var firstListedHour: Int64
+        var firstUnlistedDay: Int64
+    }
+
+    /// The keys carried from period to period by a cap: a queue that copies each key in once and out once, with a mark
+    /// per key (whether it is in an unlisted hour archive).
     private struct Carry {
         private var queue: [DistributionKey] = []
+        private var marks: [Bool] = []
         private var head = 0
+        /// Marked keys among those waiting.
+        private(set) var markedWaiting = 0
 
         /// Keys carried into the next period.
         var waiting: Int { self.queue.count - self.head }
 
-        /// The first `cap` of the waiting keys then `own` (sorted by key data), and how many of `own` stay waiting.
-        mutating func take(adding own: [DistributionKey], cap: Int) -> (taken: [DistributionKey], deferred: Int) {
+        /// The first `cap` of the waiting keys then `own` (sorted by key data, each with its mark from `marks`, none
+        /// when empty): the keys taken, how many of them are marked, and how many of `own` stay waiting.
+        mutating func take(
+            adding own: [DistributionKey],
+            marks: [Bool] = [],
+            cap: Int
+        ) -> (keys: [DistributionKey], marked: Int, deferred: Int) {
             let waitingBefore = self.waiting
-            self.queue.append(contentsOf: own.sorted { $0.keyData < $1.keyData })
+            // Nothing waits and everything fits: the period keeps its keys as they are (an archive sorts its keys).
+            if waitingBefore == 0 && own.count <= cap {
+                return (own, marks.count { $0 }, 0)
+            }
+            // Sorted as (key data, position) pairs: moving 24 bytes instead of a key.
+            var order = own.indices.map { (own[$0].keyData, Int32($0)) }
+            order.sort { $0.0 < $1.0 }
+            self.queue.reserveCapacity(self.queue.count + own.count)
+            for (_, index) in order {
+                self.queue.append(own[Int(index)])
+                let mark = !marks.isEmpty && marks[Int(index)]
+                self.marks.append(mark)
+                if mark { self.markedWaiting += 1 }
+            }
             let count = min(self.waiting, cap)
-            let taken = Array(self.queue[self.head..<(self.head + count)])
+            let range = self.head..<(self.head + count)
+            let taken = Array(self.queue[range])
+            let marked = self.marks[range].count { $0 }
+            self.markedWaiting -= marked
             self.head += count
             // Dropping the taken keys once they are half the queue keeps the copying linear.
             if self.head > self.queue.count / 2 {
                 self.queue.removeFirst(self.head)
+                self.marks.removeFirst(self.head)
                 self.head = 0
             }
-            return (taken, own.count - max(0, count - waitingBefore))
+            return (taken, marked, own.count - max(0, count - waitingBefore))
         }
-    }
-
-    /// Other countries' keys without policies: by submission hour, before `end`.
-    func bySubmissionHour(_ keys: [DistributionKey], end: Int64) -> HourlyKeys {
-        Dictionary(grouping: keys.filter { $0.submissionHour < end }, by: \.submissionHour)
     }
 
     /// The EU package: every bucket's published keys, each key once (in the earliest hour it was published in), and

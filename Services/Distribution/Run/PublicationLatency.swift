@@ -27,21 +27,23 @@ struct PublicationLatency: Sendable, Equatable {
         publishedAt: Double
     ) -> PublicationLatency {
         var latency = PublicationLatency()
-        let publishable = bundler.publishableHours(keys)
-        for key in plan.newlyPublished {
-            let seconds = max(0, publishedAt - Double(key.submissionHour) * 3600)
-            if (publishable[key.keyData] ?? key.submissionHour) > key.submissionHour {
-                latency.embargoed.append(seconds)
-            } else {
-                latency.immediate.append(seconds)
-            }
-        }
         // A key is publishable once its hour is over (with INCLUDE_INCOMPLETE_HOURS, once it has begun).
         let hourOffset: Int64 = bundler.policy.includeIncompleteHours ? 0 : 1
+        var fresh = plan.building.subtracting(plan.onCDN)
         var oldest: Int64? = nil
-        for (key, hour) in publishable where hour < end {
-            guard plan.building[key] == nil, !plan.onCDN.contains(key) else { continue }
-            oldest = min(hour, oldest ?? hour)
+        for key in keys {
+            guard let hour = bundler.publishableHour(of: key) else { continue }
+            // Each key data once: the first row of it that this run publishes.
+            if fresh.remove(key.keyData) != nil {
+                let seconds = max(0, publishedAt - Double(key.submissionHour) * 3600)
+                if hour > key.submissionHour {
+                    latency.embargoed.append(seconds)
+                } else {
+                    latency.immediate.append(seconds)
+                }
+            } else if hour < end, !plan.building.contains(key.keyData), !plan.onCDN.contains(key.keyData) {
+                oldest = min(hour, oldest ?? hour)
+            }
         }
         if let oldest {
             latency.oldestWaiting = max(0, publishedAt - Double(oldest + hourOffset) * 3600)
