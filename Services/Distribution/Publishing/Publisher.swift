@@ -41,6 +41,13 @@ struct Publisher: Sendable {
         var unchanged = 0
         var deleted = 0
         var bytesUploaded = 0
+
+        mutating func add(_ other: Outcome) {
+            self.uploaded += other.uploaded
+            self.unchanged += other.unchanged
+            self.deleted += other.deleted
+            self.bytesUploaded += other.bytesUploaded
+        }
     }
 
     /// Publishes `objects`, given the keys the store holds already.

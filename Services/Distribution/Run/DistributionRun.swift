@@ -178,15 +178,24 @@ struct DistributionRun: Sendable {
             ]
         )
 
-        // 5. Sign (in parallel), then publish: files first, indexes last. 6. Delete what retention expired.
+        // 5. Sign (in parallel) and publish, a few archives at a time, so that no more than those are in memory
+        // (as many as there are cores to sign or uploads to run at once): files first, indexes last.
+        // 6. Delete what retention expired.
         let signStart = ContinuousClock.now
-        let archives = try await signer.run(keyPlan.jobs + twp.jobs + configJobs)
-        report.archivesBuilt = archives.count
-        let publishStart = ContinuousClock.now
+        let jobs = keyPlan.jobs + twp.jobs + configJobs
+        let batch = max(1, ProcessInfo.processInfo.activeProcessorCount, self.configuration.publishing.parallelism)
+        var signing = Duration.zero
+        for start in stride(from: 0, to: jobs.count, by: batch) {
+            let built = ContinuousClock.now
+            let archives = try await signer.run(Array(jobs[start..<min(jobs.count, start + batch)]))
+            signing += ContinuousClock.now - built
+            report.archivesBuilt += archives.count
+            report.publish.add(try await publisher.publish(archives, existing: existing))
+        }
         // The NHS documents (signed now; republished only when their bytes or the signing key changed).
         let documents = try self.configuration.nhs?.objects(at: now) ?? []
-        let objects = archives + twp.files + documents + keyPlan.indexes + roots
-        report.publish = try await publisher.publish(objects, existing: existing)
+        let objects = twp.files + documents + keyPlan.indexes + roots
+        report.publish.add(try await publisher.publish(objects, existing: existing))
         report.latency = PublicationLatency.measure(
             keys: keys,
             bundler: bundler,
@@ -194,16 +203,17 @@ struct DistributionRun: Sendable {
             end: policy.includeIncompleteHours ? currentHour + 1 : currentHour,
             publishedAt: self.clock.now.timeIntervalSince1970
         )
+        let publishing = ContinuousClock.now - signStart - signing
         self.logger.info(
             "Archives signed and published",
             metadata: [
-                "archives": "\(archives.count)",
-                "sign.seconds": "\(Self.seconds(since: signStart, until: publishStart))",
-                "publish.seconds": "\(Self.seconds(since: publishStart))",
+                "archives": "\(report.archivesBuilt)",
+                "sign.seconds": "\(String(format: "%.2f", signing.timeInterval))",
+                "publish.seconds": "\(String(format: "%.2f", publishing.timeInterval))",
             ]
         )
         report.publish.unchanged += keyPlan.unchanged + twp.unchanged
-        let published = Set(objects.map(\.key))
+        let published = Set(jobs.map(\.key) + objects.map(\.key))
         report.objectsDeleted = try await publisher.delete(expired.filter { !published.contains($0) })
         report.finishedAt = self.clock.now.timeIntervalSince1970
 
