@@ -246,7 +246,8 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
-            resources: [.copy("Resources"), .copy("openapi.yaml")]
+            resources: [.copy("Resources"), .copy("openapi.yaml")],
+            exclude: ["docs"]
         ),
 
         // MARK: - Tools
@@ -501,7 +502,8 @@ func service(
     _ name: String,
     binary: String,
     extra: [Target.Dependency] = [],
-    resources: [Resource] = [.copy("openapi.yaml")]
+    resources: [Resource] = [.copy("openapi.yaml")],
+    exclude: [String] = []
 ) -> Target {
     .executableTarget(
         name: "\(name)Service",
@@ -521,7 +523,7 @@ func service(
             .product(name: "HTTPTypes", package: "swift-http-types"),
         ] + extra,
         path: "Services/\(name)",
-        exclude: ["README.md"],
+        exclude: ["README.md"] + exclude,
         resources: resources,
         swiftSettings: swiftSettings
     )
