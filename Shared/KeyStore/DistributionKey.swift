@@ -32,12 +32,8 @@ package struct KeyData: Sendable, Hashable, Comparable, BitwiseCopyable {
     }
 
     package func append(to out: inout [UInt8]) {
-        for shift in stride(from: 56, through: 0, by: -8) {
-            out.append(UInt8(truncatingIfNeeded: self.high >> UInt64(shift)))
-        }
-        for shift in stride(from: 56, through: 0, by: -8) {
-            out.append(UInt8(truncatingIfNeeded: self.low >> UInt64(shift)))
-        }
+        withUnsafeBytes(of: self.high.bigEndian) { out.append(contentsOf: $0) }
+        withUnsafeBytes(of: self.low.bigEndian) { out.append(contentsOf: $0) }
     }
 
     package static func < (lhs: KeyData, rhs: KeyData) -> Bool {

@@ -37,28 +37,39 @@ enum KeyExportEncoder {
         return out
     }
 
-    /// Field 7 (`keys`), one `TemporaryExposureKey` with every field set, report type and DSOS re-encoded from the TRL.
+    /// Field 7 (`keys`), one `TemporaryExposureKey` with every field set, report type and DSOS re-encoded from the TRL,
+    /// written straight into `out`: its length is known beforehand (six one-byte tags, the key data's length byte and
+    /// 16 bytes, five varints).
     static func appendKey(_ key: DistributionKey, to out: inout [UInt8]) {
         let encoding = TRLEncoding.exported(trl: key.transmissionRiskLevel)
-        var body: [UInt8] = []
-        body.reserveCapacity(32)
-        body.append(0x0A)  // 1: key_data, length-delimited
-        body.append(16)
-        key.keyData.append(to: &body)
-        body.append(0x10)  // 2: transmission_risk_level
-        self.appendVarint(UInt64(bitPattern: Int64(key.transmissionRiskLevel)), to: &body)
-        body.append(0x18)  // 3: rolling_start_interval_number
-        self.appendVarint(UInt64(bitPattern: Int64(key.rollingStartIntervalNumber)), to: &body)
-        body.append(0x20)  // 4: rolling_period
-        self.appendVarint(UInt64(bitPattern: Int64(key.rollingPeriod)), to: &body)
-        body.append(0x28)  // 5: report_type
-        self.appendVarint(UInt64(encoding.reportType.rawValue), to: &body)
-        body.append(0x30)  // 6: days_since_onset_of_symptoms, sint32 (zig-zag)
         let dsos = Int32(encoding.daysSinceOnsetOfSymptoms)
-        self.appendVarint(UInt64(UInt32(bitPattern: (dsos << 1) ^ (dsos >> 31))), to: &body)
+        let trl = UInt64(bitPattern: Int64(key.transmissionRiskLevel))
+        let start = UInt64(bitPattern: Int64(key.rollingStartIntervalNumber))
+        let period = UInt64(bitPattern: Int64(key.rollingPeriod))
+        let reportType = UInt64(encoding.reportType.rawValue)
+        let onset = UInt64(UInt32(bitPattern: (dsos << 1) ^ (dsos >> 31)))
+        let length =
+            23 + self.varintSize(trl) + self.varintSize(start) + self.varintSize(period) + self.varintSize(reportType)
+            + self.varintSize(onset)
         out.append(0x3A)  // 7: keys, length-delimited
-        self.appendVarint(UInt64(body.count), to: &out)
-        out += body
+        self.appendVarint(UInt64(length), to: &out)
+        out.append(0x0A)  // 1: key_data, length-delimited
+        out.append(16)
+        key.keyData.append(to: &out)
+        out.append(0x10)  // 2: transmission_risk_level
+        self.appendVarint(trl, to: &out)
+        out.append(0x18)  // 3: rolling_start_interval_number
+        self.appendVarint(start, to: &out)
+        out.append(0x20)  // 4: rolling_period
+        self.appendVarint(period, to: &out)
+        out.append(0x28)  // 5: report_type
+        self.appendVarint(reportType, to: &out)
+        out.append(0x30)  // 6: days_since_onset_of_symptoms, sint32 (zig-zag)
+        self.appendVarint(onset, to: &out)
+    }
+
+    static func varintSize(_ value: UInt64) -> Int {
+        max(1, (64 - value.leadingZeroBitCount + 6) / 7)
     }
 
     static func appendVarint(_ value: UInt64, to out: inout [UInt8]) {
