@@ -46,5 +46,5 @@ for n in $sizes; do
   bytes=$(du -sb "$work/cdn" | cut -f1)
   awk -v n="$n" -v s="$seconds" -v r="$rss_kb" -v f="$files" -v b="$bytes" 'BEGIN {
     printf "keys %d  wall %.2f s  %.0f keys/s  peak RSS %.0f MB  files %d  tree %.1f MB\n", n, s, n / s, r / 1024, f, b / 1048576 }'
-  grep -E 'Retention applied|Keys read|Tree planned|Archives signed|Distribution run completed' "$work/log" | sed 's/^/   /'
+  grep -E 'Retention applied|Keys read|Tree planned|Archives signed|Audit|Distribution run completed' "$work/log" | sed 's/^/   /'
 done
