@@ -8,7 +8,6 @@ set -euo pipefail
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$root/deploy/local/lib.sh"
-pg="$root/deploy/local/postgres.sh"
 distribution="$root/.build/release/distribution-service"
 submission="$root/.build/release/submission-service"
 sizes="${BENCH_KEYS:-100000 1400000}"
@@ -17,22 +16,7 @@ for b in "$distribution" "$submission"; do [ -x "$b" ] || fail "$b missing (make
 # /usr/bin/time measures the peak RSS.
 [ -x /usr/bin/time ] || install_packages time
 
-"$pg" start >/dev/null
-database_env="$("$pg" env)"
-eval "$database_env"
-export PGHOST="$POSTGRES_HOST" PGPORT="$POSTGRES_PORT" PGUSER="$POSTGRES_USER" PGPASSWORD="$POSTGRES_PASSWORD"
-database="en_bench_distribution_$(date +%s)"
-work="$(mktemp -d)"
-cleanup() {
-  psql -q -d postgres -c "DROP DATABASE IF EXISTS $database WITH (FORCE)" || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-psql -q -d postgres -c "CREATE DATABASE $database"
-export DATABASE_URL="postgres://$PGUSER:$PGPASSWORD@$PGHOST:$PGPORT/$database?sslmode=disable" LOG_LEVEL=info
-openssl ecparam -name prime256v1 -genkey -noout -out "$work/signing.pem" 2>/dev/null
-# submission-service applies the keys schema (it needs a service-token key to start at all).
-SERVICE_TOKEN_KEY_FILE="$work/signing.pem" "$submission" --migrate-only >/dev/null
+bench_keys_database en_bench_distribution "$submission"
 
 for n in $sizes; do
   psql -q -d "$database" -c "TRUNCATE diagnosis_key CASCADE"

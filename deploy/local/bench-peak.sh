@@ -13,7 +13,6 @@ set -euo pipefail
 root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$root/deploy/local/lib.sh"
-pg="$root/deploy/local/postgres.sh"
 config="${CONFIG:-release}"
 distribution="$root/.build/$config/distribution-service"
 submission="$root/.build/$config/submission-service"
@@ -23,21 +22,7 @@ for b in "$distribution" "$submission"; do [ -x "$b" ] || fail "$b missing (make
 [ "$peak_hour" -le "$total" ] || fail "BENCH_PEAK_HOUR must not exceed BENCH_PEAK_KEYS"
 [ -x /usr/bin/time ] || install_packages time
 
-"$pg" start >/dev/null
-database_env="$("$pg" env)"
-eval "$database_env"
-export PGHOST="$POSTGRES_HOST" PGPORT="$POSTGRES_PORT" PGUSER="$POSTGRES_USER" PGPASSWORD="$POSTGRES_PASSWORD"
-database="en_bench_peak_$(date +%s)"
-work="$(mktemp -d)"
-cleanup() {
-  psql -q -d postgres -c "DROP DATABASE IF EXISTS $database WITH (FORCE)" || true
-  rm -rf "$work"
-}
-trap cleanup EXIT
-psql -q -d postgres -c "CREATE DATABASE $database"
-export DATABASE_URL="postgres://$PGUSER:$PGPASSWORD@$PGHOST:$PGPORT/$database?sslmode=disable" LOG_LEVEL=info
-openssl ecparam -name prime256v1 -genkey -noout -out "$work/signing.pem" 2>/dev/null
-SERVICE_TOKEN_KEY_FILE="$work/signing.pem" "$submission" --migrate-only >/dev/null
+bench_keys_database en_bench_peak "$submission"
 
 # The day six days ago (hours since the epoch): its hour 10 takes the peak, the other 23 hours share the rest; the
 # federated keys spread over the whole day. Every key expired a day before its submission, so the expiry policy holds

@@ -126,3 +126,23 @@ SELECT decode(md5(random()::text || i::text), 'hex'), 'SUBMISSION_TYPE_PCR_TEST'
 ANALYZE diagnosis_key;
 SQL
 }
+
+# bench_keys_database PREFIX SUBMISSION: a throw-away database PREFIX_<time> on the local cluster with the `keys`
+# schema (applied by the submission-service binary SUBMISSION, which needs a service-token key to start), and a work
+# directory; both are removed on exit. Sets the PG* settings, DATABASE_URL (LOG_LEVEL=info), `database`, `work`, and
+# `$work/signing.pem`, a new P-256 key.
+bench_keys_database() {
+  local pg database_env
+  pg="$(dirname "${BASH_SOURCE[0]}")/postgres.sh"
+  "$pg" start >/dev/null
+  database_env="$("$pg" env)"
+  eval "$database_env"
+  export PGHOST="$POSTGRES_HOST" PGPORT="$POSTGRES_PORT" PGUSER="$POSTGRES_USER" PGPASSWORD="$POSTGRES_PASSWORD"
+  database="$1_$(date +%s)"
+  work="$(mktemp -d)"
+  trap 'psql -q -d postgres -c "DROP DATABASE IF EXISTS $database WITH (FORCE)" || true; rm -rf "$work"' EXIT
+  psql -q -d postgres -c "CREATE DATABASE $database"
+  export DATABASE_URL="postgres://$PGUSER:$PGPASSWORD@$PGHOST:$PGPORT/$database?sslmode=disable" LOG_LEVEL=info
+  openssl ecparam -name prime256v1 -genkey -noout -out "$work/signing.pem" 2>/dev/null
+  SERVICE_TOKEN_KEY_FILE="$work/signing.pem" "$2" --migrate-only >/dev/null
+}
