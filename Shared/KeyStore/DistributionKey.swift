@@ -60,17 +60,20 @@ package struct KeyData: Sendable, Hashable, Comparable, BitwiseCopyable {
     }
 
     /// The hash a `Set` or `Dictionary` asks for, without the cost of a full `Hasher` (a distribution run makes
-    /// millions of them): both words mixed with the table's per-process random seed (multiply and xor-shift, as
-    /// in splitmix64). Key data is a random 16-byte value, and the seed keeps the bucket of a given key unknown to
-    /// whoever chose it.
+    /// millions of them): both words mixed with a random key of this process and the table's seed (multiply and
+    /// xor-shift, as in splitmix64). Key data is chosen by whoever submits it; the process's key keeps the bucket of
+    /// a given key unknown to them, as `Hasher`'s own random key does.
     package func _rawHashValue(seed: Int) -> Int {
-        var x = (self.high ^ UInt64(UInt(bitPattern: seed))) &* 0x9E37_79B9_7F4A_7C15
+        var x = (self.high ^ keyDataHashKey.0 ^ UInt64(UInt(bitPattern: seed))) &* 0x9E37_79B9_7F4A_7C15
         x = (x ^ (x >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        x ^= self.low
+        x ^= self.low ^ keyDataHashKey.1
         x = (x ^ (x >> 27)) &* 0x94D0_49BB_1331_11EB
         return Int(truncatingIfNeeded: x ^ (x >> 31))
     }
 }
+
+/// The random key of `KeyData`'s hash, drawn once per process.
+private let keyDataHashKey: (UInt64, UInt64) = (.random(in: .min ... .max), .random(in: .min ... .max))
 
 /// Two upper-case letters in two bytes: a country code that copies as plain memory.
 package struct CountryLetters: Sendable, Hashable, BitwiseCopyable, CustomStringConvertible {
@@ -184,11 +187,11 @@ package struct DistributionKey: Sendable, Equatable, BitwiseCopyable {
     /// Hours since the epoch (the `submission_timestamp` column).
     package var submissionHour: Int64
     package var origin: CountryLetters
+    /// The stored list of visited countries is empty (a list of codes outside ISO 3166-1 only is not).
+    package var listsNoCountry: Bool
     /// The visited countries as stored, those of ISO 3166-1: submission always adds the origin; legacy or federated
     /// keys may list none.
     package var visited: CountrySet
-    /// The stored list of visited countries is empty (a list of codes outside ISO 3166-1 only is not).
-    package var listsNoCountry: Bool
 
     package init(
         keyData: KeyData,
