@@ -1,5 +1,6 @@
 // The NHS app's keys end to end: submitted through the route with every transmission risk level the app may send
-// (nhs.md §4: 0…7), stored in PostgreSQL, and found in the archives a distribution run publishes.
+// (0…7: nhsx/covid19-app-system-public, doc/architecture/api-contracts/diagnosis-key-submission.md), stored in
+// PostgreSQL, and found in the archives a distribution run publishes.
 
 import Crypto
 import ENCrypto
