@@ -90,7 +90,7 @@ struct TreeAudit: Sendable {
                 result.badArchives.append("\(archive) (\(problem))")
             }
         }
-        for (_, entry) in due { result.missing[entry.hour, default: [:]][entry.origin, default: 0] += 1 }
+        for (_, entry) in due { result.missing[entry.hour, default: [:]][entry.origin.description, default: 0] += 1 }
         return result
     }
 

@@ -15,17 +15,20 @@ struct FolderKeys: Sendable, Equatable {
     /// The keys of the archives the tree lists at `currentHour`, each once, at the first hour the plan gives it: the
     /// day archives of complete days (today's too with `INCLUDE_INCOMPLETE_DAYS`) and the hour archives of the days
     /// whose hours are kept (`HOUR_FILE_RETENTION_DAYS`), as `KeyTreeAssembler` lists them.
-    func listed(at currentHour: Int64, policy: KeyDistributionPolicy) -> [KeyData: (hour: Int64, origin: String)] {
+    func listed(
+        at currentHour: Int64,
+        policy: KeyDistributionPolicy
+    ) -> [KeyData: (hour: Int64, origin: CountryLetters)] {
         let today = DistributionTime.day(ofHour: currentHour)
-        var listed: [KeyData: (hour: Int64, origin: String)] = [:]
+        var listed: [KeyData: (hour: Int64, origin: CountryLetters)] = [:]
         for (hour, keys) in self.hours
         where DistributionTime.day(ofHour: hour) > today - Int64(policy.hourFileRetentionDays) {
             for key in keys where listed[key.keyData].map({ $0.hour > hour }) ?? true {
-                listed[key.keyData] = (hour, key.originCountry)
+                listed[key.keyData] = (hour, key.origin)
             }
         }
         for (day, keys) in self.days where day < today || policy.includeIncompleteDays {
-            for key in keys where listed[key.keyData] == nil { listed[key.keyData] = (day * 24, key.originCountry) }
+            for key in keys where listed[key.keyData] == nil { listed[key.keyData] = (day * 24, key.origin) }
         }
         return listed
     }

@@ -208,8 +208,8 @@ struct DistributionRun: Sendable {
             "Archives signed and published",
             metadata: [
                 "archives": "\(report.archivesBuilt)",
-                "sign.seconds": "\(String(format: "%.2f", signing.timeInterval))",
-                "publish.seconds": "\(String(format: "%.2f", publishing.timeInterval))",
+                "sign.seconds": "\(Self.seconds(signing))",
+                "publish.seconds": "\(Self.seconds(publishing))",
             ]
         )
         report.publish.unchanged += keyPlan.unchanged + twp.unchanged
@@ -253,7 +253,12 @@ struct DistributionRun: Sendable {
 extension DistributionRun {
     /// Seconds between two instants, to two decimals, for the progress log.
     static func seconds(since start: ContinuousClock.Instant, until end: ContinuousClock.Instant = .now) -> String {
-        String(format: "%.2f", (end - start).timeInterval)
+        self.seconds(end - start)
+    }
+
+    /// A duration in seconds, to two decimals, for the progress log.
+    static func seconds(_ duration: Duration) -> String {
+        String(format: "%.2f", duration.timeInterval)
     }
 }
 
