@@ -122,7 +122,7 @@ extension SubmissionEngine {
                 credentialHash: credential.hash,
                 draft: try draft.draft(),
                 heldSince: now,
-                due: now.addingTimeInterval(self.recovery.policy.after / .seconds(1))
+                due: now.addingTimeInterval(self.recovery.policy.after.timeInterval)
             )
         } catch {
             throw .unreadablePayload
@@ -169,7 +169,7 @@ extension SubmissionEngine {
         } catch {
             self.metrics.recordUnavailable(endpoint, dependency: "database_after_tan")
             self.logger.error("Submission held, not yet written", metadata: ErrorMetadata.of(error))
-            throw .storageFailedAfterVerification(retryAfter: Int(self.recovery.policy.after / .seconds(1)) + 1)
+            throw .storageFailedAfterVerification(retryAfter: Int(self.recovery.policy.after.timeInterval) + 1)
         }
     }
 
@@ -347,12 +347,12 @@ struct SubmissionRecovery: Sendable {
             self.metrics.recordUnavailable(endpoint, dependency: "database")
             throw .storageUnavailable
         }
-        guard let held, held.heldSince < now.addingTimeInterval(-(self.policy.after / .seconds(1))) else { return nil }
+        guard let held, held.heldSince < now.addingTimeInterval(-self.policy.after.timeInterval) else { return nil }
         switch await self.resolve(held) {
         case .completed(let outcome): return outcome
         case .released, .unconfirmed: return nil
         case .waiting, .deferred:
-            throw .storageFailedAfterVerification(retryAfter: Int(self.policy.interval / .seconds(1)) + 1)
+            throw .storageFailedAfterVerification(retryAfter: Int(self.policy.interval.timeInterval) + 1)
         }
     }
 
@@ -380,7 +380,7 @@ struct SubmissionRecovery: Sendable {
                 "Held submission not resolved: the credential's service is unavailable",
                 metadata: ["credential": "\(attempt.credential.rawValue)"]
             )
-            return await self.postpone(attempt, until: now.addingTimeInterval(self.policy.interval / .seconds(1)))
+            return await self.postpone(attempt, until: now.addingTimeInterval(self.policy.interval.timeInterval))
         }
         do {
             guard let redemption else {
@@ -392,7 +392,7 @@ struct SubmissionRecovery: Sendable {
                 return .unconfirmed
             }
             guard redemption.redeemed else {
-                let release = attempt.heldSince.addingTimeInterval(self.policy.releaseAfter / .seconds(1))
+                let release = attempt.heldSince.addingTimeInterval(self.policy.releaseAfter.timeInterval)
                 guard release <= now else {
                     try await self.keys.postpone(attempt.id, until: release)
                     return .waiting
@@ -407,7 +407,7 @@ struct SubmissionRecovery: Sendable {
             return try await self.complete(attempt, redemption: redemption)
         } catch {
             self.logger.warning("Held submission not resolved", metadata: ErrorMetadata.of(error))
-            return await self.postpone(attempt, until: now.addingTimeInterval(self.policy.interval / .seconds(1)))
+            return await self.postpone(attempt, until: now.addingTimeInterval(self.policy.interval.timeInterval))
         }
     }
 
@@ -424,7 +424,7 @@ struct SubmissionRecovery: Sendable {
             )
             return await self.postpone(
                 attempt,
-                until: self.clock.now.addingTimeInterval(self.policy.releaseAfter / .seconds(1))
+                until: self.clock.now.addingTimeInterval(self.policy.releaseAfter.timeInterval)
             )
         }
         if attempt.credential == .nhsToken, redemption.nhsTestKit == nil {
@@ -432,7 +432,7 @@ struct SubmissionRecovery: Sendable {
             self.logger.error("Held submission not resolved: its NHS order names no test kit")
             return await self.postpone(
                 attempt,
-                until: self.clock.now.addingTimeInterval(self.policy.interval / .seconds(1))
+                until: self.clock.now.addingTimeInterval(self.policy.interval.timeInterval)
             )
         }
         var submission = SpendGrant(nhsTestKit: redemption.nhsTestKit).applied(to: draft)

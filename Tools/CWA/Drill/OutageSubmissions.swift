@@ -15,8 +15,6 @@ struct OutageSubmission: Sendable {
     /// Every answer, in order (0: none).
     var statuses: [Int] = []
 
-    /// 200: acknowledged (for NHS, whatever was stored: the answer is uniform).
-    var acknowledged: Bool { self.statuses.last == 200 }
     /// At least one attempt was answered 503 (or not at all) and was tried again.
     var retried: Bool { self.statuses.count > 1 }
 }
