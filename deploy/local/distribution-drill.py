@@ -12,7 +12,9 @@ random number of the tree's objects (so that publishing is hit, which takes a sm
   * the next run completes, leaves nothing temporary behind, and its tree is identical to the uninterrupted run's
     (the same objects; archives compared by their signed content, as signatures differ at every signing). A next run
     that ends without work because the killed run's database session still holds the lock (it is released within a
-    second) is started again, for up to LOCK_BOUND (30) s.
+    second) is started again, for up to LOCK_BOUND (30) s. The uninterrupted run is taken again whenever the hour a
+    run publishes up to changes (HOUR_COMPLETE_AFTER past the hour), and a next run during which it changed is followed
+    by one more run, whose tree is the one compared.
 
 Prints one line per store and per failure; exits 1 when anything failed. Standard library, plus `cryptography` and
 `moto` (both on PyPI; drills.sh installs them into its venv when the system's Python lacks them).
@@ -44,6 +46,17 @@ TWP = ("version/v1/twp/country", "version/v2/twp/country")
 PHASES = ("Retention applied", "Keys read and bundled", "Tree planned")
 LOCK_HELD = b"Another distribution run holds the lock"
 LOCK_BOUND = 30  # seconds a next run is started again while the killed run's session still holds the lock
+HOUR_COMPLETE_AFTER = 60  # seconds (--hour-complete-after); the runs get it, so the drill knows when their tree changes
+
+
+def set_hour_complete_after(seconds):
+    global HOUR_COMPLETE_AFTER
+    HOUR_COMPLETE_AFTER = seconds
+
+
+def publication_hour():
+    """The hour a run started now publishes up to (exclusive): the service shifts the clock by HOUR_COMPLETE_AFTER."""
+    return int((time.time() - HOUR_COMPLETE_AFTER) // 3600)
 
 
 def fail(message):
@@ -265,7 +278,8 @@ class Runner:
         self.service = arguments.service
         self.work = arguments.work
         self.base = dict(os.environ, LOG_LEVEL="info", SIGNING_KEY_FILES=arguments.signing_key,
-                         DATABASE_URL=arguments.database_url, PUBLISH_RETRY_BACKOFF="10ms")
+                         DATABASE_URL=arguments.database_url, PUBLISH_RETRY_BACKOFF="10ms",
+                         HOUR_COMPLETE_AFTER=f"{HOUR_COMPLETE_AFTER}s")
         self.runs = 0
 
     def start(self, store):
@@ -323,7 +337,7 @@ def drill(store, runner, reference, kills, rng, report):
     """KILLS killed runs into `store`, each checked and repaired by a next run. Returns the failures."""
     failures = []
     phases, hit_counts, leftovers, left_after, recoveries = {}, [], [], [], []
-    completed_first = identical = repaired = killed = round_number = lock_waits = 0
+    completed_first = identical = repaired = killed = round_number = lock_waits = turned = 0
     # A run that ends before its moment (runs vary in length) does not count: its round is drawn again, up to twice
     # as many rounds as kills in all.
     while killed < kills and round_number < 2 * kills:
@@ -362,6 +376,7 @@ def drill(store, runner, reference, kills, rng, report):
         for problem in problems(objects, reference.public_key):
             failures.append(f"after the kill in round {round_number} ({name}): {problem}")
 
+        hour = publication_hour()  # the next run publishes up to this hour or a later one
         status, seconds, log_path, skipped, held = runner.after_kill(store)
         lock_waits += skipped
         if held:
@@ -379,7 +394,22 @@ def drill(store, runner, reference, kills, rng, report):
         left_after.append(len(hidden))
         if hidden:
             failures.append(f"round {round_number}: the next run left {len(hidden)} temporary files ({hidden[0]})")
-        expected, actual = reference.current().digests, fingerprint(objects)
+        expected = reference.current()
+        for _ in range(2):
+            if expected.hour == hour:
+                break
+            # The hour turned during the next run: its tree may be either hour's. One more run has the new hour's.
+            hour = publication_hour()
+            status, _, log_path = runner.complete(store)
+            if status != 0:
+                break
+            objects, _ = store.snapshot()
+            expected = reference.current()
+            turned += 1
+        if status != 0:
+            failures.append(f"round {round_number}: the run after the hour turned failed ({status}; {log_path})")
+            continue
+        expected, actual = expected.digests, fingerprint(objects)
         if actual == expected:
             identical += 1
         else:
@@ -398,7 +428,8 @@ def drill(store, runner, reference, kills, rng, report):
         f"{store.name}: {killed} kills ({where}{hits}), {completed_first} runs ended before their moment; "
         f"consistent after every kill: {'yes' if not any('after the kill' in f for f in failures) else 'NO'}; "
         f"next run completed {repaired} of {killed}"
-        f"{f' ({lock_waits} started again: the killed run still held the lock)' if lock_waits else ''}, "
+        f"{f' ({lock_waits} started again: the killed run still held the lock)' if lock_waits else ''}"
+        f"{f' ({turned} run again: the hour turned during the next run)' if turned else ''}, "
         f"identical to the uninterrupted run {identical} of {killed}; "
         f"temporary files after a kill up to {max(leftovers, default=0)}, after the next run up to {max(left_after, default=0)}"
         f"{'' if not recoveries else f'; next run {min(recoveries):.1f}–{max(recoveries):.1f} s'}"
@@ -407,20 +438,20 @@ def drill(store, runner, reference, kills, rng, report):
 
 
 class Reference:
-    """The uninterrupted run's tree, taken again when the hour changed (a new hour can change the tree)."""
+    """The uninterrupted run's tree, taken again when the publication hour changed (a new hour changes the tree)."""
 
     def __init__(self, runner, folder, public_key):
         self.runner, self.store, self.public_key = runner, DirectoryStore(folder), public_key
         self.hour = None
 
     def current(self):
-        hour = int(time.time() // 3600)
+        hour = publication_hour()
         if hour != self.hour:
             self.store.clear()
             status, seconds, log_path = self.runner.complete(self.store)
             if status != 0:
                 fail(f"the uninterrupted run failed ({status}; {log_path})")
-            if int(time.time() // 3600) != hour:
+            if publication_hour() != hour:
                 return self.current()
             objects, hidden = self.store.snapshot()
             found = problems(objects, self.public_key)
@@ -463,7 +494,10 @@ def main():
     parser.add_argument("--work", required=True, help="a folder for the trees and the runs' logs")
     parser.add_argument("--kills", type=int, default=10, help="killed runs per store")
     parser.add_argument("--seed", type=int, default=int(time.time()))
+    parser.add_argument("--hour-complete-after", type=int, default=HOUR_COMPLETE_AFTER,
+                        help="seconds after its end an hour is published (to make the hour turn during a drill)")
     arguments = parser.parse_args()
+    set_hour_complete_after(arguments.hour_complete_after)
     if not 1 <= arguments.kills <= 1000:
         fail("--kills must be 1…1000")
     with open(arguments.signing_key, "rb") as f:
