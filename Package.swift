@@ -307,6 +307,7 @@ let package = Package(
             dependencies: [
                 "ENAttestation",
                 "ENCrypto",
+                "ENKeyStore",
                 "ENModels",
                 "ENPersistence",
                 "ENServiceKit",

@@ -154,6 +154,7 @@ extension Federation {
     ) -> DownloadRun {
         DownloadRun(
             store: dependencies.store,
+            keys: dependencies.keys,
             gateway: dependencies.gateway,
             acceptance: configuration.acceptance,
             verification: BatchVerification(

@@ -1,5 +1,6 @@
 // What federation-service needs from the outside world, as replaceable values.
 
+import ENKeyStore
 import ENPersistence
 import ENServiceKit
 import Logging
@@ -8,6 +9,8 @@ import ServiceLifecycle
 
 struct FederationDependencies: ServiceDependencies {
     var store: FederationStore
+    /// The key store: downloaded keys are written through it.
+    var keys: any DiagnosisKeyRepository
     var gateway: any FederationGateway
     var clock: WallClock
     var trigger: DownloadTrigger
@@ -26,6 +29,7 @@ struct FederationDependencies: ServiceDependencies {
         )
         return FederationDependencies(
             store: FederationStore(client: client, logger: logger),
+            keys: PostgresDiagnosisKeyRepository(client: client, logger: logger),
             gateway: gateway,
             clock: .system,
             trigger: DownloadTrigger(),

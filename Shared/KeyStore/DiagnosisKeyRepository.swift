@@ -32,6 +32,11 @@ package protocol DiagnosisKeyRepository: Sendable {
         writing submission: KeySubmission
     ) async throws -> KeySubmissionOutcome?
 
+    /// Stores `keys` downloaded from the federation gateway in `submissionHour` (hours since the epoch), in one
+    /// statement, by the rule submissions follow: a key is skipped when the same key data exists as a PCR key.
+    /// Returns how many were inserted.
+    func storeFederated(_ keys: [FederatedKey], submissionHour: Int64) async throws -> Int
+
     /// Lets go of an attempt whose credential was refused, or that the recovery found without a spent credential.
     func release(_ attempt: UUID) async throws
 

@@ -26,6 +26,10 @@ package struct InMemoryDiagnosisKeyRepository: DiagnosisKeyRepository {
         try await self.state.complete(attempt, credentialHash: credentialHash, writing: submission)
     }
 
+    package func storeFederated(_ keys: [FederatedKey], submissionHour: Int64) async throws -> Int {
+        try await self.state.insertFederated(keys, submissionHour: submissionHour)
+    }
+
     package func release(_ attempt: UUID) async throws {
         await self.state.release(attempt)
     }
@@ -182,15 +186,10 @@ actor InMemoryKeyState {
             )
         }
         var outcome = KeySubmissionOutcome()
-        for row in submission.keys {
-            let taken = self.keys.contains {
-                $0.row.keyData == row.keyData
-                    && ($0.submissionType == submission.submissionType || $0.submissionType == Self.pcr)
-            }
-            guard !taken else { continue }
-            self.keys.append(
+        outcome.keys = self.insert(
+            submission.keys.map {
                 StoredKey(
-                    row: row,
+                    row: $0,
                     submissionType: submission.submissionType,
                     submissionHour: submission.submissionHour,
                     originCountry: submission.originCountry,
@@ -198,9 +197,8 @@ actor InMemoryKeyState {
                     consentToFederation: submission.consentToFederation,
                     fromNHSApp: submission.fromNHSApp
                 )
-            )
-            outcome.keys += 1
-        }
+            }
+        )
         for report in submission.protectedReports where !self.reports.contains(where: { $0.row == report }) {
             self.lastID += 1
             self.reports.append(StoredReport(id: self.lastID, row: report, hour: submission.submissionHour))
@@ -219,6 +217,51 @@ actor InMemoryKeyState {
             outcome.traceWarnings += 1
         }
         return outcome
+    }
+
+    /// Federated keys, all or none: a key the tables would refuse fails them all, as the one statement does.
+    func insertFederated(_ keys: [FederatedKey], submissionHour: Int64) throws -> Int {
+        let rows = keys.map {
+            StoredKey(
+                row: $0.row,
+                submissionType: FederatedKey.submissionType,
+                submissionHour: submissionHour,
+                originCountry: $0.originCountry,
+                visitedCountries: $0.visitedCountries,
+                consentToFederation: false
+            )
+        }
+        for row in rows { try Self.check(row) }
+        return self.insert(rows)
+    }
+
+    /// The one insertion of keys: a key is skipped when the same key data is stored with its type or as a PCR key.
+    private func insert(_ rows: [StoredKey]) -> Int {
+        var inserted = 0
+        for row in rows {
+            let taken = self.keys.contains {
+                $0.row.keyData == row.row.keyData
+                    && ($0.submissionType == row.submissionType || $0.submissionType == Self.pcr)
+            }
+            guard !taken else { continue }
+            self.keys.append(row)
+            inserted += 1
+        }
+        return inserted
+    }
+
+    /// The checks of `diagnosis_key` (`CreateKeys`) for one federated key.
+    private static func check(_ key: StoredKey) throws(KeyStoreConstraintViolation) {
+        try Self.check(
+            KeySubmission(
+                submissionType: key.submissionType,
+                originCountry: key.originCountry,
+                visitedCountries: key.visitedCountries,
+                consentToFederation: key.consentToFederation,
+                submissionHour: key.submissionHour,
+                keys: [key.row]
+            )
+        )
     }
 
     /// The checks of the `keys` tables (`CreateKeys`).

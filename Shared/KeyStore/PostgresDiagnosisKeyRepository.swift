@@ -102,6 +102,18 @@ package struct PostgresDiagnosisKeyRepository: DiagnosisKeyRepository {
         }
     }
 
+    package func storeFederated(_ keys: [FederatedKey], submissionHour: Int64) async throws -> Int {
+        guard !keys.isEmpty else { return 0 }
+        let query = Self.insertion(
+            keys.map { ($0.row, $0.originCountry, $0.visitedCountries) },
+            submissionType: FederatedKey.submissionType,
+            submissionHour: submissionHour,
+            consentToFederation: false,
+            fromNHSApp: false
+        )
+        return try await self.database.query(query, logger: self.logger).first?.decode(Int.self) ?? 0
+    }
+
     package func release(_ attempt: UUID) async throws {
         try await self.database.query("DELETE FROM pending_submission WHERE attempt = \(attempt)", logger: self.logger)
     }
@@ -201,27 +213,48 @@ package struct PostgresDiagnosisKeyRepository: DiagnosisKeyRepository {
         return outcome
     }
 
-    /// One statement for all keys. A key is skipped when the same key data exists as a PCR key (a PCR key is
-    /// never overwritten by a rapid-test one) and, through `ON CONFLICT DO NOTHING`, when the same key data and
-    /// type exist; neither case is an error or logged by PostgreSQL.
     private func insertKeys(_ submission: KeySubmission, _ connection: PostgresConnection) async throws -> Int {
         guard !submission.keys.isEmpty else { return 0 }
-        let keys = submission.keys
-        let query: PostgresQuery = """
+        let query = Self.insertion(
+            submission.keys.map { ($0, submission.originCountry, submission.visitedCountries) },
+            submissionType: submission.submissionType,
+            submissionHour: submission.submissionHour,
+            consentToFederation: submission.consentToFederation,
+            fromNHSApp: submission.fromNHSApp
+        )
+        return try await self.count(query, connection)
+    }
+
+    /// One statement for all keys, each with its origin and visited countries: the one insertion of `diagnosis_key`
+    /// (submissions and federated keys). A key is skipped when the same key data exists as a PCR key (a PCR key is
+    /// never overwritten by a rapid-test one) and, through `ON CONFLICT DO NOTHING`, when the same key data and type
+    /// exist; neither case is an error or logged by PostgreSQL. Visited countries travel joined by commas (codes are
+    /// two letters).
+    private static func insertion(
+        _ keys: [(row: DiagnosisKeyRow, origin: String, visited: [String])],
+        submissionType: String,
+        submissionHour: Int64,
+        consentToFederation: Bool,
+        fromNHSApp: Bool
+    ) -> PostgresQuery {
+        let rows = keys.map(\.row)
+        return """
             WITH candidate AS (
-                SELECT * FROM unnest(\(keys.map { ByteBuffer(bytes: $0.keyData) })::bytea[], \(keys.map(\.rollingStartIntervalNumber))::integer[],
-                                     \(keys.map(\.rollingPeriod))::integer[], \(keys.map(\.transmissionRiskLevel))::integer[],
-                                     \(keys.map(\.daysSinceOnsetOfSymptoms))::integer[], \(keys.map(\.reportType))::text[])
-                    AS k(key_data, rolling_start_interval_number, rolling_period, transmission_risk_level, days_since_onset_of_symptoms, report_type)
+                SELECT * FROM unnest(\(rows.map { ByteBuffer(bytes: $0.keyData) })::bytea[], \(rows.map(\.rollingStartIntervalNumber))::integer[],
+                                     \(rows.map(\.rollingPeriod))::integer[], \(rows.map(\.transmissionRiskLevel))::integer[],
+                                     \(rows.map(\.daysSinceOnsetOfSymptoms))::integer[], \(rows.map(\.reportType))::text[],
+                                     \(keys.map(\.origin))::text[], \(keys.map { $0.visited.joined(separator: ",") })::text[])
+                    AS k(key_data, rolling_start_interval_number, rolling_period, transmission_risk_level, days_since_onset_of_symptoms,
+                         report_type, origin_country, visited)
             ), inserted AS (
                 INSERT INTO diagnosis_key (
                     key_data, submission_type, rolling_start_interval_number, rolling_period, submission_timestamp,
                     transmission_risk_level, origin_country, visited_countries, report_type, days_since_onset_of_symptoms,
                     consent_to_federation, nhs_app
                 )
-                SELECT c.key_data, \(submission.submissionType), c.rolling_start_interval_number, c.rolling_period, \(submission.submissionHour),
-                       c.transmission_risk_level, \(submission.originCountry), \(submission.visitedCountries)::text[], c.report_type,
-                       c.days_since_onset_of_symptoms, \(submission.consentToFederation), \(submission.fromNHSApp)
+                SELECT c.key_data, \(submissionType), c.rolling_start_interval_number, c.rolling_period, \(submissionHour),
+                       c.transmission_risk_level, c.origin_country, string_to_array(c.visited, ','), c.report_type,
+                       c.days_since_onset_of_symptoms, \(consentToFederation), \(fromNHSApp)
                   FROM candidate c
                  WHERE NOT EXISTS (
                        SELECT 1 FROM diagnosis_key d WHERE d.key_data = c.key_data AND d.submission_type = 'SUBMISSION_TYPE_PCR_TEST')
@@ -230,7 +263,6 @@ package struct PostgresDiagnosisKeyRepository: DiagnosisKeyRepository {
             )
             SELECT count(*) FROM inserted
             """
-        return try await self.count(query, connection)
     }
 
     /// A self-report's row: its type and the UTC day of its submission hour (`date + integer` adds days).

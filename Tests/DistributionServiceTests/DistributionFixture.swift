@@ -143,18 +143,8 @@ struct DistributionFixture: Sendable {
         rollingStart: Int32? = nil
     ) async throws {
         let rollingStart = rollingStart ?? Int32(hour * 6 - 288)
-        try await self.database.client.query(
-            """
-            INSERT INTO diagnosis_key (
-                key_data, submission_type, rolling_start_interval_number, rolling_period, submission_timestamp,
-                transmission_risk_level, origin_country, visited_countries, report_type, days_since_onset_of_symptoms,
-                consent_to_federation
-            )
-            SELECT k.key_data, 'SUBMISSION_TYPE_PCR_TEST', \(rollingStart), 144, \(hour),
-                   \(trl), 'DE', ARRAY['DE', 'FR']::text[], 'CONFIRMED_TEST', 1, \(consent)
-              FROM unnest(\(keys.map { ByteBuffer(bytes: $0) })::bytea[]) AS k(key_data)
-            """,
-            logger: self.database.logger
+        try await self.database.storeKeys(
+            .pcr(keys, hour: hour, rollingStart: rollingStart, trl: trl, visited: ["DE", "FR"], consent: consent)
         )
     }
 

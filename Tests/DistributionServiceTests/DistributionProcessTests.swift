@@ -86,18 +86,8 @@ struct DistributionProcessTests {
             environment["SHIFTING_POLICY_THRESHOLD"] = "1"
             // Three keys submitted two hours ago, each valid for a day that ended a day before.
             let hour = Int64(Date().timeIntervalSince1970) / 3600 - 2
-            for byte in [UInt8](1...3) {
-                try await database.client.query(
-                    """
-                    INSERT INTO diagnosis_key (key_data, submission_type, rolling_start_interval_number, rolling_period,
-                        submission_timestamp, transmission_risk_level, origin_country, visited_countries, report_type,
-                        days_since_onset_of_symptoms, consent_to_federation)
-                    VALUES (\(ByteBuffer(bytes: [UInt8](repeating: byte, count: 16))), 'SUBMISSION_TYPE_PCR_TEST',
-                        \(Int32((hour - 48) * 6)), 144, \(hour), 6, 'DE', ARRAY['DE'], 'CONFIRMED_TEST', 1, false)
-                    """,
-                    logger: database.logger
-                )
-            }
+            let submitted = (1...3).map { [UInt8](repeating: $0, count: 16) }
+            try await database.storeKeys(.pcr(submitted, hour: hour, rollingStart: Int32((hour - 48) * 6)))
             #expect(try await Self.exitCode(["run"], environment) == 0)
             let audit = try ServiceProcess.start(
                 BuiltProduct.url("distribution-service"),

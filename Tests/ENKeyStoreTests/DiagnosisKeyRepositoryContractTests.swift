@@ -197,6 +197,57 @@ struct DiagnosisKeyRepositoryContractTests {
     }
 
     @Test(
+        "federated keys are stored as PCR keys with their own countries, by the submission rule, and are read for publication",
+        arguments: RepositoryBackend.allCases
+    )
+    func federatedKeys(_ backend: RepositoryBackend) async throws {
+        try await self.withRepository(backend) { repository in
+            try await Self.store(repository, Self.submission(Self.pcr, keys: [Self.key(1, trl: 8)]))
+            try await Self.store(repository, Self.submission(Self.rapid, keys: [Self.key(3, trl: 3)]))
+            let downloaded = [
+                FederatedKey(row: Self.key(1, trl: 5), originCountry: "FR", visitedCountries: ["FR"]),
+                FederatedKey(row: Self.key(2, trl: 5), originCountry: "FR", visitedCountries: ["FR", "DE"]),
+                FederatedKey(row: Self.key(3, trl: 6), originCountry: "IT", visitedCountries: ["IT"]),
+                FederatedKey(row: Self.key(4, trl: 7), originCountry: "BE", visitedCountries: []),
+            ]
+
+            let stored = try await repository.storeFederated(downloaded, submissionHour: Self.hour + 2)
+            let again = try await repository.storeFederated(downloaded, submissionHour: Self.hour + 3)
+            let submittedAfter = try await Self.store(repository, Self.submission(Self.pcr, keys: [Self.key(2)]))
+            let contents = try await Self.contents(repository)
+
+            #expect(stored == 3, "key 1 is stored as a PCR key already; key 3 only as a rapid-test one")
+            #expect(again == 0)
+            #expect(submittedAfter.keys == 0, "a federated key is a PCR key")
+            let federated = contents.keys.filter { $0.submissionHour == Self.hour + 2 }
+            #expect(federated.map(\.keyData.bytes) == [2, 3, 4].map { Array(repeating: UInt8($0), count: 16) })
+            #expect(federated.map(\.origin.description) == ["FR", "IT", "BE"])
+            #expect(federated.map(\.visited.codes) == [["DE", "FR"], ["IT"], []])
+            #expect(federated.map(\.listsNoCountry) == [false, false, true])
+            #expect(federated.map(\.transmissionRiskLevel) == [5, 6, 7])
+            #expect(contents.keys.count == 5)
+        }
+    }
+
+    @Test("a federated batch with a key the table refuses stores none of it", arguments: RepositoryBackend.allCases)
+    func federatedKeysAllOrNone(_ backend: RepositoryBackend) async throws {
+        try await self.withRepository(backend) { repository in
+            var short = Self.key(6)
+            short.keyData.removeLast()
+            let batch = [
+                FederatedKey(row: Self.key(5), originCountry: "FR", visitedCountries: ["FR"]),
+                FederatedKey(row: short, originCountry: "FR", visitedCountries: ["FR"]),
+            ]
+
+            await #expect(throws: (any Error).self) {
+                try await repository.storeFederated(batch, submissionHour: Self.hour)
+            }
+            let contents = try await Self.contents(repository)
+            #expect(contents.keys.isEmpty)
+        }
+    }
+
+    @Test(
         "the same key and type is stored once, also when one submission holds it twice",
         arguments: RepositoryBackend.allCases
     )

@@ -170,6 +170,7 @@ struct FederationFixture: Sendable {
         let anchors = BatchTrustAnchor.registeredBySubject((anchors ?? [self.france]).map(\.certificate.certificate))
         return DownloadRun(
             store: self.store,
+            keys: PostgresDiagnosisKeyRepository(client: self.database.client, logger: self.database.logger),
             gateway: self.gateway,
             acceptance: KeyAcceptance(),
             verification: BatchVerification(verifier: BatchSignatureVerifier(anchors: anchors ?? []), ownCountry: "DE"),
@@ -185,24 +186,26 @@ struct FederationFixture: Sendable {
     }
 
     /// Inserts `count` PCR keys from DE with consent, as submission stores them, submitted `hoursAgo` before now; each
-    /// was valid for a day that ended a day before, so the expiry policy lets it go at once.
+    /// was valid for a day that ended a day before (or from `rollingStart`), so the expiry policy lets it go at once.
     @discardableResult
-    func insertUploadable(_ count: Int, hoursAgo: Int64 = 1, consent: Bool = true) async throws -> [[UInt8]] {
+    func insertUploadable(
+        _ count: Int,
+        hoursAgo: Int64 = 1,
+        consent: Bool = true,
+        rollingStart: Int32? = nil
+    ) async throws -> [[UInt8]] {
         let keys = (0..<count).map { _ in Self.random(16) }
         let hour = Self.currentHour - hoursAgo
-        let rollingStart = Int32((hour / 24 - 2) * 144)
-        try await self.database.client.query(
-            """
-            INSERT INTO diagnosis_key (
-                key_data, submission_type, rolling_start_interval_number, rolling_period, submission_timestamp,
-                transmission_risk_level, origin_country, visited_countries, report_type, days_since_onset_of_symptoms,
-                consent_to_federation
+        let rollingStart = rollingStart ?? Int32((hour / 24 - 2) * 144)
+        try await self.database.storeKeys(
+            .pcr(
+                keys,
+                hour: hour,
+                rollingStart: rollingStart,
+                daysSinceOnset: 2,
+                visited: ["DE", "FR"],
+                consent: consent
             )
-            SELECT k.key_data, 'SUBMISSION_TYPE_PCR_TEST', \(rollingStart), 144, \(hour),
-                   6, 'DE', ARRAY['DE', 'FR']::text[], 'CONFIRMED_TEST', 2, \(consent)
-              FROM unnest(\(keys.map { ByteBuffer(bytes: $0) })::bytea[]) AS k(key_data)
-            """,
-            logger: self.database.logger
         )
         return keys
     }

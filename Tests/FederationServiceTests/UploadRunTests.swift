@@ -76,16 +76,7 @@ struct UploadRunTests {
         let fixture = try FederationFixture()
         // Valid until the end of the current hour's day: expired after now, so held back.
         let hour = FederationFixture.currentHour
-        try await fixture.database.client.query(
-            """
-            INSERT INTO diagnosis_key (key_data, submission_type, rolling_start_interval_number, rolling_period,
-                submission_timestamp, transmission_risk_level, origin_country, visited_countries, report_type,
-                days_since_onset_of_symptoms, consent_to_federation)
-            VALUES (\(ByteBuffer(bytes: FederationFixture.random(16))), 'SUBMISSION_TYPE_PCR_TEST', \(Int32(hour / 24 * 144)), 144, \(hour), 5, 'DE',
-                    ARRAY['DE']::text[], 'CONFIRMED_TEST', 1, true)
-            """,
-            logger: fixture.database.logger
-        )
+        try await fixture.insertUploadable(1, hoursAgo: 0, rollingStart: Int32(hour / 24 * 144))
         let outcome = try #require(try await fixture.uploadRun { $0.minimumKeys = 1 }.run())
         #expect(outcome == UploadOutcome(keysWaiting: 1))
     }

@@ -142,18 +142,8 @@ struct SelfReportStorageTests {
         let harness = try await Harness(["MAX_KEYS_PER_DAY": "14"])
         // 20 keys submitted in the last hour of yesterday (UTC).
         let yesterday = Int64(SubmissionPayloads.start.timeIntervalSince1970) / 86_400 * 24 - 1
-        _ = try await harness.database.client.query(
-            PostgresQuery(
-                unsafeSQL: """
-                    INSERT INTO diagnosis_key (
-                        key_data, submission_type, rolling_start_interval_number, rolling_period, submission_timestamp,
-                        transmission_risk_level, origin_country, visited_countries, report_type, days_since_onset_of_symptoms)
-                    SELECT decode(md5(i::text), 'hex'), 'SUBMISSION_TYPE_PCR_TEST', 2800000, 144, \(yesterday),
-                           6, 'DE', '{DE}', 'CONFIRMED_TEST', 1
-                      FROM generate_series(1, 20) AS i
-                    """
-            )
-        )
+        let keys = (1...20).map { _ in (0..<16).map { _ in UInt8.random(in: 0...255) } }
+        try await harness.database.storeKeys(.pcr(keys, hour: yesterday, rollingStart: 2_800_000))
         #expect(try await harness.post(SelfReportTests.payload(), headers: SelfReportTests.headers()).status == .ok)
         let second = "0f4e8a1c-5b2d-4c6e-8f9a-1b3c5d7e9f20"
         await (harness.selfReports as? InMemorySelfReportClient)?.issue(second)

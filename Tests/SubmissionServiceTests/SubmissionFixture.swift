@@ -79,6 +79,10 @@ final class RecordingKeyRepository: DiagnosisKeyRepository {
         return outcome
     }
 
+    func storeFederated(_ keys: [FederatedKey], submissionHour: Int64) async throws -> Int {
+        try await self.keys.storeFederated(keys, submissionHour: submissionHour)
+    }
+
     func release(_ attempt: UUID) async throws {
         try await self.keys.release(attempt)
     }

@@ -1,6 +1,7 @@
 // One download run (cwa-server §5.4): the batches the gateway announced, downloaded, checked and stored.
 
 import ENFederation
+import ENKeyStore
 import ENModels
 import ENServiceKit
 import Foundation
@@ -61,6 +62,8 @@ struct DownloadOutcome: Sendable, Equatable {
 /// Downloads, checks and stores; one batch's failure is recorded on the batch and never stops the run.
 struct DownloadRun: Sendable {
     let store: FederationStore
+    /// Where accepted keys go: the key store's one insertion, by the rule submissions follow.
+    let keys: any DiagnosisKeyRepository
     let gateway: any FederationGateway
     let acceptance: KeyAcceptance
     let verification: BatchVerification
@@ -167,10 +170,10 @@ struct DownloadRun: Sendable {
             case .failure: throw GatewayProtocolError("the audit entries do not cover the batch's keys")
             }
         }
-        var accepted: [DownloadedKey] = []
+        var accepted: [FederatedKey] = []
         var refused = 0
         for (key, verified) in zip(keys, verdicts) {
-            let result: Result<DownloadedKey, KeyAcceptance.Refusal> =
+            let result: Result<FederatedKey, KeyAcceptance.Refusal> =
                 verified ? self.acceptance.accept(key, now: now) : .failure(.signature)
             switch result {
             case .success(let stored): accepted.append(stored)
@@ -182,7 +185,7 @@ struct DownloadRun: Sendable {
         }
         let stored: Int
         do {
-            stored = try await self.store.storeDownloaded(
+            stored = try await self.keys.storeFederated(
                 accepted,
                 submissionHour: Int64(now.timeIntervalSince1970) / 3600
             )

@@ -1,6 +1,7 @@
 // Which downloaded keys a national backend stores, and how (cwa-server §5.4, §5.6).
 
 import ENFederation
+import ENKeyStore
 import ENModels
 import ENServiceKit
 import Foundation
@@ -16,7 +17,7 @@ struct KeyAcceptance: Sendable {
     var defaultTRL = 1
 
     /// The stored form of `key`, or why it is refused (a short label for metrics).
-    func accept(_ key: FederationDiagnosisKey, now: Date) -> Result<DownloadedKey, Refusal> {
+    func accept(_ key: FederationDiagnosisKey, now: Date) -> Result<FederatedKey, Refusal> {
         guard self.allowedReportTypes.contains(key.reportType) else { return .failure(.reportType) }
         guard key.keyData.count == 16 else { return .failure(.keyData) }
         let start = Int64(key.rollingStartIntervalNumber)
@@ -32,17 +33,24 @@ struct KeyAcceptance: Sendable {
         var visited = key.visitedCountries
         if !visited.contains(key.origin) { visited.append(key.origin) }
         return .success(
-            DownloadedKey(
-                keyData: Array(key.keyData),
-                rollingStartIntervalNumber: Int32(start),
-                rollingPeriod: Int32(key.rollingPeriod),
-                transmissionRiskLevel: Int32(self.derivations.trl(forDSOS: dsos, defaultTRL: self.defaultTRL)),
-                daysSinceOnsetOfSymptoms: Int32(dsos),
+            FederatedKey(
+                row: DiagnosisKeyRow(
+                    keyData: Array(key.keyData),
+                    rollingStartIntervalNumber: Int32(start),
+                    rollingPeriod: Int32(key.rollingPeriod),
+                    transmissionRiskLevel: Int32(self.derivations.trl(forDSOS: dsos, defaultTRL: self.defaultTRL)),
+                    daysSinceOnsetOfSymptoms: Int32(dsos),
+                    // Every federated key is stored as a confirmed test, whichever accepted type it came with, as
+                    // the reference stores downloaded keys.
+                    reportType: Self.storedReportType
+                ),
                 originCountry: key.origin,
                 visitedCountries: visited
             )
         )
     }
+
+    static let storedReportType = ReportType.confirmedTest.storageName ?? "CONFIRMED_TEST"
 
     /// Why a key is not stored; the raw values are the metric labels.
     enum Refusal: String, Error, CaseIterable {

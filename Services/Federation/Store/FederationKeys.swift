@@ -32,17 +32,6 @@ struct UploadKey: Sendable, Equatable {
     }
 }
 
-/// A key from another country, accepted and ready for `diagnosis_key`.
-struct DownloadedKey: Sendable, Equatable {
-    var keyData: [UInt8]
-    var rollingStartIntervalNumber: Int32
-    var rollingPeriod: Int32
-    var transmissionRiskLevel: Int32
-    var daysSinceOnsetOfSymptoms: Int32
-    var originCountry: String
-    var visitedCountries: [String]
-}
-
 /// The states of a batch announced by the gateway (cwa-server §5.4).
 enum BatchStatus: String, Sendable, CaseIterable {
     case unprocessed = "UNPROCESSED"

@@ -91,42 +91,6 @@ struct FederationStore: Sendable {
 
     // MARK: - Download
 
-    /// Stores accepted keys from other countries as PCR keys of `submissionHour`, without consent (so they are never
-    /// uploaded again). A key is skipped when its key data is stored already as a PCR key, as for submissions
-    /// (cwa-server §1.8). Returns how many were inserted.
-    func storeDownloaded(_ keys: [DownloadedKey], submissionHour: Int64) async throws -> Int {
-        guard !keys.isEmpty else { return 0 }
-        let rows = try await self.database.query(
-            """
-            WITH candidate AS (
-                SELECT * FROM unnest(\(keys.map { ByteBuffer(bytes: $0.keyData) })::bytea[], \(keys.map(\.rollingStartIntervalNumber))::integer[],
-                                     \(keys.map(\.rollingPeriod))::integer[], \(keys.map(\.transmissionRiskLevel))::integer[],
-                                     \(keys.map(\.daysSinceOnsetOfSymptoms))::integer[], \(keys.map(\.originCountry))::text[],
-                                     \(keys.map { $0.visitedCountries.joined(separator: ",") })::text[])
-                    AS k(key_data, rolling_start_interval_number, rolling_period, transmission_risk_level,
-                         days_since_onset_of_symptoms, origin_country, visited)
-            ), inserted AS (
-                INSERT INTO diagnosis_key (
-                    key_data, submission_type, rolling_start_interval_number, rolling_period, submission_timestamp,
-                    transmission_risk_level, origin_country, visited_countries, report_type, days_since_onset_of_symptoms,
-                    consent_to_federation
-                )
-                SELECT c.key_data, 'SUBMISSION_TYPE_PCR_TEST', c.rolling_start_interval_number, c.rolling_period, \(submissionHour),
-                       c.transmission_risk_level, c.origin_country, string_to_array(c.visited, ','), 'CONFIRMED_TEST',
-                       c.days_since_onset_of_symptoms, false
-                  FROM candidate c
-                 WHERE NOT EXISTS (
-                       SELECT 1 FROM diagnosis_key d WHERE d.key_data = c.key_data AND d.submission_type = 'SUBMISSION_TYPE_PCR_TEST')
-                ON CONFLICT DO NOTHING
-                RETURNING 1
-            )
-            SELECT count(*) FROM inserted
-            """,
-            logger: self.logger
-        )
-        return try rows.first?.decode(Int.self) ?? 0
-    }
-
     /// Records a batch the gateway announced; a batch known already keeps its state. Returns whether it is new.
     @discardableResult
     func announce(tag: String, day: String, status: BatchStatus = .unprocessed) async throws -> Bool {
