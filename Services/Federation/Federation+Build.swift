@@ -25,7 +25,6 @@ extension Federation {
         dependencies: FederationDependencies,
         environment: ServiceEnvironment
     ) throws -> ServiceApplication<CertificateRequestContext> {
-        let metrics = FederationMetrics(factory: environment.metricsFactory)
         let upload = try self.uploadRun(
             configuration: configuration,
             dependencies: dependencies,
@@ -57,28 +56,12 @@ extension Federation {
                 _ = try await download.run()
             }
         )
-        let router = Router<CertificateRequestContext>.service(
-            maxBodyBytes: 1024,
-            checks: dependencies.readinessChecks,
+        let router = try self.buildRouter(
+            configuration: configuration,
+            dependencies: dependencies,
             environment: environment
         )
-        try DocumentController.openAPI(in: Bundle.module).addRoutes(to: router)
         self.recordCertificateExpiry(configuration, factory: environment.metricsFactory)
-        if let commonName = configuration.callback.commonName {
-            let group = router.group()
-            if let gateway = configuration.callback.gateway {
-                group.add(
-                    middleware: ClientCertificateMiddleware(
-                        admission: .commonName(commonName),
-                        source: .gateway(header: gateway.header, secret: gateway.secret, roots: gateway.roots)
-                    )
-                )
-            } else {
-                group.add(middleware: ClientCertificateMiddleware(admission: .commonName(commonName)))
-            }
-            CallbackController(store: dependencies.store, trigger: dependencies.trigger, metrics: metrics)
-                .addRoutes(to: group)
-        }
         let server: HTTPServerBuilder =
             if let tls = configuration.callback.tls { try .tls(.http1(), tlsConfiguration: tls.nioConfiguration) } else
             {
@@ -91,6 +74,41 @@ extension Federation {
             services: dependencies.services + (configuration.callbackOnly ? [] : [uploads, downloads]),
             logger: environment.logger.listener("app")
         )
+    }
+
+    /// The routes of `serve`: health, metrics, the OpenAPI document, and the callback behind the client certificate
+    /// check when `EFGS_CALLBACK_CERT_CN` is set.
+    static func buildRouter(
+        configuration: FederationConfiguration,
+        dependencies: FederationDependencies,
+        environment: ServiceEnvironment
+    ) throws -> Router<CertificateRequestContext> {
+        let router = Router<CertificateRequestContext>.service(
+            maxBodyBytes: 1024,
+            checks: dependencies.readinessChecks,
+            environment: environment
+        )
+        try DocumentController.openAPI(in: Bundle.module).addRoutes(to: router)
+        if let commonName = configuration.callback.commonName {
+            let group = router.group()
+            if let gateway = configuration.callback.gateway {
+                group.add(
+                    middleware: ClientCertificateMiddleware(
+                        admission: .commonName(commonName),
+                        source: .gateway(header: gateway.header, secret: gateway.secret, roots: gateway.roots)
+                    )
+                )
+            } else {
+                group.add(middleware: ClientCertificateMiddleware(admission: .commonName(commonName)))
+            }
+            CallbackController(
+                store: dependencies.store,
+                trigger: dependencies.trigger,
+                metrics: FederationMetrics(factory: environment.metricsFactory)
+            )
+            .addRoutes(to: group)
+        }
+        return router
     }
 
     @Sendable

@@ -8,7 +8,8 @@ import PostgresNIO
 import ServiceLifecycle
 
 struct FederationDependencies: ServiceDependencies {
-    var store: FederationStore
+    /// The upload mirror and the batch list.
+    var store: any FederationRepository
     /// The key store: downloaded keys are written through it.
     var keys: any DiagnosisKeyRepository
     var gateway: any FederationGateway
@@ -28,13 +29,27 @@ struct FederationDependencies: ServiceDependencies {
             logger: logger
         )
         return FederationDependencies(
-            store: FederationStore(client: client, logger: logger),
+            store: PostgresFederationRepository(client: client, logger: logger),
             keys: PostgresDiagnosisKeyRepository(client: client, logger: logger),
             gateway: gateway,
             clock: .system,
             trigger: DownloadTrigger(),
             services: [client, readiness, gateway],
             readinessChecks: [PostgresReadinessCheck(client: readiness)]
+        )
+    }
+
+    /// Everything in memory, with `gateway` as the federation gateway.
+    static func inMemory(gateway: any FederationGateway, clock: WallClock = .system) -> FederationDependencies {
+        let keys = InMemoryDiagnosisKeyRepository()
+        return FederationDependencies(
+            store: InMemoryFederationRepository(keys: keys),
+            keys: keys,
+            gateway: gateway,
+            clock: clock,
+            trigger: DownloadTrigger(),
+            services: [],
+            readinessChecks: []
         )
     }
 }

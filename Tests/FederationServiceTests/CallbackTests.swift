@@ -1,5 +1,6 @@
-// The callback through HummingbirdTesting: only the gateway's callback certificate (by common name, chained to the
-// CA, through our gateway's header with its secret) may announce a batch; bad parameters are 400 and change nothing.
+// The callback through the production router (HummingbirdTesting, in-memory stores): only the gateway's callback
+// certificate (by common name, chained to the CA, through our gateway's header with its secret) may announce a batch;
+// bad parameters are 400 and change nothing.
 
 import ENFederation
 import ENKeyStore
@@ -14,37 +15,41 @@ import X509
 
 @testable import FederationService
 
-@Suite("Callback", .postgres(KeyStoreMigrations.group))
+@Suite("Callback")
 struct CallbackTests {
     static let secret = String(repeating: "s", count: 40)
 
+    /// The production router of a callback-only configuration behind our gateway's header, on in-memory stores.
     func withApp(
-        _ body: @escaping @Sendable (any TestClientProtocol, FederationFixture, TestPKI) async throws -> Void
+        _ body: @escaping @Sendable (any TestClientProtocol, any FederationRepository, TestPKI) async throws -> Void
     ) async throws {
-        let fixture = try FederationFixture()
         let pki = try TestPKI.make(name: "EN Test EFGS CA")
         defer { pki.remove() }
-        let router = Router(context: CertificateRequestContext.self)
-        let ca = try String(contentsOf: pki.caCertificateFile, encoding: .utf8)
-        let group = router.group().add(
-            middleware: ClientCertificateMiddleware(
-                admission: .commonName("efgs-callback"),
-                source: .gateway(
-                    header: HTTPField.Name("X-SSL-Client-Cert")!,
-                    secret: Self.secret,
-                    roots: try Certificate.bundle(pem: ca)
-                )
-            )
+        let settings = SettingsReader(values: [
+            "DATABASE_URL": "postgres://test:secret@127.0.0.1:1/test?sslmode=disable",
+            "FEDERATION_CALLBACK_ONLY": "true",
+            "EFGS_CALLBACK_CERT_CN": "efgs-callback",
+            "CALLBACK_CERT_HEADER": "X-SSL-Client-Cert",
+            "GATEWAY_SECRET": Self.secret,
+            "CALLBACK_CA_FILE": pki.caCertificateFile.path,
+        ])
+        let configuration = FederationConfiguration(settings: settings)
+        try #require(settings.problems.isEmpty, "\(settings.problems)")
+        let dependencies = FederationDependencies.inMemory(gateway: ScriptedGateway())
+        let router = try Federation.buildRouter(
+            configuration: configuration,
+            dependencies: dependencies,
+            environment: .testing()
         )
-        router.middlewares.add(ErrorMiddleware())
-        CallbackController(
-            store: fixture.store,
-            trigger: DownloadTrigger(),
-            metrics: FederationMetrics(factory: fixture.metrics)
-        )
-        .addRoutes(to: group)
         let app = Application(router: router)
-        try await app.test(.router) { client in try await body(client, fixture, pki) }
+        try await app.test(.router) { client in try await body(client, dependencies.store, pki) }
+    }
+
+    /// Every batch the store knows, in any state.
+    static func allBatches(_ store: any FederationRepository) async throws -> [BatchInfo] {
+        var all: [BatchInfo] = []
+        for status in BatchStatus.allCases { all += try await store.batches(status) }
+        return all
     }
 
     static func headers(_ certificateFile: URL?, secret: String = Self.secret) throws -> HTTPFields {
@@ -61,7 +66,7 @@ struct CallbackTests {
 
     @Test("the callback certificate announces a batch: 200, empty body, recorded once")
     func announces() async throws {
-        try await self.withApp { client, fixture, pki in
+        try await self.withApp { client, store, pki in
             let callback = try pki.issueClient(commonName: "efgs-callback")
             for _ in 0..<2 {
                 try await client.execute(
@@ -74,7 +79,7 @@ struct CallbackTests {
                 }
             }
             #expect(
-                try await fixture.store.batches(.unprocessed) == [
+                try await store.batches(.unprocessed) == [
                     BatchInfo(tag: "20261122-1", day: "2026-11-22", status: .unprocessed)
                 ]
             )
@@ -83,7 +88,7 @@ struct CallbackTests {
 
     @Test("another common name, no certificate or a wrong secret: 401 and nothing recorded")
     func refusesOthers() async throws {
-        try await self.withApp { client, fixture, pki in
+        try await self.withApp { client, store, pki in
             let other = try pki.issueClient(commonName: "lab-a")
             let callback = try pki.issueClient(commonName: "efgs-callback")
             let uri = "/version/v1/callback?batchTag=t&date=2026-11-22"
@@ -95,7 +100,7 @@ struct CallbackTests {
                     #expect(response.status == .unauthorized)
                 }
             }
-            #expect(try await fixture.count("federation_batch_info") == 0)
+            #expect(try await Self.allBatches(store).isEmpty)
         }
     }
 
@@ -107,7 +112,7 @@ struct CallbackTests {
         ]
     )
     func badParameters(_ query: String) async throws {
-        try await self.withApp { client, fixture, pki in
+        try await self.withApp { client, store, pki in
             let callback = try pki.issueClient(commonName: "efgs-callback")
             try await client.execute(
                 uri: "/version/v1/callback\(query)",
@@ -116,7 +121,7 @@ struct CallbackTests {
             ) { response in
                 #expect(response.status == .badRequest)
             }
-            #expect(try await fixture.count("federation_batch_info") == 0)
+            #expect(try await Self.allBatches(store).isEmpty)
         }
     }
 }

@@ -136,7 +136,7 @@ struct FederationFixture: Sendable {
     static let currentHour: Int64 = 20_779 * 24 + 10
 
     let database: PostgresTestDatabase
-    let store: FederationStore
+    let store: PostgresFederationRepository
     let gateway = ScriptedGateway()
     let clock = ManualClock(Self.start)
     let metrics = TestMetrics()
@@ -145,7 +145,7 @@ struct FederationFixture: Sendable {
 
     init() throws {
         self.database = try PostgresTestDatabase.require()
-        self.store = FederationStore(client: self.database.client, logger: self.database.logger)
+        self.store = PostgresFederationRepository(client: self.database.client, logger: self.database.logger)
         self.germany = try Country("DE")
         self.france = try Country("FR")
     }

@@ -10,7 +10,7 @@ import Logging
 /// job; answers 200 with an empty body at once, also for a batch announced before. The route sits behind the client
 /// certificate check of the gateway's callback certificate.
 struct CallbackController: Sendable {
-    let store: FederationStore
+    let store: any FederationRepository
     let trigger: DownloadTrigger
     let metrics: FederationMetrics
 

@@ -61,7 +61,7 @@ struct DownloadOutcome: Sendable, Equatable {
 
 /// Downloads, checks and stores; one batch's failure is recorded on the batch and never stops the run.
 struct DownloadRun: Sendable {
-    let store: FederationStore
+    let store: any FederationRepository
     /// Where accepted keys go: the key store's one insertion, by the rule submissions follow.
     let keys: any DiagnosisKeyRepository
     let gateway: any FederationGateway
@@ -75,7 +75,7 @@ struct DownloadRun: Sendable {
     /// Runs once; `nil` when another run holds the lock. Throws only when the database or, in date-based mode, the
     /// first call to the gateway fails, or the gateway refuses this backend (403).
     func run() async throws -> DownloadOutcome? {
-        let outcome = try await self.store.exclusively(FederationStore.downloadLock) {
+        let outcome = try await self.store.exclusively(.download) {
             try await self.download()
         }
         guard let outcome else {

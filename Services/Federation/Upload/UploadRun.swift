@@ -23,7 +23,7 @@ struct UploadOutcome: Sendable, Equatable {
 /// Sends the waiting keys. A key is marked with its batch tag only when the gateway took it, in its own statement
 /// right after the answer, so a later failure loses nothing acknowledged and no acknowledged key is sent again.
 struct UploadRun: Sendable {
-    let store: FederationStore
+    let store: any FederationRepository
     let gateway: any FederationGateway
     let signer: BatchSigner
     let policy: UploadPolicy
@@ -34,7 +34,7 @@ struct UploadRun: Sendable {
     /// Runs once; `nil` when another run holds the upload lock. Throws when the gateway is unreachable (after the
     /// retries) or the database fails: what was marked before stays marked.
     func run() async throws -> UploadOutcome? {
-        let outcome = try await self.store.exclusively(FederationStore.uploadLock) {
+        let outcome = try await self.store.exclusively(.upload) {
             try await self.upload()
         }
         guard let outcome else {

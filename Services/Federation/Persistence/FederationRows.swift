@@ -1,4 +1,4 @@
-// The keys federation moves: those waiting for upload, and those downloaded from the gateway.
+// The rows of federation's tables: keys waiting for upload, and the batches the gateway announced.
 
 import ENModels
 import Foundation

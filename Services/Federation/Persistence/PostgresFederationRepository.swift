@@ -1,19 +1,23 @@
 // federation-service's reads and writes in the `keys` database. All SQL binds its values.
 
-import ENKeyStore
 import ENPersistence
 import Logging
 import NIOCore
 import PostgresNIO
 
-/// The upload mirror, the downloaded keys and the batch list, in PostgreSQL.
+/// The upload mirror and the batch list in PostgreSQL.
 ///
 /// Each job (upload, download) runs under an advisory lock held by a transaction of its own for the whole run, so two
 /// replicas or an overlapping CronJob never run the same job at once; the job's writes commit one by one on other
 /// connections, so what the gateway acknowledged stays recorded when a later step fails.
-struct FederationStore: Sendable {
-    static let uploadLock = AdvisoryLock(name: "federation-upload")
-    static let downloadLock = AdvisoryLock(name: "federation-download")
+struct PostgresFederationRepository: FederationRepository {
+    /// The jobs' locks; their keys derive from these names, so every version of the binaries agrees on them.
+    static func lock(_ job: FederationJob) -> AdvisoryLock {
+        switch job {
+        case .upload: AdvisoryLock(name: "federation-upload")
+        case .download: AdvisoryLock(name: "federation-download")
+        }
+    }
 
     let database: DatabasePool
     private let logger: Logger
@@ -23,19 +27,19 @@ struct FederationStore: Sendable {
         self.logger = logger.cappedForDatabase
     }
 
-    /// Runs `body` while holding `lock`; `nil` at once when another session holds it.
     func exclusively<Result: Sendable>(
-        _ lock: AdvisoryLock,
+        _ job: FederationJob,
         _ body: @escaping @Sendable () async throws -> Result
     ) async throws -> Result? {
         try await rethrowingTransactionCause {
-            try await lock.withTryLock(client: self.database.client, logger: self.logger) { _ in try await body() }
+            try await Self.lock(job).withTryLock(client: self.database.client, logger: self.logger) { _ in
+                try await body()
+            }
         }
     }
 
     // MARK: - Upload
 
-    /// The consented keys no batch has taken yet, in no particular order.
     func pendingUploadKeys() async throws -> [UploadKey] {
         let rows = try await self.database.query(
             """
@@ -69,7 +73,6 @@ struct FederationStore: Sendable {
         return keys
     }
 
-    /// Records that the gateway took `keys` in batch `tag`; returns how many rows were marked.
     @discardableResult
     func markUploaded(_ keys: [UploadKey], tag: String) async throws -> Int {
         guard !keys.isEmpty else { return 0 }
@@ -89,11 +92,10 @@ struct FederationStore: Sendable {
         return try rows.first?.decode(Int.self) ?? 0
     }
 
-    // MARK: - Download
+    // MARK: - Batches
 
-    /// Records a batch the gateway announced; a batch known already keeps its state. Returns whether it is new.
     @discardableResult
-    func announce(tag: String, day: String, status: BatchStatus = .unprocessed) async throws -> Bool {
+    func announce(tag: String, day: String, status: BatchStatus) async throws -> Bool {
         let rows = try await self.database.query(
             """
             WITH added AS (
@@ -107,7 +109,6 @@ struct FederationStore: Sendable {
         return try (rows.first?.decode(Int.self) ?? 0) == 1
     }
 
-    /// The batches in `status`, oldest announcement first.
     func batches(_ status: BatchStatus) async throws -> [BatchInfo] {
         let rows = try await self.database.query(
             """
@@ -129,7 +130,6 @@ struct FederationStore: Sendable {
         )
     }
 
-    /// Whether the gateway announced `tag` before (in any state).
     func isKnown(tag: String) async throws -> Bool {
         let rows = try await self.database.query(
             "SELECT count(*) FROM federation_batch_info WHERE batch_tag = \(tag)",
@@ -138,8 +138,6 @@ struct FederationStore: Sendable {
         return try (rows.first?.decode(Int.self) ?? 0) > 0
     }
 
-    /// Forgets the batches of days before `day` (retention), or of exactly `day` (a date-based download starts the
-    /// day over). Returns how many were removed.
     @discardableResult
     func forgetBatches(before day: String) async throws -> Int {
         try await self.count(
