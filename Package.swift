@@ -69,8 +69,6 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto")
             ],
             path: "Shared/Crypto",
-            exclude: ["Resources/NOTICE.md"],
-            resources: [.copy("Resources/cta-banned-words.txt")],
             swiftSettings: swiftSettings
         ),
         .target(
@@ -133,7 +131,6 @@ let package = Package(
                 "ENPersistence",
                 "ENCrypto",
                 .product(name: "Hummingbird", package: "hummingbird"),
-                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -154,12 +151,33 @@ let package = Package(
             path: "Shared/ServiceKit",
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "ENNHS",
+            dependencies: [
+                "ENCrypto",
+                "ENPersistence",
+                "ENServiceKit",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Shared/NHS",
+            exclude: ["Resources/NOTICE.md"],
+            resources: [.copy("Resources/cta-banned-words.txt")],
+            swiftSettings: swiftSettings
+        ),
 
         // MARK: - Services
         service(
             "TestResult",
             binary: "test-result-service",
             extra: [
+                "ENNHS",
                 .product(name: "X509", package: "swift-certificates"),
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
@@ -168,6 +186,7 @@ let package = Package(
             "Verification",
             binary: "verification-service",
             extra: [
+                "ENNHS",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "_CryptoExtras", package: "swift-crypto"),
@@ -182,6 +201,7 @@ let package = Package(
             "Submission",
             binary: "submission-service",
             extra: [
+                "ENNHS",
                 "ENKeyStore",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
@@ -193,6 +213,7 @@ let package = Package(
             "Distribution",
             binary: "distribution-service",
             extra: [
+                "ENNHS",
                 "ENKeyStore",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -224,6 +245,7 @@ let package = Package(
             "DataDonation",
             binary: "data-donation-service",
             extra: [
+                "ENNHS",
                 "ENAttestation",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
@@ -239,6 +261,7 @@ let package = Package(
             "Portal",
             binary: "portal-service",
             extra: [
+                "ENNHS",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
@@ -308,6 +331,7 @@ let package = Package(
                 "ENAttestation",
                 "ENCrypto",
                 "ENKeyStore",
+                "ENNHS",
                 "ENModels",
                 "ENPersistence",
                 "ENServiceKit",
@@ -340,6 +364,10 @@ let package = Package(
         ),
         libraryTests("ENKeyStore"),
         libraryTests(
+            "ENNHS",
+            extra: ["ENCrypto", "ENServiceKit", .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        libraryTests(
             "ENFederation",
             extra: [
                 "ENModels", .product(name: "X509", package: "swift-certificates"),
@@ -357,10 +385,11 @@ let package = Package(
                 .product(name: "SwiftASN1", package: "swift-asn1"),
             ]
         ),
-        serviceTests("TestResult"),
+        serviceTests("TestResult", extra: ["ENNHS"]),
         serviceTests(
             "Verification",
             extra: [
+                "ENNHS",
                 "ENCrypto",
                 "ENPersistence",
                 .product(name: "Logging", package: "swift-log"),
@@ -371,6 +400,7 @@ let package = Package(
         serviceTests(
             "Submission",
             extra: [
+                "ENNHS",
                 "ENKeyStore",
                 "ENModels",
                 "ENCrypto",
@@ -382,6 +412,7 @@ let package = Package(
         serviceTests(
             "DataDonation",
             extra: [
+                "ENNHS",
                 "ENAttestation",
                 "ENCrypto",
                 "ENModels",
@@ -398,6 +429,7 @@ let package = Package(
         serviceTests(
             "Portal",
             extra: [
+                "ENNHS",
                 "ENCrypto",
                 "ENPersistence",
                 "ENServiceKit",
@@ -421,6 +453,7 @@ let package = Package(
         serviceTests(
             "Distribution",
             extra: [
+                "ENNHS",
                 "ENKeyStore",
                 "ENModels",
                 "ENCrypto",
@@ -473,6 +506,7 @@ let package = Package(
                 "PortalService",
                 "DistributionService",
                 "ENKeyStore",
+                "ENNHS",
                 "ENModels",
                 "ENCrypto",
                 "ENPersistence",

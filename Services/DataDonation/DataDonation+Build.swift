@@ -1,5 +1,6 @@
 // Assembly of data-donation-service: two listeners, their routers, and the retention pass.
 
+import ENNHS
 import ENServiceKit
 import Foundation
 import Hummingbird

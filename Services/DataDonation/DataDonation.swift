@@ -1,5 +1,6 @@
 // data-donation-service: attested analytics, survey, error-log and self-report OTPs (cwa-satellites §4).
 
+import ENNHS
 import ENPersistence
 import ENServiceKit
 

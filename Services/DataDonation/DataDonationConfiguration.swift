@@ -3,6 +3,7 @@
 import Crypto
 import ENAttestation
 import ENCrypto
+import ENNHS
 import ENPersistence
 import ENServiceKit
 import Foundation

@@ -1,6 +1,7 @@
 // What data-donation-service needs from the outside world, as replaceable values.
 
 import ENAttestation
+import ENNHS
 import ENPersistence
 import ENServiceKit
 import Logging

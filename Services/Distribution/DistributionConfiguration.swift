@@ -3,6 +3,7 @@
 
 import ENCrypto
 import ENModels
+import ENNHS
 import ENPersistence
 import ENServiceKit
 import Foundation

@@ -1,5 +1,6 @@
 // portal-service: the officers' web portal that issues teleTANs, and the administrator's command line.
 
+import ENNHS
 import ENPersistence
 import ENServiceKit
 

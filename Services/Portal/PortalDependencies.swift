@@ -1,5 +1,6 @@
 // What portal-service needs from the outside world, as replaceable values.
 
+import ENNHS
 import ENPersistence
 import ENServiceKit
 import Logging

@@ -1,5 +1,6 @@
 // Assembly of submission-service: one listener with the app API.
 
+import ENNHS
 import ENServiceKit
 import Foundation
 import Hummingbird

@@ -2,6 +2,7 @@
 // `NHS_ENABLED`, also the NHS key submission and its dummies.
 
 import ENKeyStore
+import ENNHS
 import ENPersistence
 import ENServiceKit
 

@@ -1,6 +1,7 @@
 // Every setting of submission-service, read and validated once.
 
 import ENCrypto
+import ENNHS
 import ENPersistence
 import ENServiceKit
 import Foundation

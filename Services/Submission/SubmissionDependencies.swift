@@ -1,6 +1,7 @@
 // What submission-service needs from the outside world, as replaceable values.
 
 import ENKeyStore
+import ENNHS
 import ENPersistence
 import ENServiceKit
 import Logging

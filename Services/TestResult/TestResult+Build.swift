@@ -1,6 +1,7 @@
 // Assembly of test-result-service: two listeners, their routers, and the retention job.
 
 import ENCrypto
+import ENNHS
 import ENServiceKit
 import Foundation
 import Hummingbird

@@ -1,6 +1,7 @@
 // test-result-service: labs post PCR, rapid-antigen and PoC-NAT results; verification-service polls them. With
 // `NHS_ENABLED`, also the NHS test path's lab uploads and token API.
 
+import ENNHS
 import ENPersistence
 import ENServiceKit
 

@@ -1,6 +1,7 @@
 // Every setting of test-result-service, read and validated once.
 
 import ENCrypto
+import ENNHS
 import ENPersistence
 import ENServiceKit
 import Foundation

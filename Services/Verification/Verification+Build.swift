@@ -1,6 +1,7 @@
 // Assembly of verification-service: two listeners, their routers, and the clean-up job.
 
 import ENCrypto
+import ENNHS
 import ENServiceKit
 import Foundation
 import Hummingbird

@@ -1,6 +1,7 @@
 // verification-service: registration tokens, result polling, TANs, teleTANs and TAN verification; with
 // `NHS_ENABLED`, also the NHS test path's orders, result polls and CTA exchanges.
 
+import ENNHS
 import ENPersistence
 import ENServiceKit
 

@@ -4,6 +4,7 @@ import Crypto
 import ENAttestation
 import ENCrypto
 import ENModels
+import ENNHS
 import ENServiceKit
 import ENTestSupport
 import Foundation

@@ -2,6 +2,7 @@
 // district × local authority merge before anything is stored, refusals that store nothing, and the export.
 
 import ENCrypto
+import ENNHS
 import ENServiceKit
 import ENTestSupport
 import Foundation

@@ -1,6 +1,7 @@
 // The NHS circuit-breaker page of the portal (nhs.md §7): role `circuit_breaker_officer` only, counts shown, the switch
 // and the resolution of waiting requests passed to verification-service, each audited; CSRF required.
 
+import ENNHS
 import ENServiceKit
 import ENTestSupport
 import Foundation

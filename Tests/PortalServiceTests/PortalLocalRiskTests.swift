@@ -2,6 +2,7 @@
 // pages — upload a file, see every entry checked, confirm — publishing through distribution-service, audited.
 
 import ENCrypto
+import ENNHS
 import ENServiceKit
 import ENTestSupport
 import Foundation

@@ -1,6 +1,7 @@
 // The NHS risky venues' upload at the portal (nhs.md §5): the API key, the CSV checked whole, publication through
 // distribution-service before 202, nothing published for a bad list, and the audit trail.
 
+import ENNHS
 import ENServiceKit
 import ENTestSupport
 import Foundation

@@ -4,6 +4,7 @@
 
 import ENCrypto
 import ENKeyStore
+import ENNHS
 import ENServiceKit
 import ENTestSupport
 import Foundation

@@ -2,6 +2,7 @@
 
 import ENCrypto
 import ENKeyStore
+import ENNHS
 import ENServiceKit
 import ENTestSupport
 import Foundation

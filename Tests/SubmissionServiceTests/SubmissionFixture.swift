@@ -1,6 +1,7 @@
 // Building submission-service for unit tests: configuration, recording fakes, and the router over them.
 
 import ENKeyStore
+import ENNHS
 import ENServiceKit
 import ENTestSupport
 import Foundation

@@ -2,7 +2,8 @@
 
 package import Crypto
 package import ENCrypto
-package import ENServiceKit
+package import ENNHS
+import ENServiceKit
 import Foundation
 
 package enum TestNHS {

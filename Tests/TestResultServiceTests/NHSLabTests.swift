@@ -2,6 +2,7 @@
 // lab uploads by CTA token, the token API, and the internal result lookup.
 
 import ENCrypto
+import ENNHS
 import ENPersistence
 import ENServiceKit
 import ENTestSupport

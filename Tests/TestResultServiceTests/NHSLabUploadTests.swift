@@ -1,6 +1,7 @@
 // The body rules of the NHS lab API and token API (nhs.md §3.5, §3.6), called directly.
 
 import ENCrypto
+import ENNHS
 import ENServiceKit
 import Foundation
 import HTTPTypes

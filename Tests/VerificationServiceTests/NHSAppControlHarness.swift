@@ -2,6 +2,7 @@
 // circuit-breaker routes without service-token middleware.
 
 import ENCrypto
+import ENNHS
 import ENServiceKit
 import ENTestSupport
 import Foundation

@@ -3,6 +3,7 @@
 // concurrency.
 
 import ENCrypto
+import ENNHS
 import ENServiceKit
 import ENTestSupport
 import Foundation

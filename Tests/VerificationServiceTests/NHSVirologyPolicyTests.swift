@@ -1,5 +1,6 @@
 // The virology policy table of nhs.md §3.4: the two flags of a V2 answer, and which results an app is not shown.
 
+import ENNHS
 import ENServiceKit
 import Testing
 

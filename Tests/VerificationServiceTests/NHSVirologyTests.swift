@@ -2,6 +2,7 @@
 // submission-token check, with test-result-service in memory; every answer's signature checked as an app would.
 
 import ENCrypto
+import ENNHS
 import ENPersistence
 import ENServiceKit
 import ENTestSupport

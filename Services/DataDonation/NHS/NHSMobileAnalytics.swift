@@ -1,6 +1,7 @@
 // NHS mobile analytics (nhs.md §10): the app's daily packet of 69 counters and its events, merged to coarse areas
 // (postcode district × local authority, `Resources/pd-la-merge.csv`) before anything is stored.
 
+import ENNHS
 import ENPersistence
 import ENServiceKit
 import Foundation

@@ -3,6 +3,7 @@
 // `/distribution/<name>`.
 
 import ENCrypto
+import ENNHS
 import ENServiceKit
 import Foundation
 

@@ -2,6 +2,7 @@
 // or of risky post districts on the internal port, and it is signed and published at once, not at the next hourly run.
 
 import ENCrypto
+import ENNHS
 import ENServiceKit
 import Foundation
 import Hummingbird

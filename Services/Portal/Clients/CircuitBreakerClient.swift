@@ -1,5 +1,6 @@
 // What the portal asks verification-service about the NHS circuit breakers (nhs.md §7).
 
+import ENNHS
 import ENServiceKit
 import Foundation
 import NIOCore

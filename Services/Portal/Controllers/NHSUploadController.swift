@@ -2,6 +2,7 @@
 // risky post districts (JSON) with its API key; the list is checked whole and published signed at once, or nothing
 // changes.
 
+import ENNHS
 import ENServiceKit
 import Foundation
 import Hummingbird

@@ -2,6 +2,7 @@
 // confirm; the confirmed list is published signed at once, with an audit entry.
 
 import ENCrypto
+import ENNHS
 import ENServiceKit
 import Foundation
 import Hummingbird

@@ -1,5 +1,6 @@
 // The officers' pages: login, second factor, start, teleTAN issuance, password change, logout, JWKS, stylesheet.
 
+import ENNHS
 import ENServiceKit
 import Foundation
 import HTTPTypes

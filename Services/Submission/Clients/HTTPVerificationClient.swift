@@ -1,6 +1,7 @@
 // verification-service's TAN verification over HTTP (cwa-server §1.7).
 
 import ENCrypto
+import ENNHS
 import ENServiceKit
 import Foundation
 import HTTPTypes

@@ -1,6 +1,7 @@
 // verification-service's TAN check in memory, for route tests and runs without it.
 
 import ENCrypto
+import ENNHS
 import ENServiceKit
 import Foundation
 

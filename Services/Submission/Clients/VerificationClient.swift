@@ -1,5 +1,6 @@
 // What submission-service asks verification-service (cwa-server §1.7).
 
+import ENNHS
 import ENServiceKit
 import Foundation
 

@@ -4,6 +4,7 @@
 import ENCrypto
 import ENKeyStore
 import ENModels
+import ENNHS
 import ENPersistence
 import ENServiceKit
 import Foundation

@@ -2,6 +2,7 @@
 
 import ENKeyStore
 import ENModels
+import ENNHS
 import ENServiceKit
 import Foundation
 

@@ -3,6 +3,7 @@
 
 import ENKeyStore
 import ENModels
+import ENNHS
 import ENPersistence
 import ENServiceKit
 import Foundation

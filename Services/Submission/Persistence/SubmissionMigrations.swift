@@ -1,5 +1,6 @@
 // The schema submission-service adds to the `keys` database beside the key store's.
 
+import ENNHS
 import ENPersistence
 import ENServiceKit
 

@@ -2,6 +2,7 @@
 // internal calls (nhs.md §3.2, §3.5, §3.6).
 
 import ENCrypto
+import ENNHS
 import ENServiceKit
 import Foundation
 import Hummingbird

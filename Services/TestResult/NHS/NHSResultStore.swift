@@ -1,5 +1,6 @@
 // Results of the NHS test path in the `testresult` database (table `nhs_virology_result`, migration 0003).
 
+import ENNHS
 import ENPersistence
 import ENServiceKit
 import Foundation

@@ -1,6 +1,7 @@
 // `test-result-service nhs-tokens`: CTA tokens with stored results in bulk (nhs.md §3.7), as CSV.
 
 import ENCrypto
+import ENNHS
 import ENPersistence
 import ENServiceKit
 import Foundation

@@ -1,6 +1,7 @@
 // test-result-service's internal API over HTTP.
 
 import ENCrypto
+import ENNHS
 import ENServiceKit
 import Foundation
 import Logging

@@ -1,5 +1,6 @@
 // test-result-service as a table in memory, for route tests.
 
+import ENNHS
 import ENServiceKit
 
 /// Answers from results set by the test; an id never set is pending (code 0), as test-result-service answers.

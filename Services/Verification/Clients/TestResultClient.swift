@@ -1,5 +1,6 @@
 // What verification-service asks test-result-service.
 
+import ENNHS
 import ENServiceKit
 
 /// A result as test-result-service reports it to verification (cwa-satellites §2.1): codes 0–9.

@@ -3,6 +3,7 @@
 
 import Crypto
 import ENCrypto
+import ENNHS
 import ENPersistence
 import ENServiceKit
 import Foundation

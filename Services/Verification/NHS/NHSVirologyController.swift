@@ -2,6 +2,7 @@
 // submission-token check submission-service makes.
 
 import ENCrypto
+import ENNHS
 import ENServiceKit
 import Foundation
 import Hummingbird

@@ -1,5 +1,6 @@
 // Which results an app is shown and what it may do with them (nhs.md §3.4).
 
+import ENNHS
 import ENServiceKit
 
 /// The flags of a V2 answer and whether a result is hidden from the asking app.

@@ -6,6 +6,7 @@ import Crypto
 import ENCrypto
 import ENKeyStore
 import ENModels
+import ENNHS
 import ENPersistence
 import ENServiceKit
 import ENTestSupport

@@ -1,5 +1,6 @@
 // Migration 0001 of group `datadonation`: the analytics tables, the OTPs, and what attestation remembers.
 
+import ENNHS
 import ENPersistence
 import ENServiceKit
 

@@ -1,5 +1,6 @@
 // The ordered schema history of test-result-service.
 
+import ENNHS
 import ENPersistence
 import ENServiceKit
 

@@ -1,5 +1,6 @@
 // The schema of the `verification` database, in order.
 
+import ENNHS
 import ENPersistence
 import ENServiceKit
 

@@ -2,6 +2,7 @@
 
 import Crypto
 import ENCrypto
+import ENNHS
 import ENServiceKit
 import ENTestSupport
 import Foundation

@@ -2,6 +2,7 @@
 // the `cwa` client.
 
 import ENCrypto
+import ENServiceKit
 package import Foundation
 import HTTPTypes
 package import Hummingbird

@@ -1,6 +1,7 @@
 // The keys that sign the NHS API family's answers and files (nhs.md §2).
 
 package import ENCrypto
+import ENServiceKit
 import Foundation
 
 extension SettingsReader {

@@ -1,5 +1,6 @@
 // The NHS API family's request pipeline (nhs.md §1): maintenance mode, API keys, plain-text errors, the User-Agent.
 
+package import ENServiceKit
 import Foundation
 package import HTTPTypes
 package import Hummingbird

@@ -1,6 +1,7 @@
 // CTA tokens (nhs.md §3.1): the reference's vectors, the contract examples that fail the checksum, generation.
 
 import ENCrypto
+import ENNHS
 import ENTestSupport
 import Testing
 

@@ -1,6 +1,7 @@
 // Risky venues of the NHS family (nhs.md §5): the upload's CSV, checked row by row, and the list phones download.
 
 import ENCrypto
+import ENServiceKit
 package import Foundation
 
 /// A venue where people were at risk, in one time window, with the message the app shows.

@@ -1,6 +1,7 @@
 // The settings of the NHS API family a service serves: off unless `NHS_ENABLED`.
 
 package import ENCrypto
+package import ENServiceKit
 
 /// What a service needs to serve NHS routes; `nil` (and no NHS route mounted) unless `NHS_ENABLED=true`.
 package struct NHSSettings: Sendable {

@@ -1,6 +1,7 @@
 // The risky venues' CSV (nhs.md §5): every message of the reference, the contract's rules it left out, and the list
 // phones download.
 
+import ENNHS
 import ENServiceKit
 import Foundation
 import Testing

@@ -1,6 +1,7 @@
 // `<service> api-key add|revoke|list`: the NHS API keys of a service, straight on its database.
 
 package import ENPersistence
+package import ENServiceKit
 import Foundation
 import Logging
 

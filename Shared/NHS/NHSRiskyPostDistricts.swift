@@ -1,6 +1,7 @@
 // Risky post districts of the NHS family (nhs.md §6): the upload's JSON, checked entry by entry against the tier
 // metadata, and the two lists phones download.
 
+import ENServiceKit
 import Foundation
 
 /// A checked upload: every post district with its risk and tier, every local authority with its tier.

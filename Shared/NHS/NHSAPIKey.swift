@@ -3,6 +3,7 @@
 import Crypto
 import ENCrypto
 import ENPersistence
+import ENServiceKit
 package import Foundation
 import HummingbirdBcrypt
 package import Logging

@@ -1,5 +1,6 @@
 // The NHS API-key middleware (nhs.md §1): 403 without a valid key, 503 when the key cannot be checked.
 
+import ENNHS
 import ENServiceKit
 import ENTestSupport
 import Foundation

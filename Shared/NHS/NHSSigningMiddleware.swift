@@ -1,6 +1,7 @@
 // Signs the answers of the NHS API family's signed routes (nhs.md §2).
 
 package import ENCrypto
+package import ENServiceKit
 import Foundation
 package import HTTPTypes
 package import Hummingbird
