@@ -48,11 +48,12 @@ test: lint db-start ## The lint gate, PostgreSQL if needed, build, the whole sui
 SWIFT_SOURCES = $$(git ls-files -co --exclude-standard -- '*.swift' | grep -v '^$(PROTO_OUT)/')
 SHELL_SCRIPTS = $$(git ls-files -co --exclude-standard -- 'deploy/*.sh' '.ci/run')
 
-lint: ## Fail on code that `make format` would change (swift format, .swift-format) and on shellcheck findings in deploy/
+lint: ## Fail on code that `make format` would change (swift format, .swift-format), on shellcheck findings in deploy/, on a citation REFERENCES.md lacks and on a Markdown link that does not resolve
 	$(SWIFT) format lint --strict --parallel $(SWIFT_SOURCES)
 	deploy/local/lib.sh need_commands shellcheck
 	shellcheck --external-sources $(SHELL_SCRIPTS)
-	@echo "lint: swift format and shellcheck found nothing"
+	python3 deploy/local/docs-check.py
+	@echo "lint: swift format, shellcheck and the documents' references found nothing"
 
 format: ## Rewrite the Swift sources in the committed style (.swift-format)
 	$(SWIFT) format --in-place --parallel $(SWIFT_SOURCES)

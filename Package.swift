@@ -221,7 +221,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
-            // Resources/nhs: the NHS app's static documents (our own content, nhs.md §9).
+            // Resources/nhs: the NHS app's static documents (our own content, nhs §9).
             resources: [.copy("Resources/app-config.json"), .copy("Resources/nhs"), .copy("openapi-internal.yaml")]
         ),
 

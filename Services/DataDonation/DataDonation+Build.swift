@@ -68,7 +68,7 @@ extension DataDonation {
             let submission = router.group("submission")
                 .add(middleware: NHSMaintenanceMiddleware(enabled: nhs.maintenance))
                 .add(middleware: NHSAPIKeyMiddleware(api: .mobile, verifier: runtime.dependencies.apiKeys))
-            // The daily packet is not signed (nhs.md §2), the events are.
+            // The daily packet is not signed (nhs §2), the events are.
             analytics.addPacketRoute(to: submission)
             analytics.addEventsRoute(
                 to: submission.group()

@@ -205,7 +205,7 @@ struct DistributionConfiguration: ServiceConfiguration {
         let enabled = settings.bool(
             "NHS_ENABLED",
             default: false,
-            help: "Publish the NHS app's static documents (nhs.md §9), signed, under distribution/."
+            help: "Publish the NHS app's static documents (nhs §9), signed, under distribution/."
         )
         let folder = settings.optionalString(
             "NHS_DOCUMENTS_DIR",

@@ -12,7 +12,7 @@ import ServiceLifecycle
 struct PortalDependencies: ServiceDependencies {
     var repository: any PortalRepository
     var teleTANs: any TeleTANClient
-    /// The NHS circuit breakers at verification-service (nhs.md §7).
+    /// The NHS circuit breakers at verification-service (nhs §7).
     var circuitBreakers: any CircuitBreakerClient
     var clock: WallClock
     /// Long-lived clients to run before the server (the database pool, the HTTP client).

@@ -1,4 +1,4 @@
-// The signatures of the NHS API family (nhs.md §2): answers bound to their request, and distributed files.
+// The signatures of the NHS API family (nhs §2): answers bound to their request, and distributed files.
 
 package import Crypto
 package import Foundation
@@ -42,7 +42,7 @@ package struct NHSSigner: Sendable {
         package var date: String
     }
 
-    /// Signs an answer: `<Request-Id>:<METHOD>:<path>:<date>:` then the body (nhs.md §2). A request without a
+    /// Signs an answer: `<Request-Id>:<METHOD>:<path>:<date>:` then the body (nhs §2). A request without a
     /// `Request-Id` signs `not-set`; the path has no host and no query.
     package func signAnswer(
         requestID: String?,
@@ -58,7 +58,7 @@ package struct NHSSigner: Sendable {
         )
     }
 
-    /// Signs a distributed file: `<date>:` then the file's bytes (nhs.md §2, `DistributionSignature`).
+    /// Signs a distributed file: `<date>:` then the file's bytes (nhs §2, `DistributionSignature`).
     package func signFile(_ bytes: some Sequence<UInt8>, at date: Date) throws -> Headers {
         let dateText = Self.dateText(date)
         return try self.sign(Array((dateText + ":").utf8) + Array(bytes), date: dateText)
@@ -120,7 +120,7 @@ package struct NHSSigner: Sendable {
     }
 }
 
-/// Checks the signatures of NHS answers as the apps do (nhs.md §2, "App-side verification"): the key named by
+/// Checks the signatures of NHS answers as the apps do (nhs §2, "App-side verification"): the key named by
 /// `keyId`, ECDSA P-256 over SHA-256 of `<Request-Id>:<METHOD>:<path>:<date>:` and the body.
 package struct NHSVerifier: Sendable {
     package let keys: [String: P256.Signing.PublicKey]

@@ -1,4 +1,4 @@
-// CTA tokens of the NHS test path: 8 characters of Crockford's base 32, the last a Damm check character (nhs.md §3.1).
+// CTA tokens of the NHS test path: 8 characters of Crockford's base 32, the last a Damm check character (nhs §3.1).
 
 import Foundation
 
@@ -13,7 +13,7 @@ package struct CTAToken: Sendable, Hashable, CustomStringConvertible {
 
     /// `text` when it is a CTA token exactly as issued: 8 lower-case characters of the alphabet whose checksum is 0.
     ///
-    /// The reference's `validate` accepts any 1 to 10 characters whose checksum is 0 (a lone `0` passes, nhs.md §13.1);
+    /// The reference's `validate` accepts any 1 to 10 characters whose checksum is 0 (a lone `0` passes, nhs §13.1);
     /// every token it issues has 8, so that is what is accepted here.
     package init?(_ text: String) {
         let bytes = Array(text.utf8)
@@ -25,7 +25,7 @@ package struct CTAToken: Sendable, Hashable, CustomStringConvertible {
 
     /// What a person typed, read as Crockford intended: case does not matter, `o` is `0`, `i` and `l` are `1`,
     /// spaces and hyphens are ignored. The reference server compares case-sensitively, so a token read aloud and
-    /// typed in capitals fails there; its design note normalises like this (nhs.md §3.1).
+    /// typed in capitals fails there; its design note normalises like this (nhs §3.1).
     package init?(typed text: String) {
         var normalised = ""
         for character in text.lowercased() {
@@ -41,7 +41,7 @@ package struct CTAToken: Sendable, Hashable, CustomStringConvertible {
 
     package var description: String { self.value }
 
-    /// A new random token, drawn again while it contains a banned word (nhs.md §3.1, `generate`).
+    /// A new random token, drawn again while it contains a banned word (nhs §3.1, `generate`).
     package static func random(using generator: inout some RandomNumberGenerator) -> CTAToken {
         while true {
             // 35 random bits: seven characters of 5 bits each.

@@ -1,4 +1,4 @@
-// NHS API keys (nhs.md §1): `Authorization: Bearer base64(keyName:secret)`, the secret kept as a bcrypt hash per API.
+// NHS API keys (nhs §1): `Authorization: Bearer base64(keyName:secret)`, the secret kept as a bcrypt hash per API.
 
 import Crypto
 import ENCrypto

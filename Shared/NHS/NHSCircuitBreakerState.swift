@@ -1,4 +1,4 @@
-// One kind of NHS circuit breaker as verification-service reports it to the portal (nhs.md §7).
+// One kind of NHS circuit breaker as verification-service reports it to the portal (nhs §7).
 
 /// The officer's switch and the counts of one kind (`exposure-notification`, `venue`): never a request or a token.
 package struct NHSCircuitBreakerState: Sendable, Codable, Equatable {

@@ -1,4 +1,4 @@
-// The NHS API family's request pipeline (nhs.md §1): maintenance mode, API keys, plain-text errors, the User-Agent.
+// The NHS API family's request pipeline (nhs §1): maintenance mode, API keys, plain-text errors, the User-Agent.
 
 package import ENServiceKit
 import Foundation
@@ -7,7 +7,7 @@ package import Hummingbird
 import Logging
 import NIOCore
 
-/// Answers 503 to everything while `MAINTENANCE_MODE` is on (nhs.md §1, step 2); otherwise passes the request on.
+/// Answers 503 to everything while `MAINTENANCE_MODE` is on (nhs §1, step 2); otherwise passes the request on.
 package struct NHSMaintenanceMiddleware<Context: RequestContext>: RouterMiddleware {
     package let enabled: Bool
 
@@ -21,7 +21,7 @@ package struct NHSMaintenanceMiddleware<Context: RequestContext>: RouterMiddlewa
     }
 }
 
-/// Lets a request through only with an active key of `api` (nhs.md §1, steps 3 and 7): anything else is 403 with an
+/// Lets a request through only with an active key of `api` (nhs §1, steps 3 and 7): anything else is 403 with an
 /// empty body, which the signing middleware inside this one never sees (a 403 is never signed).
 package struct NHSAPIKeyMiddleware<Context: RequestContext>: RouterMiddleware {
     package let api: NHSAPIName
@@ -108,7 +108,7 @@ package enum NHSResponse {
 }
 
 /// The app's `User-Agent` of the NHS family: `p=<Android|iOS>,o=<os version>,v=<major.minor[.patch]>,b=<build>`
-/// (nhs.md §1). Only the version matters to the server (§3.4); a malformed one is unknown.
+/// (nhs §1). Only the version matters to the server (§3.4); a malformed one is unknown.
 package struct NHSUserAgent: Sendable, Equatable {
     /// `[major, minor, patch]`, `nil` when the header or its `v` is missing or malformed.
     package let version: [Int]?

@@ -1,4 +1,4 @@
-// Risky post districts of the NHS family (nhs.md §6): the upload's JSON, checked entry by entry against the tier
+// Risky post districts of the NHS family (nhs §6): the upload's JSON, checked entry by entry against the tier
 // metadata, and the two lists phones download.
 
 import ENServiceKit

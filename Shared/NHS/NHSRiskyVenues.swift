@@ -1,4 +1,4 @@
-// Risky venues of the NHS family (nhs.md §5): the upload's CSV, checked row by row, and the list phones download.
+// Risky venues of the NHS family (nhs §5): the upload's CSV, checked row by row, and the list phones download.
 
 import ENCrypto
 import ENServiceKit

@@ -5,7 +5,7 @@ package import ENServiceKit
 
 /// What a service needs to serve NHS routes; `nil` (and no NHS route mounted) unless `NHS_ENABLED=true`.
 package struct NHSSettings: Sendable {
-    /// `NHS_MAINTENANCE_MODE`: every NHS route answers 503 (nhs.md §1, step 2).
+    /// `NHS_MAINTENANCE_MODE`: every NHS route answers 503 (nhs §1, step 2).
     package var maintenance: Bool
     /// `NHS_SIGNING_KEYS`, for services with signed routes.
     package var signer: NHSSigner?
@@ -24,7 +24,7 @@ package struct NHSSettings: Sendable {
         let enabled = settings.bool(
             "NHS_ENABLED",
             default: false,
-            help: "Serve the NHS COVID-19 API family (nhs.md) beside the CWA one."
+            help: "Serve the NHS COVID-19 API family beside the CWA one."
         )
         let maintenance = settings.bool(
             "NHS_MAINTENANCE_MODE",

@@ -1,4 +1,4 @@
-// Signs the answers of the NHS API family's signed routes (nhs.md §2).
+// Signs the answers of the NHS API family's signed routes (nhs §2).
 
 package import ENCrypto
 package import ENServiceKit

@@ -1,4 +1,4 @@
-// The value sets of the NHS test path (nhs.md §3.3, §3.5), shared by test-result-service, verification-service and
+// The value sets of the NHS test path (nhs §3.3, §3.5), shared by test-result-service, verification-service and
 // the `cwa` client.
 
 import ENCrypto

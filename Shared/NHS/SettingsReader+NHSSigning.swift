@@ -1,4 +1,4 @@
-// The keys that sign the NHS API family's answers and files (nhs.md §2).
+// The keys that sign the NHS API family's answers and files (nhs §2).
 
 package import ENCrypto
 import ENServiceKit

@@ -1,4 +1,4 @@
-// NHS mobile analytics (nhs.md §10) on PostgreSQL: the daily packet (not signed) and events (signed), the postcode
+// NHS mobile analytics (nhs §10) on PostgreSQL: the daily packet (not signed) and events (signed), the postcode
 // district × local authority merge before anything is stored, refusals that store nothing, and the export.
 
 import ENCrypto

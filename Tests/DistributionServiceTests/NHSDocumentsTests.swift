@@ -1,4 +1,4 @@
-// The NHS app's static documents (nhs.md §6, §9): checked at start-up naming the file and member, published signed
+// The NHS app's static documents (nhs §6, §9): checked at start-up naming the file and member, published signed
 // by every run (`date:` and the bytes), kept in one file with their signature in the directory store, and
 // republished alone by `publish availability`.
 
@@ -37,7 +37,7 @@ struct NHSDocumentShapeTests {
         return folder
     }
 
-    @Test("the bundled documents fit their shapes; the tier metadata has the 16 tiers of nhs.md §6")
+    @Test("the bundled documents fit their shapes; the tier metadata has the 16 tiers of nhs §6")
     func bundledDocuments() throws {
         let (documents, problems) = NHSDocuments.load(from: Self.bundled)
         #expect(problems == [])

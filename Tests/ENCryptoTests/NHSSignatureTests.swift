@@ -1,4 +1,4 @@
-// NHS answer and file signatures (nhs.md §2): the signed bytes of the reference's vector, the date format, and
+// NHS answer and file signatures (nhs §2): the signed bytes of the reference's vector, the date format, and
 // signatures that openssl verifies.
 
 import Crypto

@@ -1,4 +1,4 @@
-// CTA tokens (nhs.md §3.1): the reference's vectors, the contract examples that fail the checksum, generation.
+// CTA tokens (nhs §3.1): the reference's vectors, the contract examples that fail the checksum, generation.
 
 import ENCrypto
 import ENNHS

@@ -1,4 +1,4 @@
-// The NHS API-key middleware (nhs.md §1): 403 without a valid key, 503 when the key cannot be checked.
+// The NHS API-key middleware (nhs §1): 403 without a valid key, 503 when the key cannot be checked.
 
 import ENNHS
 import ENServiceKit

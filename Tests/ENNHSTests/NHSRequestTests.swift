@@ -1,4 +1,4 @@
-// What an NHS request carries (nhs.md §1, §3.3–§3.5): the API key header and its check, the app's User-Agent, and
+// What an NHS request carries (nhs §1, §3.3–§3.5): the API key header and its check, the app's User-Agent, and
 // the value sets of the test path.
 
 import ENNHS

@@ -1,4 +1,4 @@
-// The risky venues' CSV (nhs.md §5): every message of the reference, the contract's rules it left out, and the list
+// The risky venues' CSV (nhs §5): every message of the reference, the contract's rules it left out, and the list
 // phones download.
 
 import ENNHS

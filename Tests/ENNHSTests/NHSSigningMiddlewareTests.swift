@@ -1,4 +1,4 @@
-// The NHS answer signature on a router (nhs.md §2): every status signed but 403, bound to the request.
+// The NHS answer signature on a router (nhs §2): every status signed but 403, bound to the request.
 
 import Crypto
 import ENCrypto

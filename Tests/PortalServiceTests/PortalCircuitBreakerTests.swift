@@ -1,4 +1,4 @@
-// The NHS circuit-breaker page of the portal (nhs.md §7): role `circuit_breaker_officer` only, counts shown, the switch
+// The NHS circuit-breaker page of the portal (nhs §7): role `circuit_breaker_officer` only, counts shown, the switch
 // and the resolution of waiting requests passed to verification-service, each audited; CSRF required.
 
 import ENNHS

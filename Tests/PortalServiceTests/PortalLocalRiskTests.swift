@@ -1,4 +1,4 @@
-// The NHS local-risk lists at the portal (nhs.md §5, §6): the risky post districts' API upload, and a venue officer's
+// The NHS local-risk lists at the portal (nhs §5, §6): the risky post districts' API upload, and a venue officer's
 // pages — upload a file, see every entry checked, confirm — publishing through distribution-service, audited.
 
 import ENCrypto

@@ -1,4 +1,4 @@
-// The NHS risky venues' upload at the portal (nhs.md §5): the API key, the CSV checked whole, publication through
+// The NHS risky venues' upload at the portal (nhs §5): the API key, the CSV checked whole, publication through
 // distribution-service before 202, nothing published for a bad list, and the audit trail.
 
 import ENNHS

@@ -1,4 +1,4 @@
-// The NHS diagnosis key payload (nhs.md §4): what is dropped whole, what is dropped key by key, and the rows stored.
+// The NHS diagnosis key payload (nhs §4): what is dropped whole, what is dropped key by key, and the rows stored.
 
 import ENKeyStore
 import ENModels

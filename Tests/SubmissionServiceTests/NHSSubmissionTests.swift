@@ -1,4 +1,4 @@
-// The NHS key submission and its dummies (nhs.md §4) through the router, over the recording key store.
+// The NHS key submission and its dummies (nhs §4) through the router, over the recording key store.
 
 import ENCrypto
 import ENKeyStore

@@ -1,4 +1,4 @@
-// The NHS test path at test-result-service (nhs.md §3.2, §3.5, §3.6) on PostgreSQL: verification-service's orders,
+// The NHS test path at test-result-service (nhs §3.2, §3.5, §3.6) on PostgreSQL: verification-service's orders,
 // lab uploads by CTA token, the token API, and the internal result lookup.
 
 import ENCrypto

@@ -1,4 +1,4 @@
-// The body rules of the NHS lab API and token API (nhs.md §3.5, §3.6), called directly.
+// The body rules of the NHS lab API and token API (nhs §3.5, §3.6), called directly.
 
 import ENCrypto
 import ENNHS

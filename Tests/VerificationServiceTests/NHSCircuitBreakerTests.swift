@@ -1,4 +1,4 @@
-// Circuit-breaker approvals (nhs.md §7) on PostgreSQL: stored tokens per kind, the officer's switch, the spike rule
+// Circuit-breaker approvals (nhs §7) on PostgreSQL: stored tokens per kind, the officer's switch, the spike rule
 // against the 7-day median of the same hour, and an officer's resolution of held requests.
 
 import ENCrypto

@@ -1,4 +1,4 @@
-// Isolation payment tokens (nhs.md §8) on PostgreSQL: the app's create and update (signed), the website's verify and
+// Isolation payment tokens (nhs §8) on PostgreSQL: the app's create and update (signed), the website's verify and
 // consume (its own API key, not signed), the state machine, the allowlist, the switch, and consumption under
 // concurrency.
 

@@ -1,4 +1,4 @@
-// The virology policy table of nhs.md §3.4: the two flags of a V2 answer, and which results an app is not shown.
+// The virology policy table of nhs §3.4: the two flags of a V2 answer, and which results an app is not shown.
 
 import ENNHS
 import ENServiceKit

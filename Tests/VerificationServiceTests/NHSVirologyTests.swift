@@ -1,4 +1,4 @@
-// The NHS test path at verification-service (nhs.md §3.2–§3.4) on PostgreSQL: orders, polls, CTA exchanges and the
+// The NHS test path at verification-service (nhs §3.2–§3.4) on PostgreSQL: orders, polls, CTA exchanges and the
 // submission-token check, with test-result-service in memory; every answer's signature checked as an app would.
 
 import ENCrypto

@@ -1,7 +1,7 @@
 // The NHS app's signed documents (njs, loaded by gateway.conf.template with js_import): distribution-service's
 // directory store keeps each one as a single file, its two signature headers, an empty line, then the document
 // (Services/Distribution/Publishing/DirectoryStore.swift), so a new document and its signature replace the old pair
-// in one rename. This serves the document with those headers, as S3 serves its user metadata (nhs.md §2):
+// in one rename. This serves the document with those headers, as S3 serves its user metadata (nhs §2):
 //
 //   X-Amz-Meta-Signature: keyId="…",signature="…"
 //   X-Amz-Meta-Signature-Date: Sun, 02 Aug 2020 10:18:44 UTC

@@ -120,7 +120,7 @@ otps="$(sql datadonation "SELECT count(*) FROM one_time_password WHERE kind = 's
 self_reports="$(sql keys "SELECT count(*) FROM self_report_submissions WHERE submission_type = 'SUBMISSION_TYPE_SRS_SELF_TEST'")"
 check "data donation holds one redeemed self-report OTP ($otps), the keys database one self-report ($self_reports)" test "$otps" = 1 -a "$self_reports" = 1
 
-# ---- the NHS test path (nhs.md §3, §4): N orders a test, a lab reports it by CTA token, N polls and submits; a
+# ---- the NHS test path (nhs §3, §4): N orders a test, a lab reports it by CTA token, N polls and submits; a
 # result of the token API reaches T by CTA exchange. Every signed answer is verified by the client. ----
 if in_containers; then nhs=off; else nhs=on; fi
 if [ "$nhs" = on ]; then

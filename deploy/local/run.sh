@@ -92,7 +92,7 @@ case "${EN_GATEWAY:-on}" in
   *) say "EN_GATEWAY must be on or off"; exit 2 ;;
 esac
 
-# The NHS API family (nhs.md) on test-result, verification, submission and data donation: the CTA tokens' pepper
+# The NHS API family on test-result, verification, submission and data donation: the CTA tokens' pepper
 # (shared by test-result and verification) and the key that signs answers (ensure_nhs_keys makes both; API keys:
 # ensure_nhs_api_keys).
 nhs_cta="NHS_ENABLED=true NHS_CTA_PEPPER_FILE=@data/keys/nhs-cta-pepper.keys"
@@ -193,7 +193,7 @@ ensure_nhs_keys() {
   openssl ec -in "$key" -pubout -out "$data/keys/nhs-signing.pub.pem" 2>/dev/null || fail "could not write the public key of $key"
 }
 
-# The NHS API keys (nhs.md §1), made once and installed at every start (the command is idempotent): `app-dev` of
+# The NHS API keys (nhs §1), made once and installed at every start (the command is idempotent): `app-dev` of
 # API `mobile` in verification, submission and data donation, `lab-dev` of `testResultUpload` in test-result, `ipc-website-dev` of
 # `isolationPayment` (the payment website) in verification, `venues-dev` of `highRiskVenuesCodeUpload` and
 # `districts-dev` of `highRiskPostCodeUpload` in the portal.

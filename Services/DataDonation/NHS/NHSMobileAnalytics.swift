@@ -1,4 +1,4 @@
-// NHS mobile analytics (nhs.md §10): the app's daily packet of 69 counters and its events, merged to coarse areas
+// NHS mobile analytics (nhs §10): the app's daily packet of 69 counters and its events, merged to coarse areas
 // (postcode district × local authority, `Resources/pd-la-merge.csv`) before anything is stored.
 
 import ENNHS

@@ -1,4 +1,4 @@
-// The NHS app's static configuration documents (nhs.md §6, §9): JSON of our own content (Resources/nhs, or the
+// The NHS app's static configuration documents (nhs §6, §9): JSON of our own content (Resources/nhs, or the
 // operator's NHS_DOCUMENTS_DIR), checked against their shapes at start-up and published signed under
 // `/distribution/<name>`.
 
@@ -177,7 +177,7 @@ enum NHSDocuments {
         "tier-metadata": .dictionary(Self.tier),
     ]
 
-    /// One entry of the tier metadata (nhs.md §6).
+    /// One entry of the tier metadata (nhs §6).
     static let tier: NHSShape = .object(
         [
             "colorScheme": .oneOf(["green", "yellow", "red", "amber", "neutral"]),
@@ -236,7 +236,7 @@ struct NHSDistribution: Sendable {
     let documents: [NHSDocument]
     let signer: NHSSigner
 
-    /// The documents as signed CDN objects (`date:` and the bytes, nhs.md §2), all signed at `date`.
+    /// The documents as signed CDN objects (`date:` and the bytes, nhs §2), all signed at `date`.
     func objects(names: [String]? = nil, at date: Date) throws -> [CDNObject] {
         try self.documents.filter { names?.contains($0.name) ?? true }.map { document in
             try CDNObject.signedJSON(key: document.key, body: document.bytes, signer: self.signer, at: date)
@@ -245,7 +245,7 @@ struct NHSDistribution: Sendable {
 }
 
 extension CDNObject {
-    /// A JSON document with the NHS file signature over `date:` ‖ the bytes (nhs.md §2), as the stores publish it.
+    /// A JSON document with the NHS file signature over `date:` ‖ the bytes (nhs §2), as the stores publish it.
     static func signedJSON(key: String, body: [UInt8], signer: NHSSigner, at date: Date) throws -> CDNObject {
         let headers = try signer.signFile(body, at: date)
         let signature = CDNObject.Signature(value: headers.signature, date: headers.date)

@@ -1,4 +1,4 @@
-// The NHS lists that change between runs (nhs.md §5, §6): portal-service hands over a confirmed list of risky venues
+// The NHS lists that change between runs (nhs §5, §6): portal-service hands over a confirmed list of risky venues
 // or of risky post districts on the internal port, and it is signed and published at once, not at the next hourly run.
 
 import ENCrypto

@@ -13,7 +13,7 @@ struct CDNObject: Sendable, Equatable {
     /// `cwa-hash` (cwa-server §3.8): lowercase hex of MD5(MD5(content)), where content is `export.bin` for an archive
     /// (its signature changes at every signing) and the whole body otherwise.
     let checksum: String
-    /// The NHS file signature (nhs.md §2) an object is served with: S3 user metadata `signature` and
+    /// The NHS file signature (nhs §2) an object is served with: S3 user metadata `signature` and
     /// `signature-date`; the directory store keeps it in the file (`DirectoryStore`).
     var signature: Signature? = nil
 

@@ -1,4 +1,4 @@
-// What the portal asks verification-service about the NHS circuit breakers (nhs.md §7).
+// What the portal asks verification-service about the NHS circuit breakers (nhs §7).
 
 import ENNHS
 import ENServiceKit

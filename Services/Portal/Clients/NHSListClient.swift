@@ -1,4 +1,4 @@
-// What the portal asks distribution-service to publish: the NHS risky venues (nhs.md §5) and risky post districts
+// What the portal asks distribution-service to publish: the NHS risky venues (nhs §5) and risky post districts
 // (§6), and the tiers a post-district upload may name.
 
 import ENCrypto

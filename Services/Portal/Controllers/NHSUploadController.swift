@@ -1,4 +1,4 @@
-// The NHS local-risk uploads (nhs.md §5, §6): an external system posts the whole list of risky venues (CSV) or of
+// The NHS local-risk uploads (nhs §5, §6): an external system posts the whole list of risky venues (CSV) or of
 // risky post districts (JSON) with its API key; the list is checked whole and published signed at once, or nothing
 // changes.
 

@@ -1,4 +1,4 @@
-// A venue officer's pages for the NHS local-risk lists (nhs.md §5, §6): upload a file, see every entry checked,
+// A venue officer's pages for the NHS local-risk lists (nhs §5, §6): upload a file, see every entry checked,
 // confirm; the confirmed list is published signed at once, with an audit entry.
 
 import ENCrypto

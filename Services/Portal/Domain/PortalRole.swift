@@ -6,9 +6,9 @@ enum PortalRole: String, CaseIterable, Sendable {
     case hotline = "c19hotline"
     /// Health-authority staff: EVENT teleTANs (warning the guests of an event), for a chosen authority.
     case hotlineEvent = "c19hotline_event"
-    /// NHS public-health staff: the circuit breakers of exposure and venue alerts (nhs.md §7).
+    /// NHS public-health staff: the circuit breakers of exposure and venue alerts (nhs §7).
     case circuitBreakerOfficer = "circuit_breaker_officer"
-    /// NHS public-health staff: the lists of risky venues and risky post districts (nhs.md §5, §6).
+    /// NHS public-health staff: the lists of risky venues and risky post districts (nhs §5, §6).
     case venueOfficer = "venue_officer"
 }
 

@@ -1,4 +1,4 @@
-// The NHS key submission payload and its rules (nhs.md §4).
+// The NHS key submission payload and its rules (nhs §4).
 
 import ENKeyStore
 import ENModels

@@ -1,4 +1,4 @@
-// The NHS key submission and its dummies (nhs.md §4): `/submission/diagnosis-keys`, `/submission/empty-submission`,
+// The NHS key submission and its dummies (nhs §4): `/submission/diagnosis-keys`, `/submission/empty-submission`,
 // `/submission/empty-submission-v2`.
 
 import ENKeyStore
@@ -15,7 +15,7 @@ import Metrics
 /// a wrong token: the reference's guard against response abuse), and signed; only an outage (503) differs. The V1
 /// dummy (`empty-submission`) is answered exactly like it: the same status, the same signed headers, the same empty
 /// body, after a delay drawn from recent real submissions. The reference leaves that dummy unsigned although its
-/// contract says signed (nhs.md §13.8), which tells it apart from a real submission by its headers; here it is
+/// contract says signed (nhs §13.8), which tells it apart from a real submission by its headers; here it is
 /// signed. The V2 dummy is the reference's empty object: a `GET`, no key, `text/plain`, empty.
 struct NHSSubmissionController: Sendable {
     let engine: SubmissionEngine

@@ -1,5 +1,5 @@
 // The NHS test path at test-result-service: lab uploads by CTA token, the token API, and verification-service's
-// internal calls (nhs.md §3.2, §3.5, §3.6).
+// internal calls (nhs §3.2, §3.5, §3.6).
 
 import ENCrypto
 import ENNHS
@@ -9,7 +9,7 @@ import Hummingbird
 import Logging
 import Metrics
 
-/// How long a CTA token's row lives: four weeks from the order or the token API's upload (nhs.md §3.2).
+/// How long a CTA token's row lives: four weeks from the order or the token API's upload (nhs §3.2).
 enum NHSLifetime {
     static let token: TimeInterval = 28 * 86_400
 }
@@ -105,7 +105,7 @@ struct NHSLab: Sendable {
         throw NHSCollision()
     }
 
-    /// A lab's body, read and checked (nhs.md §3.5, §3.6); a body that is no JSON object is 422.
+    /// A lab's body, read and checked (nhs §3.5, §3.6); a body that is no JSON object is 422.
     private func labBody(
         _ request: Request,
         context: some RequestContext,
@@ -182,7 +182,7 @@ struct NHSLab: Sendable {
 
 enum NHSUploadVersion: Sendable { case v1, v2 }
 
-/// The body rules of nhs.md §3.5 and §3.6.
+/// The body rules of nhs §3.5 and §3.6.
 enum NHSLabUpload {
     /// The CTA token (when `withToken`) and the result of a lab's body, or the 422 that names the first problem.
     static func validate(

@@ -25,7 +25,7 @@ struct NHSLabResult: Sendable, Equatable {
     var testKit: NHSTestKit
 }
 
-/// What a lab upload by CTA token did (nhs.md §3.2, step 2).
+/// What a lab upload by CTA token did (nhs §3.2, step 2).
 enum NHSUploadOutcome: Sendable, Equatable {
     case stored
     /// No order (or an expired one) for the token: 400.

@@ -1,4 +1,4 @@
-// `test-result-service nhs-tokens`: CTA tokens with stored results in bulk (nhs.md §3.7), as CSV.
+// `test-result-service nhs-tokens`: CTA tokens with stored results in bulk (nhs §3.7), as CSV.
 
 import ENCrypto
 import ENNHS

@@ -1,4 +1,4 @@
-// Circuit breakers of the NHS family (nhs.md §7) that decide: before a phone alerts its person of an exposure or a
+// Circuit breakers of the NHS family (nhs §7) that decide: before a phone alerts its person of an exposure or a
 // risky venue it asks for an approval; an officer's switch per kind and an automatic spike rule decide, and a held
 // request waits for an officer.
 
@@ -478,7 +478,7 @@ struct NHSCircuitBreakerController: Sendable {
     }
 }
 
-/// What an exposure-notification request must carry (nhs.md §7).
+/// What an exposure-notification request must carry (nhs §7).
 struct NHSExposureMatch: Decodable {
     var matchedKeyCount: Int
     var daysSinceLastExposure: Int

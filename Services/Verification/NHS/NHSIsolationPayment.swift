@@ -1,4 +1,4 @@
-// Isolation payment tokens of the NHS family (nhs.md §8): the app creates one when an isolation starts and unlocks it
+// Isolation payment tokens of the NHS family (nhs §8): the app creates one when an isolation starts and unlocks it
 // when the person claims; the payment website verifies and consumes it.
 
 import Crypto

@@ -24,7 +24,7 @@ struct NHSOrderStore: Sendable {
     let database: DatabasePool
     let logger: Logger
 
-    /// How long a poll or exchange of an available result keeps the order and the submission token (nhs.md §3.2,
+    /// How long a poll or exchange of an available result keeps the order and the submission token (nhs §3.2,
     /// `markForDeletion`: 4 hours and 4 days).
     static let orderAfterRead: TimeInterval = 4 * 3600
     static let submissionAfterRead: TimeInterval = 4 * 86_400
@@ -89,7 +89,7 @@ struct NHSOrderStore: Sendable {
     }
 
     /// A CTA exchange of an available result: creates the order when the token came from the token API, counts the
-    /// exchange (at most two per token, nhs.md §3.2 step 5), refreshes the lifetimes and stores a new submission
+    /// exchange (at most two per token, nhs §3.2 step 5), refreshes the lifetimes and stores a new submission
     /// token, all in one statement. `false` when the token was exchanged twice already (or its order expired).
     func exchange(ctaHash: String, submissionTokenHash: String, positive: Bool, now: Date) async throws -> Bool {
         let orderUntil = now.addingTimeInterval(Self.orderAfterRead)

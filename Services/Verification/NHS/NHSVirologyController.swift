@@ -1,4 +1,4 @@
-// The NHS test path at verification-service (nhs.md §3.2–§3.4): test orders, result polls, CTA exchanges, and the
+// The NHS test path at verification-service (nhs §3.2–§3.4): test orders, result polls, CTA exchanges, and the
 // submission-token check submission-service makes.
 
 import ENCrypto
@@ -25,7 +25,7 @@ struct NHSVirologyController: Sendable {
     /// Draws a new CTA token (tests draw known ones, to collide).
     var newCTAToken: @Sendable () -> CTAToken = { CTAToken.random() }
 
-    /// Four weeks: an order's lifetime until a result is read (nhs.md §3.2).
+    /// Four weeks: an order's lifetime until a result is read (nhs §3.2).
     static let orderLifetime: TimeInterval = 28 * 86_400
 
     func addRoutes(to group: RouterGroup<some RequestContext>) {

@@ -1,4 +1,4 @@
-// Which results an app is shown and what it may do with them (nhs.md §3.4).
+// Which results an app is shown and what it may do with them (nhs §3.4).
 
 import ENNHS
 import ENServiceKit

@@ -1,4 +1,4 @@
-// Migration 0004 of group `keys`: which keys the NHS app submitted (nhs.md §4).
+// Migration 0004 of group `keys`: which keys the NHS app submitted (nhs §4).
 
 import ENPersistence
 

@@ -1,5 +1,5 @@
 // `cwa nhs ipc …` and `cwa nhs circuit-breaker …`: an isolation payment walked from the app to the payment website
-// (nhs.md §8), and circuit-breaker approvals asked and polled (§7). Every signed answer is verified.
+// (nhs §8), and circuit-breaker approvals asked and polled (§7). Every signed answer is verified.
 
 import ArgumentParser
 import ENCrypto

@@ -1,4 +1,4 @@
-// `cwa nhs …`: the NHS test path from outside (nhs.md §3, §4): a phone orders a test, polls, exchanges a CTA token and
+// `cwa nhs …`: the NHS test path from outside (nhs §3, §4): a phone orders a test, polls, exchanges a CTA token and
 // submits its keys; a lab reports a result by CTA token or through the token API. Every signed answer is verified.
 
 import ArgumentParser

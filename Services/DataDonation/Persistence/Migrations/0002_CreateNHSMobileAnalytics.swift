@@ -1,4 +1,4 @@
-// Migration 0002 of group `datadonation`: NHS mobile analytics (nhs.md §10).
+// Migration 0002 of group `datadonation`: NHS mobile analytics (nhs §10).
 
 import ENPersistence
 

@@ -127,7 +127,7 @@ final class S3ObjectStore: ObjectStore {
     func put(_ object: CDNObject) async throws {
         var headers = [
             ("Content-Type", object.contentType.rawValue),
-            // Signed documents (the kill switch among them) must reach the apps at once: never cached (nhs.md §9).
+            // Signed documents (the kill switch among them) must reach the apps at once: never cached (nhs §9).
             ("Cache-Control", object.signature == nil ? Self.cacheControl : "no-cache"),
             (Self.checksumHeader, object.checksum),
         ]

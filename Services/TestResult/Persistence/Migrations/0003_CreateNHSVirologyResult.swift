@@ -1,4 +1,4 @@
-// Migration 0003 of group `testresult`: results of the NHS test path, by CTA token (nhs.md §3.2).
+// Migration 0003 of group `testresult`: results of the NHS test path, by CTA token (nhs §3.2).
 
 import ENPersistence
 

@@ -1,4 +1,4 @@
-// Migration 0005 of group `verification`: the NHS test path's orders and diagnosis key submission tokens (nhs.md §3.2).
+// Migration 0005 of group `verification`: the NHS test path's orders and diagnosis key submission tokens (nhs §3.2).
 
 import ENPersistence
 

@@ -1,4 +1,4 @@
-// Migration 0007 of group `verification`: isolation payment tokens (nhs.md §8).
+// Migration 0007 of group `verification`: isolation payment tokens (nhs §8).
 
 import ENPersistence
 

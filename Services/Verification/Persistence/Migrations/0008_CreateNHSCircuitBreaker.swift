@@ -1,4 +1,4 @@
-// Migration 0008 of group `verification`: circuit-breaker approvals (nhs.md §7).
+// Migration 0008 of group `verification`: circuit-breaker approvals (nhs §7).
 
 import ENPersistence
 

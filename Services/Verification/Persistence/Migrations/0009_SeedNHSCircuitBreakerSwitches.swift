@@ -1,4 +1,4 @@
-// Migration 0009 of group `verification`: a switch row per circuit-breaker kind (nhs.md §7).
+// Migration 0009 of group `verification`: a switch row per circuit-breaker kind (nhs §7).
 
 import ENPersistence
 
