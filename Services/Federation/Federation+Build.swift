@@ -7,7 +7,6 @@ import ENServiceKit
 import Foundation
 import Hummingbird
 import HummingbirdCore
-import HummingbirdTLS
 import Logging
 import Metrics
 import ServiceLifecycle
@@ -62,11 +61,7 @@ extension Federation {
             environment: environment
         )
         self.recordCertificateExpiry(configuration, factory: environment.metricsFactory)
-        let server: HTTPServerBuilder =
-            if let tls = configuration.callback.tls { try .tls(.http1(), tlsConfiguration: tls.nioConfiguration) } else
-            {
-                .http1()
-            }
+        let server = try HTTPServerBuilder.http1(tls: configuration.callback.tls)
         return Application(
             router: router,
             server: server,

@@ -6,7 +6,6 @@ import ENServiceKit
 import Foundation
 import Hummingbird
 import HummingbirdCore
-import HummingbirdTLS
 import Logging
 
 extension TestResult {
@@ -38,10 +37,7 @@ extension TestResult {
             metrics: metrics,
             logger: environment.logger
         )
-        let server: HTTPServerBuilder =
-            if let tls = configuration.tls { try .tls(.http1(), tlsConfiguration: tls.nioConfiguration) } else {
-                .http1()
-            }
+        let server = try HTTPServerBuilder.http1(tls: configuration.tls)
         return Application(
             router: try self.buildPublicRouter(
                 configuration: configuration,

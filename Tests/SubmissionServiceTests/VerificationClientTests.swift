@@ -95,6 +95,40 @@ struct VerificationClientTests {
         #expect(!logs.entries.contains { "\($0.message) \($0.metadata)".contains(token) })
     }
 
+    @Test("the body is JSON of the TAN, its kind and the attempt, whatever characters the TAN holds")
+    func bodyIsJSON() async throws {
+        struct Body: Decodable, Equatable {
+            var tan: String
+            var event: Bool
+            var submission: String
+        }
+        let received = Mutexed<[Body]>([])
+        let router = Router()
+        router.post("version/v1/tan/verify") { request, context -> Response in
+            let body = try await request.decode(as: Body.self, context: context)
+            received.withLock { $0.append(body) }
+            return Response(status: .ok)
+        }
+        let app = Application(router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)))
+        let tan = #"a"b\c","event":false"#
+        try await LiveServer.run(app) { port in
+            let client = HTTPVerificationClient(
+                baseURL: "http://127.0.0.1:\(port)",
+                policy: UpstreamPolicy(),
+                serviceToken: TestServiceKeys.signer("submission-service"),
+                logger: Logger(label: "test")
+            )
+            _ = try await withCleanup {
+                try await client.verify(tan, event: true, attempt: Self.attempt)
+            } cleanup: {
+                try await client.shutdown()
+            }
+        }
+        #expect(
+            received.withLock { $0 } == [Body(tan: tan, event: true, submission: Self.attempt.uuidString.lowercased())]
+        )
+    }
+
     @Test("200 is valid; the teleTAN type header is read case-insensitively")
     func valid() async throws {
         try await Self.withPeer(status: .ok, headers: [HTTPField.Name("X-CWA-TELETAN-TYPE")!: "event"]) {

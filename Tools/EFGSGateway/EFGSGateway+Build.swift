@@ -5,7 +5,6 @@ import ENServiceKit
 import Foundation
 import Hummingbird
 import HummingbirdCore
-import HummingbirdTLS
 import Logging
 import PostgresNIO
 import ServiceLifecycle
@@ -71,10 +70,7 @@ extension EFGSGateway {
             metrics: metrics,
             logger: environment.logger
         )
-        let server: HTTPServerBuilder =
-            if let tls = configuration.tls { try .tls(.http1(), tlsConfiguration: tls.nioConfiguration) } else {
-                .http1()
-            }
+        let server = try HTTPServerBuilder.http1(tls: configuration.tls)
         return Application(
             router: router,
             server: server,

@@ -39,15 +39,14 @@ struct HTTPSelfReportClient: SelfReportClient, Service {
     }
 
     /// The call names the attempt, and data-donation-service answers a repeat of that attempt as its first call, so
-    /// a call whose answer was lost is repeated like one that never arrived. `otp` is a parsed, lower-case UUID, so it
-    /// cannot break out of the JSON string. Neither the OTP nor the answer is logged.
+    /// a call whose answer was lost is repeated like one that never arrived. Neither the OTP nor the answer is logged.
     ///
     /// A 2xx is valid only with `state` `valid`. The reference also takes a 2xx with an empty body as valid; we
     /// treat a 2xx without a readable state as a broken contract (503), not as a redeemed OTP.
     func redeem(_ otp: String, attempt: UUID) async throws(UpstreamUnavailable) -> OTPVerdict {
         let response = try await self.upstream.postJSON(
             self.url,
-            #"{"otp":"\#(otp)","submission":"\#(attempt.lowercasedString)"}"#
+            encoding: ["otp": otp, "submission": attempt.lowercasedString]
         )
         switch response.status {
         case 200...299:
@@ -63,7 +62,7 @@ struct HTTPSelfReportClient: SelfReportClient, Service {
     }
 
     func redemption(hash: String) async throws(UpstreamUnavailable) -> CredentialRedemption? {
-        let response = try await self.upstream.postJSON(self.url + "/redemption", #"{"otpHash":"\#(hash)"}"#)
+        let response = try await self.upstream.postJSON(self.url + "/redemption", encoding: ["otpHash": hash])
         switch response.status {
         case 200:
             guard let answer = try? JSONDecoder().decode(Answer.self, from: Data(response.body.readableBytesView))

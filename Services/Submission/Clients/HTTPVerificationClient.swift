@@ -38,8 +38,13 @@ struct HTTPVerificationClient: VerificationClient, Service {
 
     /// The kind travels in `event`, so verification-service consumes only a TAN of the kind the endpoint accepts.
     func verify(_ tan: String, event: Bool, attempt: UUID) async throws(UpstreamUnavailable) -> TANVerdict {
-        let body = #"{"tan":"\#(tan)","event":\#(event),"submission":"\#(attempt.lowercasedString)"}"#
-        let response = try await self.upstream.postJSON(self.base + "/tan/verify", body)
+        struct Body: Encodable {
+            var tan: String
+            var event: Bool
+            var submission: String
+        }
+        let body = Body(tan: tan, event: event, submission: attempt.lowercasedString)
+        let response = try await self.upstream.postJSON(self.base + "/tan/verify", encoding: body)
         switch response.status {
         case 200...299: return .valid(teleTANType: response.header("X-CWA-TELETAN-TYPE"))
         case 409: return .wrongKind
@@ -53,8 +58,8 @@ struct HTTPVerificationClient: VerificationClient, Service {
         _ token: String,
         attempt: UUID
     ) async throws(UpstreamUnavailable) -> NHSTokenVerdict {
-        let body = #"{"diagnosisKeySubmissionToken":"\#(token)","submission":"\#(attempt.lowercasedString)"}"#
-        let response = try await self.upstream.postJSON(self.base + "/nhs/submission-token/verify", body)
+        let body = ["diagnosisKeySubmissionToken": token, "submission": attempt.lowercasedString]
+        let response = try await self.upstream.postJSON(self.base + "/nhs/submission-token/verify", encoding: body)
         switch response.status {
         case 200:
             struct Answer: Decodable { var testKit: NHSTestKit }
@@ -68,15 +73,18 @@ struct HTTPVerificationClient: VerificationClient, Service {
     }
 
     func tanRedemption(hash: String) async throws(UpstreamUnavailable) -> CredentialRedemption? {
-        try await self.redemption(self.base + "/tan/redemption", #"{"tanHash":"\#(hash)"}"#)
+        try await self.redemption(self.base + "/tan/redemption", ["tanHash": hash])
     }
 
     func nhsTokenRedemption(hash: String) async throws(UpstreamUnavailable) -> CredentialRedemption? {
-        try await self.redemption(self.base + "/nhs/submission-token/redemption", #"{"tokenHash":"\#(hash)"}"#)
+        try await self.redemption(self.base + "/nhs/submission-token/redemption", ["tokenHash": hash])
     }
 
-    private func redemption(_ url: String, _ body: String) async throws(UpstreamUnavailable) -> CredentialRedemption? {
-        let response = try await self.upstream.postJSON(url, body)
+    private func redemption(
+        _ url: String,
+        _ body: [String: String]
+    ) async throws(UpstreamUnavailable) -> CredentialRedemption? {
+        let response = try await self.upstream.postJSON(url, encoding: body)
         switch response.status {
         case 200:
             guard

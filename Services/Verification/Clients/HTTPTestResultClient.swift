@@ -29,8 +29,7 @@ struct HTTPTestResultClient: TestResultClient, Service {
     private let nhsURL: String
 
     func nhsCreateOrder(ctaHashes: [String]) async throws(UpstreamUnavailable) -> Bool {
-        let list = ctaHashes.map { "\"\($0)\"" }.joined(separator: ",")
-        let response = try await self.upstream.postJSON(self.nhsURL + "order", #"{"ctaHashes":[\#(list)]}"#)
+        let response = try await self.upstream.postJSON(self.nhsURL + "order", encoding: CTAHashes(ctaHashes))
         switch response.status {
         case 201: return true
         case 409: return false
@@ -39,8 +38,7 @@ struct HTTPTestResultClient: TestResultClient, Service {
     }
 
     func nhsResult(ctaHashes: [String]) async throws(UpstreamUnavailable) -> NHSResultReport? {
-        let list = ctaHashes.map { "\"\($0)\"" }.joined(separator: ",")
-        let response = try await self.upstream.postJSON(self.nhsURL + "result", #"{"ctaHashes":[\#(list)]}"#)
+        let response = try await self.upstream.postJSON(self.nhsURL + "result", encoding: CTAHashes(ctaHashes))
         switch response.status {
         case 404: return nil
         case 200:
@@ -65,7 +63,7 @@ struct HTTPTestResultClient: TestResultClient, Service {
 
     /// The result for `id` (already validated: 64 hex characters, or a DOB hash).
     func result(for id: String) async throws(UpstreamUnavailable) -> ReportedTestResult {
-        let response = try await self.upstream.postJSON(self.url, #"{"id":"\#(id)"}"#)
+        let response = try await self.upstream.postJSON(self.url, encoding: ["id": id])
         guard response.status == 200 else {
             throw UpstreamUnavailable("test-result-service answered \(response.status)")
         }
@@ -79,5 +77,14 @@ struct HTTPTestResultClient: TestResultClient, Service {
             throw UpstreamUnavailable("test-result-service sent an unreadable result")
         }
         return result
+    }
+}
+
+/// The body of test-result-service's NHS `order` and `result` calls.
+private struct CTAHashes: Encodable {
+    var ctaHashes: [String]
+
+    init(_ ctaHashes: [String]) {
+        self.ctaHashes = ctaHashes
     }
 }

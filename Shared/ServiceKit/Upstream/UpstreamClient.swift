@@ -121,6 +121,29 @@ package final class UpstreamClient: Service, Sendable {
         try await self.call(url, json, headers: headers, retries: retries)
     }
 
+    /// POSTs `body` as JSON, encoded by `JSONEncoder` with sorted keys (so a body's bytes follow from its value);
+    /// otherwise as `postJSON(_:_:headers:retries:)`.
+    package func postJSON(
+        _ url: String,
+        encoding body: some Encodable,
+        headers: [(String, String)] = [],
+        retries: Retries = .allFailures
+    ) async throws(UpstreamUnavailable) -> UpstreamResponse {
+        let json: Data
+        do {
+            json = try Self.encoder.encode(body)
+        } catch {
+            throw UpstreamUnavailable("the request body could not be encoded as JSON")
+        }
+        return try await self.call(url, String(decoding: json, as: UTF8.self), headers: headers, retries: retries)
+    }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }()
+
     /// GETs `url` (a lookup: every failed attempt may be repeated) and returns the first answer below 500.
     package func get(_ url: String) async throws(UpstreamUnavailable) -> UpstreamResponse {
         try await self.call(url, nil, headers: [], retries: .allFailures)
