@@ -21,41 +21,36 @@ extension TestResult {
         environment: ServiceEnvironment
     ) throws -> ServiceApplication<CertificateRequestContext> {
         let metrics = TestResultMetrics(factory: environment.metricsFactory)
-        let internalApp = Application(
-            router: self.buildInternalRouter(
-                configuration: configuration,
-                dependencies: dependencies,
-                environment: environment,
-                metrics: metrics
-            ),
-            configuration: .init(listening: configuration.internalHTTP),
-            logger: environment.logger.listener("internal")
-        )
         let retention = self.retention(
             policy: configuration.retention,
             dependencies: dependencies,
             metrics: metrics,
             logger: environment.logger
         )
-        let server = try HTTPServerBuilder.http1(tls: configuration.tls)
-        return Application(
-            router: try self.buildPublicRouter(
+        var listeners = TwoListeners(
+            publicRouter: try self.buildPublicRouter(
                 configuration: configuration,
                 dependencies: dependencies,
                 environment: environment,
                 metrics: metrics
             ),
-            server: server,
-            configuration: .init(listening: configuration.http),
-            services: dependencies.services + [
-                retention.periodic(every: configuration.retention.interval), internalApp,
-                MetricsListener.application(
-                    address: configuration.metrics,
-                    environment: environment,
-                    checks: dependencies.readinessChecks
-                ),
-            ],
-            logger: environment.logger.listener("lab")
+            publicAddress: configuration.http,
+            internalRouter: self.buildInternalRouter(
+                configuration: configuration,
+                dependencies: dependencies,
+                environment: environment,
+                metrics: metrics
+            ),
+            internalAddress: configuration.internalHTTP,
+            metricsAddress: configuration.metrics
+        )
+        listeners.publicServer = try HTTPServerBuilder.http1(tls: configuration.tls)
+        listeners.publicName = "lab"
+        return listeners.application(
+            clients: dependencies.services,
+            jobs: [retention.periodic(every: configuration.retention.interval)],
+            checks: dependencies.readinessChecks,
+            environment: environment
         )
     }
 

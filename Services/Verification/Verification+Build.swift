@@ -25,23 +25,17 @@ extension Verification {
             dependencies: dependencies,
             environment: environment
         )
-        let internalApp = Application(
-            router: try self.buildInternalRouter(runtime),
-            configuration: .init(listening: configuration.internalHTTP),
-            logger: environment.logger.listener("internal")
-        )
-        return Application(
-            router: try self.buildPublicRouter(runtime),
-            configuration: .init(listening: configuration.http),
-            services: dependencies.services + [
-                self.retention(runtime).periodic(every: configuration.retention.interval), internalApp,
-                MetricsListener.application(
-                    address: configuration.metrics,
-                    environment: environment,
-                    checks: dependencies.readinessChecks
-                ),
-            ],
-            logger: environment.logger.listener("app")
+        return TwoListeners(
+            publicRouter: try self.buildPublicRouter(runtime),
+            publicAddress: configuration.http,
+            internalRouter: try self.buildInternalRouter(runtime),
+            internalAddress: configuration.internalHTTP,
+            metricsAddress: configuration.metrics
+        ).application(
+            clients: dependencies.services,
+            jobs: [self.retention(runtime).periodic(every: configuration.retention.interval)],
+            checks: dependencies.readinessChecks,
+            environment: environment
         )
     }
 
