@@ -17,26 +17,26 @@ protocol CircuitBreakerClient: Sendable {
 extension HTTPTeleTANClient: CircuitBreakerClient {
     func circuitBreakers() async throws(UpstreamUnavailable) -> [NHSCircuitBreakerState] {
         struct Body: Decodable { var kinds: [NHSCircuitBreakerState] }
-        return try await self.circuitBreakerCall("state", "{}", as: Body.self).kinds
+        return try await self.circuitBreakerCall("state", [:], as: Body.self).kinds
     }
 
     func setCircuitBreaker(kind: String, mode: String) async throws(UpstreamUnavailable) {
         struct Body: Decodable { var kinds: [NHSCircuitBreakerState] }
-        _ = try await self.circuitBreakerCall("switch", Self.json(["kind": kind, "mode": mode]), as: Body.self)
+        _ = try await self.circuitBreakerCall("switch", ["kind": kind, "mode": mode], as: Body.self)
     }
 
     func resolveCircuitBreaker(kind: String, approval: String) async throws(UpstreamUnavailable) -> Int {
         struct Body: Decodable { var resolved: Int }
         return try await self.circuitBreakerCall(
             "resolve",
-            Self.json(["kind": kind, "approval": approval]),
+            ["kind": kind, "approval": approval],
             as: Body.self
         ).resolved
     }
 
     private func circuitBreakerCall<Body: Decodable>(
         _ action: String,
-        _ json: String,
+        _ fields: [String: String],
         as type: Body.Type
     )
         async throws(UpstreamUnavailable) -> Body
@@ -45,7 +45,7 @@ extension HTTPTeleTANClient: CircuitBreakerClient {
         // repeat would also answer requests that arrived meanwhile.
         let response = try await self.upstream.postJSON(
             self.baseURL.trimmingSuffix("/") + "/version/v1/nhs/circuit-breakers/\(action)",
-            json,
+            encoding: fields,
             retries: action == "resolve" ? .unsentOnly : .allFailures
         )
         guard response.status == 200,
@@ -54,10 +54,6 @@ extension HTTPTeleTANClient: CircuitBreakerClient {
             throw UpstreamUnavailable("verification-service answered \(response.status) to circuit-breakers/\(action)")
         }
         return body
-    }
-
-    private static func json(_ fields: [String: String]) -> String {
-        (try? JSONEncoder().encode(fields)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
     }
 }
 

@@ -29,7 +29,7 @@ struct HTTPTestResultClient: TestResultClient, Service {
     private let nhsURL: String
 
     func nhsCreateOrder(ctaHashes: [String]) async throws(UpstreamUnavailable) -> Bool {
-        let response = try await self.upstream.postJSON(self.nhsURL + "order", encoding: CTAHashes(ctaHashes))
+        let response = try await self.upstream.postJSON(self.nhsURL + "order", encoding: ["ctaHashes": ctaHashes])
         switch response.status {
         case 201: return true
         case 409: return false
@@ -38,7 +38,7 @@ struct HTTPTestResultClient: TestResultClient, Service {
     }
 
     func nhsResult(ctaHashes: [String]) async throws(UpstreamUnavailable) -> NHSResultReport? {
-        let response = try await self.upstream.postJSON(self.nhsURL + "result", encoding: CTAHashes(ctaHashes))
+        let response = try await self.upstream.postJSON(self.nhsURL + "result", encoding: ["ctaHashes": ctaHashes])
         switch response.status {
         case 404: return nil
         case 200:
@@ -77,14 +77,5 @@ struct HTTPTestResultClient: TestResultClient, Service {
             throw UpstreamUnavailable("test-result-service sent an unreadable result")
         }
         return result
-    }
-}
-
-/// The body of test-result-service's NHS `order` and `result` calls.
-private struct CTAHashes: Encodable {
-    var ctaHashes: [String]
-
-    init(_ ctaHashes: [String]) {
-        self.ctaHashes = ctaHashes
     }
 }
