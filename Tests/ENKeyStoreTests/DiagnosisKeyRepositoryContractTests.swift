@@ -93,7 +93,7 @@ struct DiagnosisKeyRepositoryContractTests {
         _ repository: any DiagnosisKeyRepository,
         _ submission: KeySubmission
     ) async throws -> KeySubmissionOutcome {
-        try await repository.store(submission) { (_: UUID) async throws(Never) in }
+        try await repository.storeGranted(submission)
     }
 
     /// Stores, for each `(offset, byte)`, a submission at `hour + offset` with one key, one encrypted and one

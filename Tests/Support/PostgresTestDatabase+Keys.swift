@@ -9,8 +9,15 @@ extension PostgresTestDatabase {
     /// keys were stored.
     @discardableResult
     package func storeKeys(_ submission: KeySubmission) async throws -> Int {
-        let repository = PostgresDiagnosisKeyRepository(client: self.client, logger: self.logger)
-        return try await repository.store(submission) { (_: UUID) async throws(Never) in }.keys
+        try await PostgresDiagnosisKeyRepository(client: self.client, logger: self.logger).storeGranted(submission).keys
+    }
+}
+
+extension DiagnosisKeyRepository {
+    /// Stores `submission` as one attempt whose credential is granted.
+    @discardableResult
+    package func storeGranted(_ submission: KeySubmission) async throws -> KeySubmissionOutcome {
+        try await self.store(submission) { (_: UUID) async throws(Never) in }
     }
 }
 

@@ -32,17 +32,14 @@ struct InMemoryFederationRepository: FederationRepository {
     func pendingUploadKeys() async throws -> [UploadKey] {
         let taken = await self.state.taken
         return await self.keys.storedKeys.filter(Self.isMirrored).compactMap { key in
-            let identity = InMemoryFederationState.Identity(keyData: key.row.keyData, type: key.submissionType)
-            return taken[identity] == nil ? Self.uploadKey(key) : nil
+            taken[InMemoryFederationState.Identity(key)] == nil ? Self.uploadKey(key) : nil
         }
     }
 
     @discardableResult
     func markUploaded(_ keys: [UploadKey], tag: String) async throws -> Int {
         let mirrored = Set(
-            await self.keys.storedKeys.filter(Self.isMirrored).map {
-                InMemoryFederationState.Identity(keyData: $0.row.keyData, type: $0.submissionType)
-            }
+            await self.keys.storedKeys.filter(Self.isMirrored).map(InMemoryFederationState.Identity.init)
         )
         let identities = keys.map { InMemoryFederationState.Identity(keyData: $0.keyData, type: $0.submissionType) }
         return await self.state.mark(identities.filter(mirrored.contains), tag: tag)
@@ -103,6 +100,15 @@ actor InMemoryFederationState {
     struct Identity: Hashable, Sendable {
         var keyData: [UInt8]
         var type: String
+
+        init(keyData: [UInt8], type: String) {
+            self.keyData = keyData
+            self.type = type
+        }
+
+        init(_ key: StoredKey) {
+            self.init(keyData: key.row.keyData, type: key.submissionType)
+        }
     }
 
     /// The batch tag that took each uploaded key.

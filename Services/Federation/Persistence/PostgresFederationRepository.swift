@@ -11,12 +11,10 @@ import PostgresNIO
 /// replicas or an overlapping CronJob never run the same job at once; the job's writes commit one by one on other
 /// connections, so what the gateway acknowledged stays recorded when a later step fails.
 struct PostgresFederationRepository: FederationRepository {
-    /// The jobs' locks; their keys derive from these names, so every version of the binaries agrees on them.
+    /// A job's lock (`federation-upload`, `federation-download`); its key derives from the name, so every version of
+    /// the binaries agrees on it.
     static func lock(_ job: FederationJob) -> AdvisoryLock {
-        switch job {
-        case .upload: AdvisoryLock(name: "federation-upload")
-        case .download: AdvisoryLock(name: "federation-download")
-        }
+        AdvisoryLock(name: "federation-\(job.rawValue)")
     }
 
     let database: DatabasePool
