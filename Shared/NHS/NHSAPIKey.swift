@@ -147,10 +147,10 @@ package final class NHSAPIKeyVerifier: Sendable {
 /// Too many key checks are running; the request is answered 503.
 package struct NHSAPIKeyBusy: Error {}
 
-/// The table of a service's keys, added to its migration group under `name` (its next number).
-package struct NHSAPIKeysMigration: DatabaseMigration {
-    package let name: String
-    package let statements = [
+/// The statement of a service's keys table, `nhs_api_key`: each service's migration group creates it under its next
+/// number (`CreateNHSAPIKey` in the service's `Persistence/Migrations`).
+package enum NHSAPIKeyTable {
+    package static let statements = [
         """
         CREATE TABLE IF NOT EXISTS nhs_api_key (
             api_name text NOT NULL CHECK (api_name ~ '^[A-Za-z]{1,40}$'),
@@ -162,10 +162,6 @@ package struct NHSAPIKeysMigration: DatabaseMigration {
         )
         """
     ]
-
-    package init(name: String) {
-        self.name = name
-    }
 }
 
 /// The keys in the service's database (`nhs_api_key`).

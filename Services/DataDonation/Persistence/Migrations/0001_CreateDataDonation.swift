@@ -186,7 +186,7 @@ enum DataDonationMigrations {
     static let group = MigrationGroup(
         name: "datadonation",
         migrations: [
-            CreateDataDonation(), CreateNHSMobileAnalytics(), NHSAPIKeysMigration(name: "0003_create_nhs_api_key"),
+            CreateDataDonation(), CreateNHSMobileAnalytics(), CreateNHSAPIKey(),
             GrantNHSMobileAnalytics(), RecordOTPRedemptions(),
         ]
     )

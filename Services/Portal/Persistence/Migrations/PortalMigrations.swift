@@ -8,6 +8,6 @@ import ENServiceKit
 enum PortalMigrations {
     static let group = MigrationGroup(
         name: "portal",
-        migrations: [CreatePortal(), SealTOTPSecrets(), NHSAPIKeysMigration(name: "0003_create_nhs_api_key")]
+        migrations: [CreatePortal(), SealTOTPSecrets(), CreateNHSAPIKey()]
     )
 }

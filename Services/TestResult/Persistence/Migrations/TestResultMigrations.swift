@@ -10,7 +10,7 @@ enum TestResultMigrations {
         name: "testresult",
         migrations: [
             CreateTestResult(), AddResultProtection(), CreateNHSVirologyResult(),
-            NHSAPIKeysMigration(name: "0004_create_nhs_api_key"),
+            CreateNHSAPIKey(),
         ]
     )
 }

@@ -10,7 +10,7 @@ enum VerificationMigrations {
         name: "verification",
         migrations: [
             CreateVerification(), PepperTeleTANs(), CountRegistrationDays(), SpendBearerTokens(),
-            CreateNHSVirologyOrder(), NHSAPIKeysMigration(name: "0006_create_nhs_api_key"), CreateNHSIsolationPayment(),
+            CreateNHSVirologyOrder(), CreateNHSAPIKey(), CreateNHSIsolationPayment(),
             CreateNHSCircuitBreaker(), SeedNHSCircuitBreakerSwitches(), RecordRedemptions(),
         ]
     )

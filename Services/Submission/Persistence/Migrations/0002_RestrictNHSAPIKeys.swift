@@ -1,17 +1,6 @@
-// The schema submission-service adds to the `keys` database beside the key store's.
+// Migration 0002 of group `submission`: `nhs_api_key` is submission-service's alone.
 
-import ENNHS
 import ENPersistence
-import ENServiceKit
-
-/// Group `submission`: the NHS API keys of the key submission routes. The `keys` database's default privileges
-/// would give distribution and federation access to every new table; this one is submission-service's alone.
-enum SubmissionMigrations {
-    static let group = MigrationGroup(
-        name: "submission",
-        migrations: [NHSAPIKeysMigration(name: "0001_create_nhs_api_key"), RestrictNHSAPIKeys()]
-    )
-}
 
 /// Revokes what the default privileges of the `keys` database granted on `nhs_api_key` (the roles exist in the
 /// deployed cluster, not necessarily in a test one).

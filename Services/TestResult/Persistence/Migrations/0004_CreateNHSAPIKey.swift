@@ -1,0 +1,10 @@
+// Migration 0004 of group `testresult`: the table of the service's NHS API keys, `nhs_api_key` (ENNHS's statement).
+
+import ENNHS
+import ENPersistence
+
+/// `nhs_api_key`, which `NHSAPIKeyVerifier` reads and `test-result-service api-key` writes.
+struct CreateNHSAPIKey: DatabaseMigration {
+    let name = "0004_create_nhs_api_key"
+    let statements = NHSAPIKeyTable.statements
+}
