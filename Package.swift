@@ -130,6 +130,7 @@ let package = Package(
             dependencies: [
                 "ENPersistence",
                 "ENCrypto",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
@@ -549,6 +550,7 @@ func service(
             "ENCrypto",
             "ENPersistence",
             "ENServiceKit",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Hummingbird", package: "hummingbird"),
             .product(name: "HummingbirdCore", package: "hummingbird"),
             .product(name: "HummingbirdTLS", package: "hummingbird"),

@@ -53,7 +53,7 @@ extension DataDonation {
         (controller ?? runtime.appController).addRoutes(to: router.group("version/v1"))
         if let nhs = runtime.configuration.nhs, let signer = nhs.signer {
             let analytics = NHSAnalyticsController(
-                store: runtime.dependencies.nhsAnalytics,
+                analytics: runtime.dependencies.nhsAnalytics,
                 merge: try NHSAreaMerge.bundled(),
                 eventsEnabled: runtime.configuration.nhsEventsEnabled,
                 clock: runtime.dependencies.clock,

@@ -17,7 +17,7 @@ struct DataDonationDependencies: ServiceDependencies {
     var services: [any Service]
     var readinessChecks: [any ReadinessCheck]
     /// NHS mobile analytics and the service's NHS API keys.
-    var nhsAnalytics: NHSAnalyticsStore
+    var nhsAnalytics: any NHSAnalyticsRepository
     var apiKeys: NHSAPIKeyVerifier
 
     static func live(configuration: DataDonationConfiguration, logger: Logger) -> DataDonationDependencies {
@@ -55,7 +55,7 @@ struct DataDonationDependencies: ServiceDependencies {
             clock: clock,
             services: [],
             readinessChecks: [PostgresReadinessCheck(client: readiness ?? client)],
-            nhsAnalytics: NHSAnalyticsStore(client: client, logger: logger, leaseTimeout: leaseTimeout),
+            nhsAnalytics: PostgresNHSAnalyticsRepository(client: client, logger: logger, leaseTimeout: leaseTimeout),
             apiKeys: NHSAPIKeyVerifier(
                 store: PostgresNHSAPIKeyStore(client: client, logger: logger, leaseTimeout: leaseTimeout)
             )

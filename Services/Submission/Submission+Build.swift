@@ -70,7 +70,8 @@ extension Submission {
         )
         try DocumentController.openAPI(in: Bundle.module).addRoutes(to: router)
         (controller ?? runtime.controller).addRoutes(to: router.group("version/v1"))
-        if let nhs = runtime.configuration.nhs, let signer = nhs.signer, let keys = runtime.dependencies.apiKeys {
+        if let nhs = runtime.configuration.nhs, let signer = nhs.signer {
+            let keys = runtime.dependencies.apiKeys
             let maintenance = NHSMaintenanceMiddleware<ServiceRequestContext>(enabled: nhs.maintenance)
             (nhsController ?? runtime.nhsController).addRoutes(
                 signed: router.group("submission")

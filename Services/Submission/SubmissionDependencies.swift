@@ -25,7 +25,7 @@ struct SubmissionDependencies: ServiceDependencies {
     /// Shuts down what the application does not run as a service (the HTTP client in tests).
     var shutdown: @Sendable () async throws -> Void
     /// Checks the NHS API keys of the NHS routes (`nhs_api_key` in the `keys` database; in memory in route tests).
-    var apiKeys: NHSAPIKeyVerifier? = nil
+    var apiKeys: NHSAPIKeyVerifier
 
     static func live(configuration: SubmissionConfiguration, logger: Logger) -> SubmissionDependencies {
         let client = configuration.database.makeClient(logger: logger)
@@ -99,7 +99,8 @@ struct SubmissionDependencies: ServiceDependencies {
             clock: clock,
             services: [],
             readinessChecks: [],
-            shutdown: {}
+            shutdown: {},
+            apiKeys: NHSAPIKeyVerifier(store: InMemoryNHSAPIKeyStore())
         )
     }
 }

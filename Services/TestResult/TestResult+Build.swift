@@ -87,13 +87,11 @@ extension TestResult {
                 )
             )
         }
-        if let lab = self.nhsLab(configuration: configuration, dependencies: dependencies, environment: environment),
-            let keys = dependencies.apiKeys
-        {
+        if let lab = self.nhsLab(configuration: configuration, dependencies: dependencies, environment: environment) {
             lab.addLabRoutes(
                 to: router.group("upload/virology-test")
                     .add(middleware: NHSMaintenanceMiddleware(enabled: configuration.nhs?.maintenance ?? false))
-                    .add(middleware: NHSAPIKeyMiddleware(api: .testResultUpload, verifier: keys))
+                    .add(middleware: NHSAPIKeyMiddleware(api: .testResultUpload, verifier: dependencies.apiKeys))
             )
         }
         LabController(
@@ -130,14 +128,17 @@ extension TestResult {
         return router
     }
 
-    /// The NHS test path, when it is enabled and its results are in PostgreSQL.
+    /// The NHS test path, when it is enabled.
     static func nhsLab(
         configuration: TestResultConfiguration,
         dependencies: TestResultDependencies,
         environment: ServiceEnvironment
-    ) -> NHSLab? {
-        guard let pepper = configuration.nhs?.ctaPepper, let store = dependencies.nhsStore else { return nil }
-        return NHSLab(store: store, pepper: pepper, clock: dependencies.clock, metrics: environment.metricsFactory)
+    ) -> NHSLabController? {
+        guard let pepper = configuration.nhs?.ctaPepper else { return nil }
+        return NHSLabController(
+            engine: NHSLabEngine(results: dependencies.nhsResults, pepper: pepper, clock: dependencies.clock),
+            metrics: environment.metricsFactory
+        )
     }
 
     /// The masking and deletion pass (cwa-satellites §2.4); skipped when another replica holds the lock.
@@ -155,7 +156,7 @@ extension TestResult {
                 now: now
             )
             if var outcome {
-                outcome.nhsDeleted = try await dependencies.nhsStore?.deleteExpired(now: now) ?? 0
+                outcome.nhsDeleted = try await dependencies.nhsResults.deleteExpired(now: now)
                 metrics.recordRetention(outcome)
                 return outcome
             }

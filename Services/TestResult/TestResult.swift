@@ -12,6 +12,6 @@ enum TestResult: ServiceEntrypoint {
     static let migrationGroups = [TestResultMigrations.group]
     static let defaultCommand: String? = "serve"
     static var commands: [ServiceCommand<TestResult>] {
-        [.serve, NHSAPIKeyCommand.command(groups: migrationGroups), NHSTokenCommand.command]
+        [.serve, NHSAPIKeyCommand.command(groups: migrationGroups), .tool(NHSTokenCommand.self)]
     }
 }

@@ -15,9 +15,9 @@ struct TestResultDependencies: ServiceDependencies {
     /// Long-lived clients to run before the servers (the database pool).
     var services: [any Service]
     var readinessChecks: [any ReadinessCheck]
-    /// The NHS path's results and the service's NHS API keys (PostgreSQL only; `nil` in memory).
-    var nhsStore: NHSResultStore? = nil
-    var apiKeys: NHSAPIKeyVerifier? = nil
+    /// The NHS path's results and the service's NHS API keys.
+    var nhsResults: any NHSResultRepository
+    var apiKeys: NHSAPIKeyVerifier
 
     /// A connection pool from the configuration; the pool runs as a service of the application.
     static func live(configuration: TestResultConfiguration, logger: Logger) -> TestResultDependencies {
@@ -48,7 +48,7 @@ struct TestResultDependencies: ServiceDependencies {
             clock: clock,
             services: [],
             readinessChecks: [PostgresReadinessCheck(client: readiness ?? client)],
-            nhsStore: NHSResultStore(client: client, logger: logger, leaseTimeout: leaseTimeout),
+            nhsResults: PostgresNHSResultRepository(client: client, logger: logger, leaseTimeout: leaseTimeout),
             apiKeys: NHSAPIKeyVerifier(
                 store: PostgresNHSAPIKeyStore(client: client, logger: logger, leaseTimeout: leaseTimeout)
             )
@@ -61,7 +61,9 @@ struct TestResultDependencies: ServiceDependencies {
             repository: InMemoryTestResultRepository(),
             clock: clock,
             services: [],
-            readinessChecks: []
+            readinessChecks: [],
+            nhsResults: InMemoryNHSResultRepository(),
+            apiKeys: NHSAPIKeyVerifier(store: InMemoryNHSAPIKeyStore())
         )
     }
 }

@@ -20,9 +20,14 @@ private struct LabHarness {
     let lab: any ApplicationProtocol
     let internalApp: any ApplicationProtocol
 
-    init(_ overrides: [String: String] = [:]) throws {
-        let database = try PostgresTestDatabase.require()
-        var dependencies = TestResultDependencies.postgres(client: database.client, logger: database.logger)
+    /// On the test's database, or on `dependencies` when given.
+    init(_ overrides: [String: String] = [:], dependencies given: TestResultDependencies? = nil) throws {
+        var dependencies =
+            try given
+            ?? {
+                let database = try PostgresTestDatabase.require()
+                return TestResultDependencies.postgres(client: database.client, logger: database.logger)
+            }()
         dependencies.apiKeys = NHSAPIKeyVerifier(store: TestNHS.keyStore())
         let configuration = try TestResultFixture.configuration(TestNHS.settings(overrides))
         self.lab = try TestResultFixture.labApp(configuration: configuration, dependencies: dependencies)
@@ -73,6 +78,30 @@ private struct LabHarness {
             headers: .json,
             body: ByteBuffer(string: #"{"ctaHashes":["\#(TestNHS.pepper.peppered(cta))"]}"#)
         )
+    }
+}
+
+@Suite("NHS test path at test-result-service in memory")
+struct NHSLabInMemoryTests {
+    @Test("inMemory() mounts the lab and internal NHS routes: order, 20 parallel uploads store one, the token API")
+    func wholePath() async throws {
+        let harness = try LabHarness(dependencies: .inMemory())
+        let cta = try await harness.order()
+        #expect(try await harness.result(cta).string("status") == "pending")
+        let replies = try await harness.upload(cta, times: 20)
+        #expect(replies.filter { $0.status == .accepted }.count == 1)
+        #expect(replies.filter { $0.status == .conflict }.count == 19)
+        #expect(try await harness.result(cta).string("testResult") == "POSITIVE")
+        let issued = try await harness.lab.post(
+            "/upload/virology-test/v2/wls-result-tokengen",
+            headers: LabHarness.labHeaders,
+            body: ByteBuffer(
+                string: #"{"testEndDate":"2026-11-21T00:00:00Z","testResult":"NEGATIVE","testKit":"LAB_RESULT"}"#
+            )
+        )
+        let token = try #require(try issued.string("ctaToken"))
+        #expect(try await harness.result(token).string("status") == "available")
+        #expect(try await harness.upload(token)[0].status == .conflict)
     }
 }
 
@@ -166,7 +195,7 @@ struct NHSLabTests {
         try await database.client.query("UPDATE nhs_virology_result SET expires_at = now() - interval '1 second'")
         #expect(try await harness.result(cta).status == .notFound)
         #expect(try await harness.upload(cta)[0].status == .badRequest)
-        let store = NHSResultStore(client: database.client, logger: database.logger)
+        let store = PostgresNHSResultRepository(client: database.client, logger: database.logger)
         #expect(try await store.deleteExpired(now: Date()) == 1)
     }
 
@@ -213,7 +242,7 @@ struct NHSLabTests {
         let taken = CTAToken.random()
         let fresh = CTAToken.random()
         let queue = Mutexed([taken, taken, fresh, taken, taken, taken])
-        lab.newCTAToken = { queue.withLock { $0.removeFirst() } }
+        lab.engine.newCTAToken = { queue.withLock { $0.removeFirst() } }
         let router = Router(context: ServiceRequestContext.self)
         router.add(middleware: ErrorMiddleware())
         lab.addLabRoutes(to: router.group("upload/virology-test"))

@@ -10,7 +10,7 @@ import Hummingbird
 struct InternalController: Sendable {
     /// Who may call what on the internal port (`SERVICE_CALLER_KEYS` names the callers' keys).
     static let routes = ServiceRoutes([
-        "verification-service": Set(["POST /api/v1/app/result"] + NHSLab.internalRoutes)
+        "verification-service": Set(["POST /api/v1/app/result"] + NHSLabController.internalRoutes)
     ])
 
     let repository: any TestResultRepository

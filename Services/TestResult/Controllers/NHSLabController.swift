@@ -1,7 +1,6 @@
 // The NHS test path at test-result-service: lab uploads by CTA token, the token API, and verification-service's
 // internal calls (nhs §3.2, §3.5, §3.6).
 
-import ENCrypto
 import ENNHS
 import ENServiceKit
 import Foundation
@@ -9,19 +8,10 @@ import Hummingbird
 import Logging
 import Metrics
 
-/// How long a CTA token's row lives: four weeks from the order or the token API's upload (nhs §3.2).
-enum NHSLifetime {
-    static let token: TimeInterval = 28 * 86_400
-}
-
-/// What the lab routes and the internal routes share.
-struct NHSLab: Sendable {
-    let store: NHSResultStore
-    let pepper: KeyRing
-    let clock: WallClock
+/// The lab routes and the internal routes: bodies in, `NHSLabEngine` calls, answers out.
+struct NHSLabController: Sendable {
+    var engine: NHSLabEngine
     let metrics: any MetricsFactory
-    /// Draws a new CTA token (tests draw known ones, to collide).
-    var newCTAToken: @Sendable () -> CTAToken = { CTAToken.random() }
 
     /// The lab API under `/upload/virology-test` (API key `testResultUpload`, not signed): V2 with `testKit`, V1
     /// strict without it (kit `LAB_RESULT`). The source segment (`npex`, `fiorano`, `eng`, `wls`) only names the
@@ -63,11 +53,7 @@ struct NHSLab: Sendable {
     ) async throws -> Response {
         let (cta, result) = try await self.labBody(request, context: context, version: version, withToken: true)
         guard let cta else { throw NHSError.validation("ctaToken is required") }
-        let outcome = try await self.store.upload(
-            candidates: self.pepper.pepperedCandidates(cta.value),
-            result: result,
-            now: self.clock.now
-        )
+        let outcome = try await self.engine.upload(cta, result: result)
         self.count("upload", source: source, outcome: "\(outcome)")
         switch outcome {
         case .stored:
@@ -88,21 +74,9 @@ struct NHSLab: Sendable {
         source: String
     ) async throws -> Response {
         let (_, result) = try await self.labBody(request, context: context, version: version, withToken: false)
-        let now = self.clock.now
-        for _ in 0..<3 {
-            let token = self.newCTAToken()
-            if try await self.store.createAvailable(
-                ctaHash: self.pepper.peppered(token.value),
-                otherHashes: Array(self.pepper.pepperedCandidates(token.value).dropFirst()),
-                result: result,
-                now: now,
-                expiresAt: now.addingTimeInterval(NHSLifetime.token)
-            ) {
-                self.count("tokengen", source: source, outcome: "stored")
-                return try NHSResponse.json(.ok, ["ctaToken": token.value])
-            }
-        }
-        throw NHSCollision()
+        let token = try await self.engine.issueToken(for: result)
+        self.count("tokengen", source: source, outcome: "stored")
+        return try NHSResponse.json(.ok, ["ctaToken": token.value])
     }
 
     /// A lab's body, read and checked (nhs §3.5, §3.6); a body that is no JSON object is 422.
@@ -127,14 +101,7 @@ struct NHSLab: Sendable {
     /// another token). verification-service hashes the token under the same file, so no CTA token crosses the
     /// internal API in clear.
     func createOrder(_ request: Request, context: some RequestContext) async throws -> Response {
-        let hashes = try await self.hashes(request, context: context)
-        let now = self.clock.now
-        let created = try await self.store.createOrder(
-            ctaHash: hashes[0],
-            otherHashes: Array(hashes.dropFirst()),
-            now: now,
-            expiresAt: now.addingTimeInterval(NHSLifetime.token)
-        )
+        let created = try await self.engine.order(hashes: try await self.hashes(request, context: context))
         return Response(status: created ? .created : .conflict)
     }
 
@@ -142,8 +109,7 @@ struct NHSLab: Sendable {
     /// stored) → 200 `{"ctaHash", "status", "testEndDate"?, "testResult"?, "testKit"?}`, 404 for an unknown or expired
     /// token.
     func result(_ request: Request, context: some RequestContext) async throws -> Response {
-        let hashes = try await self.hashes(request, context: context)
-        guard let stored = try await self.store.find(candidates: hashes, now: self.clock.now) else {
+        guard let stored = try await self.engine.result(hashes: try await self.hashes(request, context: context)) else {
             return Response(status: .notFound)
         }
         return try NHSResponse.json(
@@ -177,50 +143,5 @@ struct NHSLab: Sendable {
             dimensions: [("route", route), ("source", source), ("outcome", outcome)],
             factory: self.metrics
         ).increment()
-    }
-}
-
-enum NHSUploadVersion: Sendable { case v1, v2 }
-
-/// The body rules of nhs §3.5 and §3.6.
-enum NHSLabUpload {
-    /// The CTA token (when `withToken`) and the result of a lab's body, or the 422 that names the first problem.
-    static func validate(
-        _ body: NHSJSONObject,
-        version: NHSUploadVersion,
-        withToken: Bool
-    ) throws(NHSError) -> (CTAToken?, NHSLabResult) {
-        var known: Set<String> = ["testEndDate", "testResult"]
-        if withToken { known.insert("ctaToken") }
-        if version == .v2 { known.insert("testKit") }
-        if version == .v1, let unknown = body.unknownNames(beyond: known).first {
-            throw .validation("unknown field \(unknown)")
-        }
-        var token: CTAToken? = nil
-        if withToken {
-            guard let text = body.string("ctaToken") else { throw .validation("ctaToken is required") }
-            guard let cta = CTAToken(text) else { throw .validation("ctaToken is not a valid CTA token") }
-            token = cta
-        }
-        guard let dateText = body.string("testEndDate") else { throw .validation("testEndDate is required") }
-        guard let date = NHSTestEndDate(wire: dateText) else {
-            throw .validation("testEndDate must be yyyy-MM-ddT00:00:00Z")
-        }
-        guard let resultText = body.string("testResult") else { throw .validation("testResult is required") }
-        guard let result = NHSTestResult(lab: resultText) else {
-            throw .validation("testResult must be POSITIVE, NEGATIVE, VOID or INDETERMINATE")
-        }
-        var kit = NHSTestKit.labResult
-        if version == .v2 {
-            guard let kitText = body.string("testKit") else { throw .validation("testKit is required") }
-            guard let parsed = NHSTestKit(rawValue: kitText) else {
-                throw .validation("testKit must be LAB_RESULT, RAPID_RESULT or RAPID_SELF_REPORTED")
-            }
-            kit = parsed
-        }
-        if kit != .labResult && result != .positive {
-            throw .validation("\(kit.rawValue) accepts only POSITIVE results")
-        }
-        return (token, NHSLabResult(testEndDate: date, testResult: result, testKit: kit))
     }
 }

@@ -1,4 +1,4 @@
-// Results of the NHS test path in the `testresult` database (table `nhs_virology_result`, migration 0003).
+// The NHS path's results in the `testresult` database (table `nhs_virology_result`, migration 0003).
 
 import ENNHS
 import ENPersistence
@@ -7,36 +7,8 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// A result of the NHS path as stored.
-struct NHSStoredResult: Sendable, Equatable {
-    enum Status: String, Sendable { case pending, available }
-    /// The stored hash of the token.
-    var ctaHash: String
-    var status: Status
-    var testEndDate: NHSTestEndDate?
-    var testResult: NHSTestResult?
-    var testKit: NHSTestKit?
-}
-
-/// A lab's result for a CTA token, validated.
-struct NHSLabResult: Sendable, Equatable {
-    var testEndDate: NHSTestEndDate
-    var testResult: NHSTestResult
-    var testKit: NHSTestKit
-}
-
-/// What a lab upload by CTA token did (nhs §3.2, step 2).
-enum NHSUploadOutcome: Sendable, Equatable {
-    case stored
-    /// No order (or an expired one) for the token: 400.
-    case noOrder
-    /// The order has a result already: 409.
-    case alreadyAvailable
-}
-
-/// Every statement binds its values; the state changes are single conditional statements, so two uploads for one
-/// token race to one `stored` and one `alreadyAvailable`.
-struct NHSResultStore: Sendable {
+/// Every statement binds its values; each state change is a single conditional statement.
+struct PostgresNHSResultRepository: NHSResultRepository {
     let database: DatabasePool
     let logger: Logger
 
@@ -45,11 +17,7 @@ struct NHSResultStore: Sendable {
         self.logger = logger.cappedForDatabase
     }
 
-    /// A pending result for a new order, stored under `ctaHash` (the token's hash under the current pepper key);
-    /// `false` when that hash, or one of `otherHashes` (the token's hashes under the pepper's other keys), exists
-    /// already: a collision, draw another token. Checking the other keys' hashes keeps a token unique across a pepper
-    /// rotation, which lookups (by every key's hash) rely on; no new row is ever stored under an older key, so the
-    /// check cannot race.
+    /// The `NOT EXISTS` on the other keys' hashes cannot race: no new row is ever stored under an older key.
     func createOrder(ctaHash: String, otherHashes: [String], now: Date, expiresAt: Date) async throws -> Bool {
         let rows = try await self.database.query(
             """
@@ -63,7 +31,6 @@ struct NHSResultStore: Sendable {
         return !rows.isEmpty
     }
 
-    /// An available result under a new token of the token API; `false` on a collision (as `createOrder`).
     func createAvailable(
         ctaHash: String,
         otherHashes: [String],
@@ -85,16 +52,13 @@ struct NHSResultStore: Sendable {
         return !rows.isEmpty
     }
 
-    /// Available results for new tokens in one transaction (the bulk command): all or none; `NHSCollision` when a
-    /// hash exists already, or one of `otherHashes` (the tokens' hashes under the pepper's other keys).
+    /// One transaction: a collision rolls back every row.
     func createAvailable(
         _ entries: [(ctaHash: String, result: NHSLabResult)],
         otherHashes: [String],
         now: Date,
         expiresAt: Date
-    )
-        async throws -> Bool
-    {
+    ) async throws {
         try await rethrowingTransactionCause {
             try await self.database.withTransaction(logger: self.logger) { connection in
                 let older = try await connection.query(
@@ -117,12 +81,10 @@ struct NHSResultStore: Sendable {
                 var inserted = 0
                 for try await _ in rows { inserted += 1 }
                 guard inserted == entries.count else { throw NHSCollision() }
-                return true
             }
         }
     }
 
-    /// Sets the result of the pending, unexpired order whose token hash is one of `candidates`.
     func upload(candidates: [String], result: NHSLabResult, now: Date) async throws -> NHSUploadOutcome {
         let updated = try await self.database.query(
             """
@@ -138,7 +100,6 @@ struct NHSResultStore: Sendable {
         return try await self.find(candidates: candidates, now: now) == nil ? .noOrder : .alreadyAvailable
     }
 
-    /// The unexpired result whose token hash is one of `candidates`.
     func find(candidates: [String], now: Date) async throws -> NHSStoredResult? {
         let rows = try await self.database.query(
             """
@@ -158,7 +119,6 @@ struct NHSResultStore: Sendable {
         )
     }
 
-    /// Deletes expired rows; returns how many.
     func deleteExpired(now: Date) async throws -> Int {
         try await self.database.query(
             "DELETE FROM nhs_virology_result WHERE expires_at <= \(now) RETURNING 1",
@@ -166,6 +126,3 @@ struct NHSResultStore: Sendable {
         ).count
     }
 }
-
-/// A token drawn twice (in a batch, or one stored already).
-struct NHSCollision: Error {}

@@ -1,0 +1,19 @@
+// NHS mobile analytics in memory, for route tests and local runs without a database.
+
+/// What `PostgresNHSAnalyticsRepository` stores, as lists guarded by the actor.
+actor InMemoryNHSAnalyticsRepository: NHSAnalyticsRepository {
+    /// The packets stored, with their submission day.
+    private(set) var packets: [(day: String, packet: NHSAnalyticsPacket)] = []
+    /// The events stored, one entry per event, with the submission's metadata and day.
+    private(set) var events: [(day: String, metadata: NHSAnalyticsMetadata, event: NHSAnalyticsEvent)] = []
+
+    init() {}
+
+    func store(_ packet: NHSAnalyticsPacket, day: String) {
+        self.packets.append((day, packet))
+    }
+
+    func store(_ submission: NHSAnalyticsEvents, day: String) {
+        self.events += submission.events.map { (day, submission.metadata, $0) }
+    }
+}
