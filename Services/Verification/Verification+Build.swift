@@ -48,9 +48,8 @@ extension Verification {
         )
         try DocumentController.openAPI(in: Bundle.module).addRoutes(to: router)
         runtime.externalController.addRoutes(to: router.group("version/v1"))
-        if let nhs = runtime.nhsController, let keys = runtime.dependencies.apiKeys,
-            let signer = runtime.configuration.nhs?.signer
-        {
+        if let nhs = runtime.nhsController, let signer = runtime.configuration.nhs?.signer {
+            let keys = runtime.dependencies.apiKeys
             let maintenance = NHSMaintenanceMiddleware<ServiceRequestContext>(
                 enabled: runtime.configuration.nhs?.maintenance ?? false
             )
@@ -110,11 +109,9 @@ extension Verification {
                 redemptionCutoff: now.addingTimeInterval(-runtime.configuration.retention.redemptionRecord.timeInterval)
             )
             guard var outcome else { return nil }
-            outcome.nhsOrders = try await runtime.dependencies.nhsOrders?.deleteExpired(now: now) ?? 0
-            outcome.nhsIsolationPaymentTokens =
-                try await runtime.dependencies.isolationPayments?.deleteExpired(now: now) ?? 0
-            outcome.nhsCircuitBreakerRequests =
-                try await runtime.dependencies.circuitBreakers?.deleteExpired(now: now) ?? 0
+            outcome.nhsOrders = try await runtime.dependencies.nhsOrders.deleteExpired(now: now)
+            outcome.nhsIsolationPaymentTokens = try await runtime.dependencies.isolationPayments.deleteExpired(now: now)
+            outcome.nhsCircuitBreakerRequests = try await runtime.dependencies.circuitBreakers.deleteExpired(now: now)
             runtime.metrics.recordRetention(outcome)
             return outcome
         } describe: { outcome in
@@ -160,13 +157,11 @@ struct VerificationRuntime: Sendable {
         self.delays = FakeDelayEstimator(configuration.fakeDelay)
     }
 
-    /// The NHS test path's controller, when it is enabled and the orders are in PostgreSQL.
+    /// The NHS test path's controller, when it is enabled.
     var nhsController: NHSVirologyController? {
-        guard let pepper = self.configuration.nhs?.ctaPepper, let store = self.dependencies.nhsOrders else {
-            return nil
-        }
+        guard let pepper = self.configuration.nhs?.ctaPepper else { return nil }
         return NHSVirologyController(
-            store: store,
+            store: self.dependencies.nhsOrders,
             testResults: self.dependencies.testResults,
             pepper: pepper,
             clock: self.dependencies.clock,
@@ -177,22 +172,22 @@ struct VerificationRuntime: Sendable {
         )
     }
 
-    /// Isolation payment tokens, when NHS is enabled and the tokens are in PostgreSQL.
+    /// Isolation payment tokens, when NHS is enabled.
     var isolationPaymentController: NHSIsolationPaymentController? {
-        guard self.configuration.nhs != nil, let store = self.dependencies.isolationPayments else { return nil }
+        guard self.configuration.nhs != nil else { return nil }
         return NHSIsolationPaymentController(
-            store: store,
+            store: self.dependencies.isolationPayments,
             settings: self.configuration.isolationPayment,
             clock: self.dependencies.clock,
             metrics: self.environment.metricsFactory
         )
     }
 
-    /// Circuit-breaker approvals, when NHS is enabled and the approvals are in PostgreSQL.
+    /// Circuit-breaker approvals, when NHS is enabled.
     var circuitBreakerController: NHSCircuitBreakerController? {
-        guard self.configuration.nhs != nil, let store = self.dependencies.circuitBreakers else { return nil }
+        guard self.configuration.nhs != nil else { return nil }
         return NHSCircuitBreakerController(
-            store: store,
+            store: self.dependencies.circuitBreakers,
             settings: self.configuration.circuitBreaker,
             clock: self.dependencies.clock,
             metrics: self.environment.metricsFactory

@@ -18,12 +18,12 @@ struct VerificationDependencies: ServiceDependencies {
     var readinessChecks: [any ReadinessCheck]
     /// Shuts down what the application does not run as a service (the HTTP client in tests).
     var shutdown: @Sendable () async throws -> Void
-    /// The NHS path's orders and the service's NHS API keys (PostgreSQL only; `nil` in memory).
-    var nhsOrders: NHSOrderStore? = nil
-    var apiKeys: NHSAPIKeyVerifier? = nil
-    /// Isolation payment tokens and circuit-breaker approvals (PostgreSQL only).
-    var isolationPayments: NHSIsolationPaymentStore? = nil
-    var circuitBreakers: NHSCircuitBreakerStore? = nil
+    /// The NHS path's orders and the service's NHS API keys.
+    var nhsOrders: any NHSOrderRepository
+    var apiKeys: NHSAPIKeyVerifier
+    /// Isolation payment tokens and circuit-breaker approvals.
+    var isolationPayments: any NHSIsolationPaymentRepository
+    var circuitBreakers: any NHSCircuitBreakerRepository
 
     static func live(configuration: VerificationConfiguration, logger: Logger) -> VerificationDependencies {
         let client = configuration.database.makeClient(logger: logger)
@@ -88,16 +88,24 @@ struct VerificationDependencies: ServiceDependencies {
             services: [],
             readinessChecks: [PostgresReadinessCheck(client: readiness ?? client)],
             shutdown: { try await testResults.shutdown() },
-            nhsOrders: NHSOrderStore(client: client, logger: logger, leaseTimeout: leaseTimeout),
+            nhsOrders: PostgresNHSOrderRepository(client: client, logger: logger, leaseTimeout: leaseTimeout),
             apiKeys: NHSAPIKeyVerifier(
                 store: PostgresNHSAPIKeyStore(client: client, logger: logger, leaseTimeout: leaseTimeout)
             ),
-            isolationPayments: NHSIsolationPaymentStore(client: client, logger: logger, leaseTimeout: leaseTimeout),
-            circuitBreakers: NHSCircuitBreakerStore(client: client, logger: logger, leaseTimeout: leaseTimeout)
+            isolationPayments: PostgresNHSIsolationPaymentRepository(
+                client: client,
+                logger: logger,
+                leaseTimeout: leaseTimeout
+            ),
+            circuitBreakers: PostgresNHSCircuitBreakerRepository(
+                client: client,
+                logger: logger,
+                leaseTimeout: leaseTimeout
+            )
         )
     }
 
-    /// Everything in memory: the repository, and test-result-service as a table the test fills.
+    /// Everything in memory: the repositories, and test-result-service as a table the test fills.
     static func inMemory(
         testResults: InMemoryTestResultClient = InMemoryTestResultClient(),
         clock: WallClock = .system
@@ -108,7 +116,11 @@ struct VerificationDependencies: ServiceDependencies {
             clock: clock,
             services: [],
             readinessChecks: [],
-            shutdown: {}
+            shutdown: {},
+            nhsOrders: InMemoryNHSOrderRepository(),
+            apiKeys: NHSAPIKeyVerifier(store: InMemoryNHSAPIKeyStore()),
+            isolationPayments: InMemoryNHSIsolationPaymentRepository(),
+            circuitBreakers: InMemoryNHSCircuitBreakerRepository()
         )
     }
 }

@@ -1,4 +1,4 @@
-// A verification-service router with NHS enabled over the test database, a clock the test moves, and the internal
+// A verification-service router with NHS enabled over the test database (or in memory), a clock the test moves, and the internal
 // circuit-breaker routes without service-token middleware.
 
 import ENCrypto
@@ -20,13 +20,22 @@ struct NHSAppControlHarness {
     let app: Application<RouterResponder<ServiceRequestContext>>
     let internalApp: Application<RouterResponder<ServiceRequestContext>>
 
-    init(_ overrides: [String: String] = [:]) throws {
-        let database = try PostgresTestDatabase.require()
+    /// The NHS tables on the test's database, or with `inMemory` in memory.
+    init(_ overrides: [String: String] = [:], inMemory: Bool = false) throws {
         let configuration = try VerificationFixture.configuration(TestNHS.settings(overrides))
         var dependencies = VerificationDependencies.inMemory(clock: self.clock.wallClock)
-        dependencies.nhsOrders = NHSOrderStore(client: database.client, logger: database.logger)
-        dependencies.isolationPayments = NHSIsolationPaymentStore(client: database.client, logger: database.logger)
-        dependencies.circuitBreakers = NHSCircuitBreakerStore(client: database.client, logger: database.logger)
+        if !inMemory {
+            let database = try PostgresTestDatabase.require()
+            dependencies.nhsOrders = PostgresNHSOrderRepository(client: database.client, logger: database.logger)
+            dependencies.isolationPayments = PostgresNHSIsolationPaymentRepository(
+                client: database.client,
+                logger: database.logger
+            )
+            dependencies.circuitBreakers = PostgresNHSCircuitBreakerRepository(
+                client: database.client,
+                logger: database.logger
+            )
+        }
         dependencies.apiKeys = NHSAPIKeyVerifier(store: TestNHS.keyStore())
         self.runtime = VerificationRuntime(
             configuration: configuration,

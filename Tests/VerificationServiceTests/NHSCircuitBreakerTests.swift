@@ -73,7 +73,7 @@ struct NHSCircuitBreakerTests {
                 == .notFound,
             "expired"
         )
-        #expect(try await harness.runtime.dependencies.circuitBreakers?.deleteExpired(now: harness.clock.now) == 1)
+        #expect(try await harness.runtime.dependencies.circuitBreakers.deleteExpired(now: harness.clock.now) == 1)
     }
 
     @Test("the venue request stores nothing of its body; an exposure request without its numbers is 422; no key 403")
@@ -107,9 +107,12 @@ struct NHSCircuitBreakerTests {
         )
     }
 
-    @Test("the officer's switch: no refuses, pending holds, and a held request follows the officer's resolution")
-    func officerSwitch() async throws {
-        let harness = try NHSAppControlHarness()
+    @Test(
+        "the officer's switch: no refuses, pending holds, and a held request follows the officer's resolution",
+        arguments: [false, true]
+    )
+    func officerSwitch(inMemory: Bool) async throws {
+        let harness = try NHSAppControlHarness(inMemory: inMemory)
         #expect(try await self.officer(harness, "switch", #"{"kind":"venue","mode":"no"}"#).status == .ok)
         #expect(try await self.request(harness, .venue, "{}").approval == "no")
         #expect(
@@ -133,9 +136,15 @@ struct NHSCircuitBreakerTests {
         )
     }
 
-    @Test("the spike rule holds requests above the threshold until an officer releases them, then stays quiet an hour")
-    func spikeRule() async throws {
-        let harness = try NHSAppControlHarness(["NHS_CB_SPIKE_MINIMUM": "3", "NHS_CB_SPIKE_MULTIPLE": "2"])
+    @Test(
+        "the spike rule holds requests above the threshold until an officer releases them, then stays quiet an hour",
+        arguments: [false, true]
+    )
+    func spikeRule(inMemory: Bool) async throws {
+        let harness = try NHSAppControlHarness(
+            ["NHS_CB_SPIKE_MINIMUM": "3", "NHS_CB_SPIKE_MULTIPLE": "2"],
+            inMemory: inMemory
+        )
         for _ in 0..<3 { #expect(try await self.request(harness, .exposureNotification).approval == "yes") }
         let held = try await self.request(harness, .exposureNotification)
         #expect(held.approval == "pending", "the 4th request of the hour exceeds max(2 × median 0, 3)")
@@ -151,11 +160,9 @@ struct NHSCircuitBreakerTests {
 
         // A day later at the same hour the median of the same hour is 0 on six days and 5 on one: still 0.
         harness.clock.advance(by: 86_400 - 3601)
-        let counts = try #require(
-            try await harness.runtime.dependencies.circuitBreakers?.counts(
-                kind: .exposureNotification,
-                now: harness.clock.now
-            )
+        let counts = try await harness.runtime.dependencies.circuitBreakers.counts(
+            kind: .exposureNotification,
+            now: harness.clock.now
         )
         #expect(counts.sameHour[0] == 5 && counts.sameHour.dropFirst().allSatisfy { $0 == 0 })
     }

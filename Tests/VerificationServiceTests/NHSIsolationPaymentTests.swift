@@ -102,9 +102,12 @@ struct NHSIsolationPaymentTests {
         #expect(NHSInstant.parse("yesterday") == nil)
     }
 
-    @Test("one of 50 parallel consumptions of a token succeeds, the others are invalid (422)")
-    func consumeOnce() async throws {
-        let harness = try NHSAppControlHarness()
+    @Test(
+        "one of 50 parallel consumptions of a token succeeds, the others are invalid (422)",
+        arguments: [false, true]
+    )
+    func consumeOnce(inMemory: Bool) async throws {
+        let harness = try NHSAppControlHarness(inMemory: inMemory)
         let token = try #require(try await harness.app(.post, Self.create, #"{"country":"Wales"}"#).string("ipcToken"))
         #expect(try await self.update(harness, token).status == .ok)
         let statuses = try await harness.app.post(
@@ -133,9 +136,12 @@ struct NHSIsolationPaymentTests {
         #expect(try await self.website(harness, Self.verify, unknown).status == .unprocessableContent)
     }
 
-    @Test("bad bodies 400, creation off 503, wrong or missing keys 403 on both sides, expired tokens invalid")
-    func refusals() async throws {
-        let harness = try NHSAppControlHarness()
+    @Test(
+        "bad bodies 400, creation off 503, wrong or missing keys 403 on both sides, expired tokens invalid",
+        arguments: [false, true]
+    )
+    func refusals(inMemory: Bool) async throws {
+        let harness = try NHSAppControlHarness(inMemory: inMemory)
         #expect(try await harness.app(.post, Self.create, "not json").status == .badRequest)
         #expect(try await harness.app(.post, Self.create, #"{"country":""}"#).status == .badRequest)
         #expect(try await harness.app(.post, Self.update, #"{"ipcToken":"short"}"#).status == .badRequest)
@@ -165,7 +171,7 @@ struct NHSIsolationPaymentTests {
         harness.clock.advance(by: 15 * 86_400)
         #expect(try await self.update(harness, token).status == .ok)
         #expect(try await self.website(harness, Self.verify, token).status == .unprocessableContent, "expired unused")
-        #expect(try await harness.runtime.dependencies.isolationPayments?.deleteExpired(now: harness.clock.now) == 1)
+        #expect(try await harness.runtime.dependencies.isolationPayments.deleteExpired(now: harness.clock.now) == 1)
 
         let off = try NHSAppControlHarness(["NHS_IPC_TOKEN_CREATION_ENABLED": "false"])
         #expect(try await off.app(.post, Self.create, #"{"country":"England"}"#).status == .serviceUnavailable)

@@ -15,19 +15,22 @@ import Testing
 
 @testable import VerificationService
 
-/// The app router and the internal NHS route (without service-token middleware) over the test database.
+/// The app router and the internal NHS route (without service-token middleware) over the test database or in memory.
 private struct NHSHarness {
     let testResults: InMemoryTestResultClient
     let runtime: VerificationRuntime
     let app: Application<RouterResponder<ServiceRequestContext>>
     let internalApp: Application<RouterResponder<ServiceRequestContext>>
 
-    init(_ overrides: [String: String] = [:]) throws {
-        let database = try PostgresTestDatabase.require()
+    /// The orders on the test's database, or with `inMemory` in memory.
+    init(_ overrides: [String: String] = [:], inMemory: Bool = false) throws {
         let configuration = try VerificationFixture.configuration(TestNHS.settings(overrides))
         self.testResults = InMemoryTestResultClient()
         var dependencies = VerificationDependencies.inMemory(testResults: self.testResults)
-        dependencies.nhsOrders = NHSOrderStore(client: database.client, logger: database.logger)
+        if !inMemory {
+            let database = try PostgresTestDatabase.require()
+            dependencies.nhsOrders = PostgresNHSOrderRepository(client: database.client, logger: database.logger)
+        }
         dependencies.apiKeys = NHSAPIKeyVerifier(store: TestNHS.keyStore())
         var runtime = VerificationRuntime(
             configuration: configuration,
@@ -113,10 +116,11 @@ private struct NHSHarness {
 @Suite("NHS test path at verification-service (PostgreSQL)", .postgres(VerificationMigrations.group))
 struct NHSVirologyTests {
     @Test(
-        "order → pending → the lab's positive result → V2 and V1 polls → the submission token verifies once, in parallel"
+        "order → pending → the lab's positive result → V2 and V1 polls → the submission token verifies once, in parallel",
+        arguments: [false, true]
     )
-    func orderJourney() async throws {
-        let harness = try NHSHarness()
+    func orderJourney(inMemory: Bool) async throws {
+        let harness = try NHSHarness(inMemory: inMemory)
         let order = try await harness.call("/virology-test/v2/order", "{}")
         #expect(order.status == .ok)
         let cta = try #require(try order.string("tokenParameterValue"))
@@ -156,10 +160,11 @@ struct NHSVirologyTests {
     }
 
     @Test(
-        "a submission token spent by a named attempt: that attempt 200 again with the kit, another 410 naming it, the lookup tells"
+        "a submission token spent by a named attempt: that attempt 200 again with the kit, another 410 naming it, the lookup tells",
+        arguments: [false, true]
     )
-    func namedSubmissionAttempts() async throws {
-        let harness = try NHSHarness()
+    func namedSubmissionAttempts(inMemory: Bool) async throws {
+        let harness = try NHSHarness(inMemory: inMemory)
         let ordered = try await harness.call("/virology-test/v2/order", "{}")
         let cta = try #require(try ordered.string("tokenParameterValue"))
         let submission = try #require(try ordered.string("diagnosisKeySubmissionToken"))
@@ -228,10 +233,11 @@ struct NHSVirologyTests {
     }
 
     @Test(
-        "CTA exchange of a token-API result: hidden from apps up to 4.3 when a confirmatory test is required, twice at most, each time a new token"
+        "CTA exchange of a token-API result: hidden from apps up to 4.3 when a confirmatory test is required, twice at most, each time a new token",
+        arguments: [false, true]
     )
-    func exchange() async throws {
-        let harness = try NHSHarness()
+    func exchange(inMemory: Bool) async throws {
+        let harness = try NHSHarness(inMemory: inMemory)
         let cta = CTAToken.random().value
         let body = #"{"ctaToken":"\#(cta)","country":"England"}"#
         #expect(try await harness.call("/virology-test/v2/cta-exchange", body).status == .notFound, "no result")
@@ -299,7 +305,7 @@ struct NHSVirologyTests {
         let poll = #"{"testResultPollingToken":"\#(polling)","country":"England"}"#
         #expect(try await harness.call("/virology-test/v2/results", poll).status == .notFound)
         #expect(try await harness.verify(try #require(try order.string("diagnosisKeySubmissionToken"))) == [.notFound])
-        let store = NHSOrderStore(client: database.client, logger: database.logger)
+        let store = PostgresNHSOrderRepository(client: database.client, logger: database.logger)
         #expect(try await store.deleteExpired(now: Date()) == 0, "kept while test-result may still hold the result")
         let exchange = #"{"ctaToken":"\#(cta)","country":"England"}"#
         #expect(

@@ -5,36 +5,17 @@ import Foundation
 import Logging
 import PostgresNIO
 
-/// An unexpired order as a poll or exchange finds it.
-struct NHSOrder: Sendable, Equatable {
-    var id: Int64
-    var ctaHash: String
-}
-
-/// Whether an order's keys were submitted, and by which submission attempt (`nil`: one that named none).
-struct NHSOrderRedemption: Sendable, Equatable {
-    var order: NHSOrder
-    var submitted: Bool
-    var submittedBy: UUID?
-}
-
-/// Every rule that must hold under concurrency is one conditional statement: an exchange counts (at most two) in its
+/// Each rule that must hold under concurrency is one conditional statement: an exchange counts (at most two) in its
 /// upsert, a submission token is used once per order by `submitted_at`.
-struct NHSOrderStore: Sendable {
+struct PostgresNHSOrderRepository: NHSOrderRepository {
     let database: DatabasePool
     let logger: Logger
-
-    /// How long a poll or exchange of an available result keeps the order and the submission token (nhs §3.2,
-    /// `markForDeletion`: 4 hours and 4 days).
-    static let orderAfterRead: TimeInterval = 4 * 3600
-    static let submissionAfterRead: TimeInterval = 4 * 86_400
 
     init(client: PostgresClient, logger: Logger, leaseTimeout: Duration = DatabasePool.unhurriedLeaseTimeout) {
         self.database = DatabasePool(client: client, leaseTimeout: leaseTimeout)
         self.logger = logger.cappedForDatabase
     }
 
-    /// A new order with its first submission token, both living until `expiresAt`.
     func createOrder(
         ctaHash: String,
         pollingTokenHash: String,
@@ -54,7 +35,6 @@ struct NHSOrderStore: Sendable {
         )
     }
 
-    /// The unexpired order of a polling token.
     func order(pollingTokenHash: String, now: Date) async throws -> NHSOrder? {
         try await self.first(
             """
@@ -64,7 +44,6 @@ struct NHSOrderStore: Sendable {
         )
     }
 
-    /// The unexpired order of a CTA token (one of its hashes).
     func order(ctaCandidates: [String], now: Date) async throws -> NHSOrder? {
         try await self.first(
             """
@@ -74,26 +53,23 @@ struct NHSOrderStore: Sendable {
         )
     }
 
-    /// After a poll found an available result: the order lives 4 more hours, its submission tokens 4 more days
-    /// (when the result is positive).
     func markRead(orderID: Int64, positive: Bool, now: Date) async throws {
         try await self.database.query(
             """
             UPDATE nhs_virology_order
-            SET expires_at = \(now.addingTimeInterval(Self.orderAfterRead)),
-                submission_expires_at = CASE WHEN \(positive) THEN \(now.addingTimeInterval(Self.submissionAfterRead)) ELSE submission_expires_at END
+            SET expires_at = \(now.addingTimeInterval(NHSOrderLifetime.afterRead)),
+                submission_expires_at = CASE WHEN \(positive) THEN \(now.addingTimeInterval(NHSOrderLifetime.submissionAfterRead)) ELSE submission_expires_at END
             WHERE id = \(orderID)
             """,
             logger: self.logger
         )
     }
 
-    /// A CTA exchange of an available result: creates the order when the token came from the token API, counts the
-    /// exchange (at most two per token, nhs §3.2 step 5), refreshes the lifetimes and stores a new submission
-    /// token, all in one statement. `false` when the token was exchanged twice already (or its order expired).
     func exchange(ctaHash: String, submissionTokenHash: String, positive: Bool, now: Date) async throws -> Bool {
-        let orderUntil = now.addingTimeInterval(Self.orderAfterRead)
-        let submissionUntil = now.addingTimeInterval(positive ? Self.submissionAfterRead : Self.orderAfterRead)
+        let orderUntil = now.addingTimeInterval(NHSOrderLifetime.afterRead)
+        let submissionUntil = now.addingTimeInterval(
+            positive ? NHSOrderLifetime.submissionAfterRead : NHSOrderLifetime.afterRead
+        )
         let rows = try await self.database.query(
             """
             WITH counted AS (
@@ -114,7 +90,6 @@ struct NHSOrderStore: Sendable {
         return !rows.isEmpty
     }
 
-    /// The order of an unused, unexpired submission token whose order has not submitted keys.
     func submittable(tokenHash: String, now: Date) async throws -> NHSOrder? {
         try await self.first(
             """
@@ -124,8 +99,6 @@ struct NHSOrderStore: Sendable {
         )
     }
 
-    /// The order a submission token belongs to, whether its keys were submitted and by which attempt, whatever its
-    /// lifetimes; `nil` for a token no order has.
     func redemption(tokenHash: String) async throws -> NHSOrderRedemption? {
         let rows = try await self.database.query(
             """
@@ -144,7 +117,6 @@ struct NHSOrderStore: Sendable {
         )
     }
 
-    /// Marks the order's keys submitted by `submission`; `false` when a concurrent call did first.
     func markSubmitted(orderID: Int64, now: Date, by submission: UUID?) async throws -> Bool {
         let rows = try await self.database.query(
             """
@@ -157,14 +129,8 @@ struct NHSOrderStore: Sendable {
         return !rows.isEmpty
     }
 
-    /// Deletes orders (and their tokens) past both lifetimes and older than four weeks; returns how many orders.
-    ///
-    /// An expired order is kept until test-result-service has deleted the result it links to (four weeks after the
-    /// order or the token API's upload, `orderLifetime`): while the row exists, its exchange count and `submitted_at`
-    /// refuse another exchange of the same CTA token, which would otherwise create a fresh order with a new
-    /// submission token for a result whose keys were submitted already.
     func deleteExpired(now: Date) async throws -> Int {
-        let resultsGoneBefore = now.addingTimeInterval(-NHSVirologyController.orderLifetime)
+        let resultsGoneBefore = now.addingTimeInterval(-NHSOrderLifetime.untilRead)
         return try await self.database.query(
             """
             DELETE FROM nhs_virology_order

@@ -12,7 +12,7 @@ import Metrics
 /// The app routes under `/virology-test` (API key `mobile`, every answer signed) and the internal verification of
 /// diagnosis key submission tokens.
 struct NHSVirologyController: Sendable {
-    let store: NHSOrderStore
+    let store: any NHSOrderRepository
     let testResults: any TestResultClient
     let pepper: KeyRing
     let clock: WallClock
@@ -24,9 +24,6 @@ struct NHSVirologyController: Sendable {
     let metrics: any MetricsFactory
     /// Draws a new CTA token (tests draw known ones, to collide).
     var newCTAToken: @Sendable () -> CTAToken = { CTAToken.random() }
-
-    /// Four weeks: an order's lifetime until a result is read (nhs §3.2).
-    static let orderLifetime: TimeInterval = 28 * 86_400
 
     func addRoutes(to group: RouterGroup<some RequestContext>) {
         group.post("v2/order") { _, context in try await self.order(website: self.orderWebsite, context: context) }
@@ -86,7 +83,7 @@ struct NHSVirologyController: Sendable {
                 pollingTokenHash: SecretHash.sha256Hex(polling),
                 submissionTokenHash: SecretHash.sha256Hex(submission),
                 now: now,
-                expiresAt: now.addingTimeInterval(Self.orderLifetime)
+                expiresAt: now.addingTimeInterval(NHSOrderLifetime.untilRead)
             )
             self.count("order", "created")
             return try NHSResponse.json(

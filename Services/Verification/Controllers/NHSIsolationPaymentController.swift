@@ -1,150 +1,19 @@
-// Isolation payment tokens of the NHS family (nhs §8): the app creates one when an isolation starts and unlocks it
+// The isolation payment routes of the NHS family (nhs §8): the app creates one when an isolation starts and unlocks it
 // when the person claims; the payment website verifies and consumes it.
 
 import Crypto
 import ENCrypto
 import ENNHS
-import ENPersistence
 import ENServiceKit
 import Foundation
 import Hummingbird
 import Logging
 import Metrics
-import PostgresNIO
-
-/// `NHS_IPC_*`: who may get a token, where a claim is made, and how long an unclaimed token lives.
-struct NHSIsolationPaymentSettings: Sendable {
-    /// `NHS_IPC_TOKEN_CREATION_ENABLED`: off, `create` and `update` answer 503 (the reference's `TOKEN_CREATION_ENABLED`).
-    var creationEnabled: Bool
-    /// `NHS_IPC_COUNTRIES`: the countries whose residents can claim (`COUNTRIES_WHITELISTED`); others get
-    /// `isEnabled: false`.
-    var countries: Set<String>
-    /// `NHS_IPC_WEBSITE`: the claim page; `?ipcToken=<token>` is appended.
-    var website: String
-    /// `NHS_IPC_TOKEN_LIFETIME`: how long a created token waits for its update (`TOKEN_EXPIRY_IN_WEEKS`, 2 weeks).
-    var tokenLifetime: Duration
-
-    init(settings: SettingsReader) {
-        self.creationEnabled = settings.bool(
-            "NHS_IPC_TOKEN_CREATION_ENABLED",
-            default: true,
-            help: "Issue and unlock isolation payment tokens; off, create and update answer 503."
-        )
-        self.countries = Set(
-            settings.list(
-                "NHS_IPC_COUNTRIES",
-                help: "Countries whose residents can claim an isolation payment (default England,Wales)."
-            )
-        )
-        if self.countries.isEmpty { self.countries = ["England", "Wales"] }
-        self.website = settings.httpURL(
-            "NHS_IPC_WEBSITE",
-            default: "https://isolation-payment.invalid/claim",
-            help:
-                "The isolation payment claim page; ?ipcToken=<token> is appended. Set it: the default is a placeholder."
-        )
-        self.tokenLifetime = settings.duration(
-            "NHS_IPC_TOKEN_LIFETIME",
-            default: .seconds(14 * 86_400),
-            minimum: .seconds(3600),
-            help: "How long a created isolation payment token waits for the app's update."
-        )
-    }
-}
-
-/// A token's claim as the website sees it.
-struct NHSIsolationClaim: Sendable, Equatable {
-    var riskyEncounterDate: Date
-    var isolationPeriodEndDate: Date
-    var createdAt: Date
-    var updatedAt: Date
-}
-
-/// `nhs_isolation_payment_token` (migration 0007): a token is kept as its SHA-256 (256 random bits need no pepper);
-/// every transition is one conditional statement, so a token is unlocked once and consumed once, also in parallel.
-struct NHSIsolationPaymentStore: Sendable {
-    let database: DatabasePool
-    let logger: Logger
-
-    init(client: PostgresClient, logger: Logger, leaseTimeout: Duration = DatabasePool.unhurriedLeaseTimeout) {
-        self.database = DatabasePool(client: client, leaseTimeout: leaseTimeout)
-        self.logger = logger.cappedForDatabase
-    }
-
-    /// A new token in state `created`; `false` when its hash exists (a 256-bit collision: never in practice).
-    func create(tokenHash: String, now: Date, expiresAt: Date) async throws -> Bool {
-        try await !self.database.query(
-            """
-            INSERT INTO nhs_isolation_payment_token (token_hash, status, created_at, expires_at)
-            VALUES (\(tokenHash), 'created', \(now), \(expiresAt))
-            ON CONFLICT (token_hash) DO NOTHING RETURNING 1
-            """,
-            logger: self.logger
-        ).isEmpty
-    }
-
-    /// `created` → `valid` with the isolation's dates; the token then lives until the isolation ends. `false` for an
-    /// unknown, expired or already valid token.
-    func unlock(tokenHash: String, encounter: Date, isolationEnd: Date, now: Date) async throws -> Bool {
-        try await !self.database.query(
-            """
-            UPDATE nhs_isolation_payment_token
-            SET status = 'valid', risky_encounter_date = \(encounter), isolation_period_end_date = \(isolationEnd),
-                updated_at = \(now), expires_at = \(isolationEnd)
-            WHERE token_hash = \(tokenHash) AND status = 'created' AND expires_at > \(now)
-            RETURNING 1
-            """,
-            logger: self.logger
-        ).isEmpty
-    }
-
-    /// The claim of a `valid`, unexpired token, stamped as verified; `nil` otherwise.
-    func verify(tokenHash: String, now: Date) async throws -> NHSIsolationClaim? {
-        try await self.claim(
-            """
-            UPDATE nhs_isolation_payment_token SET validated_at = \(now)
-            WHERE token_hash = \(tokenHash) AND status = 'valid' AND expires_at > \(now)
-            RETURNING risky_encounter_date, isolation_period_end_date, created_at, updated_at
-            """
-        )
-    }
-
-    /// Deletes a `valid`, unexpired token and returns its claim; `nil` for every other token, so one of any number of
-    /// parallel consumptions succeeds.
-    func consume(tokenHash: String, now: Date) async throws -> NHSIsolationClaim? {
-        try await self.claim(
-            """
-            DELETE FROM nhs_isolation_payment_token
-            WHERE token_hash = \(tokenHash) AND status = 'valid' AND expires_at > \(now)
-            RETURNING risky_encounter_date, isolation_period_end_date, created_at, updated_at
-            """
-        )
-    }
-
-    /// Deletes expired tokens; returns how many.
-    func deleteExpired(now: Date) async throws -> Int {
-        try await self.database.query(
-            "DELETE FROM nhs_isolation_payment_token WHERE expires_at <= \(now) RETURNING 1",
-            logger: self.logger
-        ).count
-    }
-
-    private func claim(_ query: PostgresQuery) async throws -> NHSIsolationClaim? {
-        guard let row = try await self.database.query(query, logger: self.logger).first else { return nil }
-        let (encounter, end, created, updated) = try row.decode((Date, Date, Date, Date).self)
-        return NHSIsolationClaim(
-            riskyEncounterDate: encounter,
-            isolationPeriodEndDate: end,
-            createdAt: created,
-            updatedAt: updated
-        )
-    }
-}
 
 /// The app's routes (`create`, `update`: API key `mobile`, signed) and the payment website's (`verify-token`,
 /// `consume-token`: API key `isolationPayment`, not signed) under `/isolation-payment/ipc-token`.
 struct NHSIsolationPaymentController: Sendable {
-    let store: NHSIsolationPaymentStore
+    let store: any NHSIsolationPaymentRepository
     let settings: NHSIsolationPaymentSettings
     let clock: WallClock
     let metrics: any MetricsFactory
