@@ -3,6 +3,7 @@
 
 import Crypto
 import ENCrypto
+import ENTestSupport
 import Foundation
 import Testing
 
@@ -85,13 +86,14 @@ struct NHSSignatureTests {
                 "-signature", directory.appendingPathComponent("signature.der").path,
                 directory.appendingPathComponent("signed.bin").path,
             ]
-            let output = Pipe()
-            process.standardOutput = output
-            process.standardError = output
-            try process.run()
-            process.waitUntilExit()
-            let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-            #expect(process.terminationStatus == 0)
+            let (status, text) = try OpenSSL.withOutputFile { output in
+                process.standardOutput = output
+                process.standardError = output
+                try process.run()
+                process.waitUntilExit()
+                return process.terminationStatus
+            }
+            #expect(status == 0)
             #expect(text.contains("Verified OK"), "\(text)")
         }
     }

@@ -46,7 +46,8 @@ struct ConnectionUseTests {
         let (checking, checkingStarted) = AsyncStream.makeStream(of: Void.self)
         let (gate, openGate) = AsyncStream.makeStream(of: Void.self)
         let slow = Task {
-            try await repository.store(Self.submission(1)) { (_: UUID) async throws(Refusal) in
+            defer { checkingStarted.finish() }  // a store that fails before its TAN check ends the wait below
+            return try await repository.store(Self.submission(1)) { (_: UUID) async throws(Refusal) in
                 checkingStarted.yield()
                 for await _ in gate { break }
             }

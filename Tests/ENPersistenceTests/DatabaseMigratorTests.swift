@@ -145,15 +145,19 @@ struct DatabaseMigratorTests {
         let inside = OneShot<Void>()
         let release = OneShot<Void>()
 
-        async let first: Int? = lock.withTryLock(client: database.client, logger: database.logger) { _ in
-            inside.fulfil(())
-            await release.wait()
-            return 1
+        let first = Task {
+            // Signal also when the first holder never gets inside, so the test fails instead of waiting forever.
+            defer { inside.fulfil(()) }
+            return try await lock.withTryLock(client: database.client, logger: database.logger) { _ in
+                inside.fulfil(())
+                await release.wait()
+                return 1
+            }
         }
         await inside.wait()
         let second = try await lock.withTryLock(client: database.client, logger: database.logger) { _ in 2 }
         release.fulfil(())
-        let firstResult = try await first
+        let firstResult = try await first.value
         let third = try await lock.withTryLock(client: database.client, logger: database.logger) { _ in 3 }
 
         #expect(firstResult == 1)

@@ -7,7 +7,8 @@ import NIOCore
 import ServiceLifecycle
 
 /// Starts `app` (which must be configured for port 0), waits until it listens, runs `body` with the bound port,
-/// then shuts the application down gracefully.
+/// then shuts the application down gracefully. An application that stops before it listens (a port it cannot bind,
+/// a start-up step that throws) ends the wait with its error instead of leaving the test waiting.
 package enum LiveServer {
     package static func run<App: ApplicationProtocol>(
         _ app: App,
@@ -16,8 +17,15 @@ package enum LiveServer {
         let reporting = PortReportingApplication(base: app)
         let group = ServiceGroup(services: [reporting], gracefulShutdownSignals: [], logger: app.logger)
         try await withThrowingTaskGroup(of: Void.self) { tasks in
-            tasks.addTask { try await group.run() }
-            let port = await reporting.port.wait()
+            tasks.addTask {
+                // Whichever way the run ends, a wait for the port that is still open ends with it.
+                defer { reporting.port.fulfil(nil) }
+                try await group.run()
+            }
+            guard let port = await reporting.port.wait() else {
+                try await tasks.waitForAll()
+                throw LiveServerError()
+            }
             do {
                 try await body(port)
             } catch {
@@ -30,11 +38,16 @@ package enum LiveServer {
     }
 }
 
-/// The base application, also reporting the port it bound.
+/// The application's run ended without an error before it listened.
+struct LiveServerError: Error, CustomStringConvertible {
+    var description: String { "the application stopped before it listened" }
+}
+
+/// The base application, also reporting the port it bound (`nil` once its run ended without binding one).
 struct PortReportingApplication<Base: ApplicationProtocol>: ApplicationProtocol {
     typealias Responder = Base.Responder
     let base: Base
-    let port = OneShot<Int>()
+    let port = OneShot<Int?>()
 
     var responder: Responder { get async throws { try await self.base.responder } }
     var server: HTTPServerBuilder { self.base.server }

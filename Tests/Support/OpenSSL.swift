@@ -12,17 +12,42 @@ package enum OpenSSL {
 
     /// Runs `openssl arguments…` in `folder`; its exit status and what it printed on stdout and stderr together.
     package static func run(_ arguments: [String], in folder: URL) throws -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: self.path)
-        process.currentDirectoryURL = folder
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        return (process.terminationStatus, output)
+        let (status, output) = try self.withOutputFile { output in
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: self.path)
+            process.currentDirectoryURL = folder
+            process.arguments = arguments
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+            process.waitUntilExit()
+            return process.terminationStatus
+        }
+        return (status, output)
+    }
+
+    /// Runs `body` with a new file for a child's output, and returns what `body` returned with what the child wrote.
+    /// A file, never a pipe: a pipe's write end inherited by a long-lived child that another test spawns at the same
+    /// moment (moto, a service binary) would hold off its end of file, and a thread blocked reading it, until that
+    /// child exits; two such threads stall every test of the run.
+    package static func withOutputFile<T>(
+        _ body: (FileHandle) throws -> T
+    ) throws -> (result: T, output: String) {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("output-\(UUID().uuidString)")
+        guard FileManager.default.createFile(atPath: file.path, contents: nil) else {
+            throw CocoaError(.fileWriteNoPermission)
+        }
+        defer { try? FileManager.default.removeItem(at: file) }
+        let handle = try FileHandle(forWritingTo: file)
+        let result: T
+        do {
+            result = try body(handle)
+        } catch {
+            try? handle.close()
+            throw error
+        }
+        try handle.close()
+        return (result, String(decoding: try Data(contentsOf: file), as: UTF8.self))
     }
 
     /// Runs `body` with a new temporary folder, which is removed afterwards.

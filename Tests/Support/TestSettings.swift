@@ -18,8 +18,8 @@ package enum TestSettings {
         .merging(overrides) { _, new in new }
     }
 
-    /// verification-service, trusting the test signing keys for teleTAN tokens, with the standard test pepper and fast
-    /// retries and fake delays.
+    /// verification-service, trusting the test signing keys for teleTAN tokens, with the standard test pepper, fast
+    /// retries and fake delays, and test-result timeouts a loaded machine does not reach.
     package static func verification(_ overrides: [String: String] = [:]) -> [String: String] {
         [
             "DATABASE_URL": Self.placeholderDatabase,
@@ -31,6 +31,9 @@ package enum TestSettings {
             "SERVICE_TOKEN_KEY_FILE": TestServiceKeys.privateKeyFile("verification-service"),
             "SERVICE_CALLER_KEYS": TestServiceKeys.callerKeys(TestServiceKeys.verificationCallers),
             "TEST_RESULT_RETRY_BACKOFF": "1ms",
+            // A loaded test machine can take seconds to answer; the tests measure outcomes, not speed.
+            "TEST_RESULT_READ_TIMEOUT": "60s",
+            "TEST_RESULT_CONNECT_TIMEOUT": "60s",
             "FAKE_DELAY_INITIAL": "1ms",
         ].merging(overrides) { _, new in new }
     }

@@ -120,17 +120,22 @@ struct RetentionTests {
         let holding = OneShot<Void>()
         let release = OneShot<Void>()
 
-        async let holder: Void = database.client.withTransaction(logger: database.logger) { connection in
-            // Signal even when taking the lock fails, so the test fails instead of waiting forever.
+        let holder = Task {
+            // Signal even when the transaction or the lock fails, so the test fails instead of waiting forever.
             defer { holding.fulfil(()) }
-            try await PostgresTestResultRepository.retentionLock.lock(connection: connection, logger: database.logger)
-            holding.fulfil(())
-            await release.wait()
+            try await database.client.withTransaction(logger: database.logger) { connection in
+                try await PostgresTestResultRepository.retentionLock.lock(
+                    connection: connection,
+                    logger: database.logger
+                )
+                holding.fulfil(())
+                await release.wait()
+            }
         }
         await holding.wait()
         let whileHeld = try await repository.applyRetention(maskBefore: Date(), deleteBefore: .distantPast, now: Date())
         release.fulfil(())
-        try await holder
+        try await holder.value
         let afterwards = try await repository.applyRetention(
             maskBefore: Date(),
             deleteBefore: .distantPast,

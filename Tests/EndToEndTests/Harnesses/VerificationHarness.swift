@@ -42,7 +42,9 @@ struct VerificationHarness: Sendable {
                 client: database.client,
                 configuration: configuration,
                 logger: database.logger,
-                clock: clock.wallClock
+                clock: clock.wallClock,
+                // A machine busy with the whole suite was seen to keep parallel requests waiting over a minute.
+                leaseTimeout: .seconds(300)
             )
             let runtime = VerificationRuntime(
                 configuration: configuration,

@@ -30,7 +30,8 @@ struct RetentionTests {
                 try await harness.requestTAN(try await harness.registeredToken(guid: consumedGUID, dob: consumedDOB))
                 .string("tan") ?? ""
             #expect(try await harness.verify(consumed).status == .ok)
-            _ = try await harness.requestTAN(try await harness.registeredToken(guid: unusedGUID))
+            let unused = try await harness.requestTAN(try await harness.registeredToken(guid: unusedGUID))
+            #expect(unused.status == .created, "\(unused.text)")
             _ = try await harness.teleTAN(.test)
 
             try await Verification.retention(harness.runtime).run()
