@@ -287,13 +287,19 @@ struct PostgresVerificationRepository: VerificationRepository {
     }
 
     private func lockedTeleTANCreation(_ request: TeleTANRequest) async throws -> TeleTANCreation {
-        // SET takes no bind parameters; the value is an integer this code computed.
-        let milliseconds = max(1, request.lockTimeout / .milliseconds(1))
+        // The wait for the lock is bounded by the lock timeout alone: the transaction's statements may run for the lock
+        // timeout plus 30 s for the work, so a lock timeout longer than DATABASE_STATEMENT_TIMEOUT still ends in
+        // `.busy` (55P03) rather than in a cancelled statement.
+        let milliseconds = max(1, Int(request.lockTimeout / .milliseconds(1)))
         return try await self.transaction { connection in
-            try await connection.query(
-                PostgresQuery(unsafeSQL: "SET LOCAL lock_timeout = '\(Int(milliseconds))ms'"),
+            let settings = try await connection.query(
+                """
+                SELECT set_config('lock_timeout', \("\(milliseconds)ms"), true),
+                       set_config('statement_timeout', \("\(milliseconds + 30_000)ms"), true)
+                """,
                 logger: self.logger
             )
+            for try await _ in settings {}
             try await Self.teleTANIssueLock.lock(connection: connection, logger: self.logger)
             let recent = try await self.count(
                 connection,

@@ -1,8 +1,10 @@
 // teleTAN creation: bearer JWT, roles per type, the type header, the global rate limit (cwa-satellites §1.4).
 
+import ENPersistence
 import ENTestSupport
 import Foundation
 import HTTPTypes
+import PostgresNIO
 import Testing
 
 @testable import TestResultService
@@ -148,10 +150,31 @@ struct TeleTANCreationTests {
         }
     }
 
+    @Test("a creation that waits longer than TELETAN_LOCK_TIMEOUT behind the lock answers 503 and stores nothing")
+    func busyLock() async throws {
+        try await VerificationHarness.run(["TELETAN_LOCK_TIMEOUT": "200ms"]) { harness async throws in
+            let database = harness.database
+            // Another replica's creation holds the issue lock for as long as this test's request waits.
+            let whileHeld = try await database.client.withTransaction(logger: database.logger) { connection in
+                try await PostgresVerificationRepository.teleTANIssueLock.lock(
+                    connection: connection,
+                    logger: database.logger
+                )
+                return try await harness.createTeleTAN(.test)
+            }
+            let afterwards = try await harness.createTeleTAN(.test)
+
+            #expect(whileHeld.status == .serviceUnavailable, "\(whileHeld.text)")
+            #expect(whileHeld.headers[.retryAfter] == "5")
+            #expect(afterwards.status == .created)
+            #expect(try await harness.count("tele_tan") == 1)
+        }
+    }
+
     @Test("the rate limit holds under concurrency: 30 parallel requests with a limit of 10 create 10")
     func rateLimitConcurrent() async throws {
         // A generous lock timeout: on a machine busy with the rest of the suite, 30 serialised creations were seen to
-        // take minutes rather than the default 2 s, and the later ones would answer 503 instead of 429.
+        // take over 40 s rather than the default 2 s, and the later ones would answer 503 instead of 429.
         try await VerificationHarness.run(["TELETAN_RATE_LIMIT": "10", "TELETAN_LOCK_TIMEOUT": "300s"]) {
             harness async throws in
             // One token per request: a token creates one teleTAN at most.
