@@ -161,10 +161,12 @@ struct VerificationRuntime: Sendable {
     var nhsController: NHSVirologyController? {
         guard let pepper = self.configuration.nhs?.ctaPepper else { return nil }
         return NHSVirologyController(
-            store: self.dependencies.nhsOrders,
-            testResults: self.dependencies.testResults,
-            pepper: pepper,
-            clock: self.dependencies.clock,
+            engine: NHSVirologyEngine(
+                store: self.dependencies.nhsOrders,
+                testResults: self.dependencies.testResults,
+                pepper: pepper,
+                clock: self.dependencies.clock
+            ),
             orderWebsite: self.configuration.nhsOrderWebsite,
             registerWebsite: self.configuration.nhsRegisterWebsite,
             exchangeDuration: self.nhsExchangeDuration,

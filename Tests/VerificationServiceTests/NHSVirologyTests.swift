@@ -350,7 +350,7 @@ struct NHSVirologyTests {
         let fresh = CTAToken.random()
         let queue = Mutexed([taken, taken, fresh, taken, taken, taken])
         var controller = try #require(harness.runtime.nhsController)
-        controller.newCTAToken = { queue.withLock { $0.removeFirst() } }
+        controller.engine.newCTAToken = { queue.withLock { $0.removeFirst() } }
         let router = Router(context: ServiceRequestContext.self)
         router.add(middleware: ErrorMiddleware())
         controller.addRoutes(to: router.group("virology-test"))

@@ -1,5 +1,6 @@
 // The NHS test path at verification-service (nhs §3.2–§3.4): test orders, result polls, CTA exchanges, and the
-// submission-token check submission-service makes.
+// submission-token check submission-service makes. The rules are NHSVirologyEngine's; this reads the bodies, writes
+// the answers and counts the outcomes.
 
 import ENCrypto
 import ENNHS
@@ -12,18 +13,13 @@ import Metrics
 /// The app routes under `/virology-test` (API key `mobile`, every answer signed) and the internal verification of
 /// diagnosis key submission tokens.
 struct NHSVirologyController: Sendable {
-    let store: any NHSOrderRepository
-    let testResults: any TestResultClient
-    let pepper: KeyRing
-    let clock: WallClock
+    var engine: NHSVirologyEngine
     /// `NHS_ORDER_WEBSITE` and `NHS_REGISTER_WEBSITE`: where the app sends the person with the CTA token.
     let orderWebsite: String
     let registerWebsite: String
     /// How long every CTA exchange takes, whatever its outcome (the reference's `throttlingResponse`).
     let exchangeDuration: Duration
     let metrics: any MetricsFactory
-    /// Draws a new CTA token (tests draw known ones, to collide).
-    var newCTAToken: @Sendable () -> CTAToken = { CTAToken.random() }
 
     func addRoutes(to group: RouterGroup<some RequestContext>) {
         group.post("v2/order") { _, context in try await self.order(website: self.orderWebsite, context: context) }
@@ -62,41 +58,17 @@ struct NHSVirologyController: Sendable {
     /// POST /virology-test/v2/order (and the V1 `home-kit/order`, `home-kit/register`); the body is ignored →
     /// 200 with the CTA token, its website link, the polling token and the submission token.
     func order(website: String, context: some RequestContext) async throws -> Response {
-        let now = self.clock.now
-        for _ in 0..<3 {
-            let cta = self.newCTAToken()
-            let hashes = self.pepper.pepperedCandidates(cta.value)
-            let ctaHash = hashes[0]
-            let created: Bool
-            do {
-                created = try await self.testResults.nhsCreateOrder(ctaHashes: hashes)
-            } catch {
-                self.count("order", "unavailable")
-                context.logger.warning("NHS order refused: test-result-service unavailable")
-                throw Self.unavailable
-            }
-            guard created else { continue }
-            let polling = UUID().uuidString.lowercased()
-            let submission = UUID().uuidString.lowercased()
-            try await self.store.createOrder(
-                ctaHash: ctaHash,
-                pollingTokenHash: SecretHash.sha256Hex(polling),
-                submissionTokenHash: SecretHash.sha256Hex(submission),
-                now: now,
-                expiresAt: now.addingTimeInterval(NHSOrderLifetime.untilRead)
+        let order = try await self.reaching("order", context: context) { try await self.engine.order() }
+        self.count("order", "created")
+        return try NHSResponse.json(
+            .ok,
+            NHSOrderResponse(
+                websiteUrlWithQuery: "\(website)?ctaToken=\(order.cta.value)",
+                tokenParameterValue: order.cta.value,
+                testResultPollingToken: order.pollingToken,
+                diagnosisKeySubmissionToken: order.submissionToken
             )
-            self.count("order", "created")
-            return try NHSResponse.json(
-                .ok,
-                NHSOrderResponse(
-                    websiteUrlWithQuery: "\(website)?ctaToken=\(cta.value)",
-                    tokenParameterValue: cta.value,
-                    testResultPollingToken: polling,
-                    diagnosisKeySubmissionToken: submission
-                )
-            )
-        }
-        throw NHSCollision()
+        )
     }
 
     // MARK: - Results
@@ -115,38 +87,37 @@ struct NHSVirologyController: Sendable {
         }
         let country = body.string("country")
         if v2 && country == nil { throw NHSError.validation("country is required") }
-        let now = self.clock.now
-        let unknown = NHSError(.notFound, "Test result lookup submitted for unknown testResultPollingToken")
-        guard
-            let order = try await self.store.order(pollingTokenHash: SecretHash.sha256Hex(token.lowercased()), now: now)
-        else {
-            self.count("results", "unknown")
-            throw unknown
+        let poll = try await self.reaching("results", context: context) {
+            try await self.engine.poll(
+                pollingToken: token,
+                v2: v2,
+                country: country,
+                agent: NHSUserAgent(request.headers[.userAgent])
+            )
         }
-        guard let reported = try await self.lookup([order.ctaHash], route: "results", context: context) else {
+        switch poll {
+        case .unknown:
             self.count("results", "unknown")
-            throw unknown
-        }
-        guard let (date, result, kit) = reported.available else {
+            throw NHSError(.notFound, "Test result lookup submitted for unknown testResultPollingToken")
+        case .pending:
             self.count("results", "pending")
             return Response(status: .noContent)
-        }
-        guard let policy = Self.policy(request, v2: v2, country: country, result: result, kit: kit) else {
+        case .hidden:
             self.count("results", "hidden")
             return Response(status: .noContent)
-        }
-        try await self.store.markRead(orderID: order.id, positive: result == .positive, now: now)
-        self.count("results", "available")
-        return try NHSResponse.json(
-            .ok,
-            NHSResultResponse(
-                testEndDate: date,
-                testResult: result,
-                testKit: kit,
-                diagnosisKeySubmissionSupported: v2 ? policy.diagnosisKeySubmissionSupported : nil,
-                requiresConfirmatoryTest: v2 ? policy.requiresConfirmatoryTest : nil
+        case .available(let shown):
+            self.count("results", "available")
+            return try NHSResponse.json(
+                .ok,
+                NHSResultResponse(
+                    testEndDate: shown.date,
+                    testResult: shown.result,
+                    testKit: shown.kit,
+                    diagnosisKeySubmissionSupported: v2 ? shown.policy.diagnosisKeySubmissionSupported : nil,
+                    requiresConfirmatoryTest: v2 ? shown.policy.requiresConfirmatoryTest : nil
+                )
             )
-        )
+        }
     }
 
     // MARK: - CTA exchange
@@ -175,52 +146,41 @@ struct NHSVirologyController: Sendable {
         }
         let country = body.string("country")
         if v2 && country == nil { throw NHSError(.badRequest, "country is required") }
-        let now = self.clock.now
-        let notFound = NHSError(.notFound)
-        let candidates = self.pepper.pepperedCandidates(cta.value)
-        let order = try await self.store.order(ctaCandidates: candidates, now: now)
-        guard
-            let reported = try await self.lookup(
-                order.map { [$0.ctaHash] } ?? candidates,
-                route: "cta_exchange",
-                context: context
+        let exchange = try await self.reaching("cta_exchange", context: context) {
+            try await self.engine.exchange(
+                cta,
+                v2: v2,
+                country: country,
+                agent: NHSUserAgent(request.headers[.userAgent])
             )
-        else {
-            self.count("cta_exchange", "unknown")
-            throw notFound
         }
-        guard let (date, result, kit) = reported.available else {
+        switch exchange {
+        case .unknown:
+            self.count("cta_exchange", "unknown")
+            throw NHSError(.notFound)
+        case .pending:
             self.count("cta_exchange", "pending")
             return Response(status: .noContent)
-        }
-        guard let policy = Self.policy(request, v2: v2, country: country, result: result, kit: kit) else {
+        case .hidden:
             self.count("cta_exchange", "hidden")
-            throw notFound
-        }
-        let submission = UUID().uuidString.lowercased()
-        guard
-            try await self.store.exchange(
-                ctaHash: reported.ctaHash,
-                submissionTokenHash: SecretHash.sha256Hex(submission),
-                positive: result == .positive,
-                now: now
-            )
-        else {
+            throw NHSError(.notFound)
+        case .exhausted:
             self.count("cta_exchange", "exhausted")
-            throw notFound
-        }
-        self.count("cta_exchange", "exchanged")
-        return try NHSResponse.json(
-            .ok,
-            NHSExchangeResponse(
-                diagnosisKeySubmissionToken: submission,
-                testResult: result,
-                testEndDate: date,
-                testKit: kit,
-                diagnosisKeySubmissionSupported: v2 ? policy.diagnosisKeySubmissionSupported : nil,
-                requiresConfirmatoryTest: v2 ? policy.requiresConfirmatoryTest : nil
+            throw NHSError(.notFound)
+        case .exchanged(let shown, let submission):
+            self.count("cta_exchange", "exchanged")
+            return try NHSResponse.json(
+                .ok,
+                NHSExchangeResponse(
+                    diagnosisKeySubmissionToken: submission,
+                    testResult: shown.result,
+                    testEndDate: shown.date,
+                    testKit: shown.kit,
+                    diagnosisKeySubmissionSupported: v2 ? shown.policy.diagnosisKeySubmissionSupported : nil,
+                    requiresConfirmatoryTest: v2 ? shown.policy.requiresConfirmatoryTest : nil
+                )
             )
-        )
+        }
     }
 
     // MARK: - Submission tokens
@@ -235,51 +195,26 @@ struct NHSVirologyController: Sendable {
         guard let token = body.string("diagnosisKeySubmissionToken"), token.utf8.count <= 64 else {
             throw NHSError(.badRequest, "diagnosisKeySubmissionToken is required")
         }
-        let submission = try Self.submissionAttempt(body)
-        let now = self.clock.now
-        let tokenHash = SecretHash.sha256Hex(token.lowercased())
-        if let known = try await self.store.redemption(tokenHash: tokenHash), known.submitted {
-            return try await self.answerSubmitted(known, attempt: submission, context: context)
+        let attempt = try Self.submissionAttempt(body)
+        let check = try await self.reaching("submission_token", context: context) {
+            try await self.engine.checkSubmissionToken(token, attempt: attempt)
         }
-        guard
-            let order = try await self.store.submittable(tokenHash: tokenHash, now: now),
-            let reported = try await self.lookup([order.ctaHash], route: "submission_token", context: context),
-            let (_, result, kit) = reported.available, result == .positive
-        else {
+        switch check {
+        case .valid(let kit):
+            self.count("submission_token", "valid")
+            return try NHSResponse.json(.ok, ["testKit": kit.rawValue])
+        case .repeated(let kit):
+            self.count("submission_token", "repeated")
+            return try NHSResponse.json(.ok, ["testKit": kit.rawValue])
+        case .redeemedElsewhere(let by):
+            self.count("submission_token", "rejected")
+            var headers = HTTPFields()
+            if let by { headers[Redemption.redeemedByHeader] = by.uuidString.lowercased() }
+            return Response(status: .gone, headers: headers)
+        case .rejected:
             self.count("submission_token", "rejected")
             return Response(status: .notFound)
         }
-        guard try await self.store.markSubmitted(orderID: order.id, now: now, by: submission) else {
-            // A concurrent call submitted the order's keys first.
-            guard let known = try await self.store.redemption(tokenHash: tokenHash), known.submitted else {
-                self.count("submission_token", "rejected")
-                return Response(status: .notFound)
-            }
-            return try await self.answerSubmitted(known, attempt: submission, context: context)
-        }
-        self.count("submission_token", "valid")
-        return try NHSResponse.json(.ok, ["testKit": kit.rawValue])
-    }
-
-    /// The answer for an order whose keys were submitted: 200 `{"testKit"}` again to the attempt that did, 410 with
-    /// `X-Redeemed-By` to any other.
-    private func answerSubmitted(
-        _ known: NHSOrderRedemption,
-        attempt: UUID?,
-        context: some RequestContext
-    ) async throws -> Response {
-        if let attempt, known.submittedBy == attempt,
-            let kit = try await self.positiveKit(known.order, route: "submission_token", context: context)
-        {
-            self.count("submission_token", "repeated")
-            return try NHSResponse.json(.ok, ["testKit": kit.rawValue])
-        }
-        self.count("submission_token", "rejected")
-        // A caller that names no attempt gets the answer of an unusable token, as before attempts existed.
-        guard attempt != nil else { return Response(status: .notFound) }
-        var headers = HTTPFields()
-        if let by = known.submittedBy { headers[Redemption.redeemedByHeader] = by.uuidString.lowercased() }
-        return Response(status: .gone, headers: headers)
     }
 
     /// POST /version/v1/nhs/submission-token/redemption `{"tokenHash"}` → 200 `{"redeemed", "redeemedBy"?,
@@ -290,10 +225,15 @@ struct NHSVirologyController: Sendable {
         guard let hash = body.string("tokenHash"), SecretHash.isSHA256Hex(hash) else {
             throw NHSError(.badRequest, "tokenHash: expected the lower-case hex SHA-256 of a submission token")
         }
-        guard let known = try await self.store.redemption(tokenHash: hash) else {
+        guard
+            let (known, kit) = try await self.reaching(
+                "submission_token_redemption",
+                context: context,
+                { try await self.engine.redemption(tokenHash: hash) }
+            )
+        else {
             return Response(status: .notFound)
         }
-        let kit = try await self.positiveKit(known.order, route: "submission_token_redemption", context: context)
         return try NHSResponse.json(
             .ok,
             NHSSubmissionRedemption(
@@ -302,18 +242,6 @@ struct NHSVirologyController: Sendable {
                 testKit: kit?.rawValue
             )
         )
-    }
-
-    /// The test kit of the order's result when it is positive.
-    private func positiveKit(
-        _ order: NHSOrder,
-        route: String,
-        context: some RequestContext
-    ) async throws -> NHSTestKit? {
-        guard let reported = try await self.lookup([order.ctaHash], route: route, context: context),
-            let (_, result, kit) = reported.available, result == .positive
-        else { return nil }
-        return kit
     }
 
     /// The optional `submission` member: a UUID naming the submission attempt.
@@ -327,38 +255,22 @@ struct NHSVirologyController: Sendable {
 
     // MARK: - Helpers
 
-    /// The policy of §3.4 for the asking app, or `nil` when the result is hidden from it (V1: self-reported rapid
-    /// tests; V2: apps up to 4.3 when a confirmatory test is required).
-    private static func policy(
-        _ request: Request,
-        v2: Bool,
-        country: String?,
-        result: NHSTestResult,
-        kit: NHSTestKit
-    ) -> NHSVirologyPolicy? {
-        let policy = NHSVirologyPolicy(country: country, result: result, kit: kit)
-        let hidden =
-            v2 ? policy.hidesV2(from: NHSUserAgent(request.headers[.userAgent])) : NHSVirologyPolicy.hidesV1(kit)
-        return hidden ? nil : policy
-    }
-
-    private static let unavailable = NHSError(
-        .serviceUnavailable,
-        "test results are unavailable; try again later",
-        headers: [.retryAfter: "30"]
-    )
-
-    private func lookup(
-        _ hashes: [String],
-        route: String,
-        context: some RequestContext
-    ) async throws -> NHSResultReport? {
+    /// `work`, with test-result-service out of reach answered 503 with `Retry-After` and counted for `route`.
+    private func reaching<T>(
+        _ route: String,
+        context: some RequestContext,
+        _ work: () async throws -> T
+    ) async throws -> T {
         do {
-            return try await self.testResults.nhsResult(ctaHashes: hashes)
-        } catch {
+            return try await work()
+        } catch is UpstreamUnavailable {
             self.count(route, "unavailable")
             context.logger.warning("NHS request refused: test-result-service unavailable")
-            throw Self.unavailable
+            throw NHSError(
+                .serviceUnavailable,
+                "test results are unavailable; try again later",
+                headers: [.retryAfter: "30"]
+            )
         }
     }
 
@@ -377,9 +289,6 @@ struct NHSSubmissionRedemption: Encodable {
     var redeemedBy: String?
     var testKit: String?
 }
-
-/// Three order attempts drew tokens that exist already.
-struct NHSCollision: Error {}
 
 struct NHSOrderResponse: Encodable {
     var websiteUrlWithQuery: String
