@@ -59,16 +59,12 @@ package struct AdvisoryLock: Sendable, Hashable {
     }
 
     /// Takes the lock for the rest of the caller's transaction, waiting as long as the transaction's
-    /// `lock_timeout` allows.
-    /// An error of the wait (`lock_timeout`, `statement_timeout`) is thrown here: the rows are read to their end,
-    /// since PostgresNIO hands back the row sequence once the statement is described, before it ran, and an error left
-    /// in an unread sequence would surface only as the next statement's "current transaction is aborted".
+    /// `lock_timeout` allows; the wait's timeout is thrown here.
     package func lock(connection: PostgresConnection, logger: Logger) async throws {
-        let rows = try await connection.query(
+        try await connection.runToEnd(
             "SELECT pg_advisory_xact_lock(\(self.key)), \(unescaped: Self.holderSettings)",
             logger: logger
         )
-        for try await _ in rows {}
     }
 }
 

@@ -12,15 +12,20 @@ import Testing
 
 @Suite("NHS virology engine (in memory)")
 struct NHSVirologyEngineTests {
-    @Test("a submission token: rejected while pending; valid once, then repeated, redeemed elsewhere or unusable")
-    func submissionChecks() async throws {
-        let testResults = InMemoryTestResultClient()
-        let engine = NHSVirologyEngine(
+    /// The engine on an empty in-memory order store, asking `testResults`.
+    static func engine(_ testResults: InMemoryTestResultClient) -> NHSVirologyEngine {
+        NHSVirologyEngine(
             store: InMemoryNHSOrderRepository(),
             testResults: testResults,
             pepper: TestNHS.pepper,
             clock: ManualClock().wallClock
         )
+    }
+
+    @Test("a submission token: rejected while pending; valid once, then repeated, redeemed elsewhere or unusable")
+    func submissionChecks() async throws {
+        let testResults = InMemoryTestResultClient()
+        let engine = Self.engine(testResults)
         let order = try await engine.order()
         let first = UUID()
         let second = UUID()
@@ -55,12 +60,7 @@ struct NHSVirologyEngineTests {
     @Test("test-result-service out of reach surfaces as UpstreamUnavailable, from an order and from a poll")
     func unreachable() async throws {
         let testResults = InMemoryTestResultClient()
-        let engine = NHSVirologyEngine(
-            store: InMemoryNHSOrderRepository(),
-            testResults: testResults,
-            pepper: TestNHS.pepper,
-            clock: ManualClock().wallClock
-        )
+        let engine = Self.engine(testResults)
         let order = try await engine.order()
         await testResults.setUnavailable(true)
 

@@ -28,7 +28,7 @@ struct PostgresNHSCircuitBreakerRepository: NHSCircuitBreakerRepository {
     ) async throws -> (approval: NHSApproval, byRule: Bool, lastHour: Int) {
         let minute = Date(timeIntervalSince1970: (now.timeIntervalSince1970 / 60).rounded(.down) * 60)
         return try await self.database.withTransaction(logger: self.logger) { connection in
-            try await connection.query(
+            try await connection.runToEnd(
                 "SELECT 1 FROM nhs_circuit_breaker_switch WHERE kind = \(kind.rawValue) FOR SHARE",
                 logger: self.logger
             )
@@ -125,7 +125,7 @@ struct PostgresNHSCircuitBreakerRepository: NHSCircuitBreakerRepository {
     {
         try await self.database.withTransaction(logger: self.logger) { connection in
             // Exclusive: waits for requests being decided, and holds new ones back until this commits.
-            try await connection.query(
+            try await connection.runToEnd(
                 "SELECT 1 FROM nhs_circuit_breaker_switch WHERE kind = \(kind.rawValue) FOR UPDATE",
                 logger: self.logger
             )

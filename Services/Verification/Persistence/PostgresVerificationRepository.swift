@@ -292,14 +292,13 @@ struct PostgresVerificationRepository: VerificationRepository {
         // `.busy` (55P03) rather than in a cancelled statement.
         let milliseconds = max(1, Int(request.lockTimeout / .milliseconds(1)))
         return try await self.transaction { connection in
-            let settings = try await connection.query(
+            try await connection.runToEnd(
                 """
                 SELECT set_config('lock_timeout', \("\(milliseconds)ms"), true),
                        set_config('statement_timeout', \("\(milliseconds + 30_000)ms"), true)
                 """,
                 logger: self.logger
             )
-            for try await _ in settings {}
             try await Self.teleTANIssueLock.lock(connection: connection, logger: self.logger)
             let recent = try await self.count(
                 connection,
