@@ -9,7 +9,7 @@ import PostgresNIO
 import ServiceLifecycle
 
 /// The service's dependencies. `live` connects to PostgreSQL and DeviceCheck; tests use `postgres(…)` with a test
-/// database and a DeviceCheck server of their own.
+/// database, or `inMemory(…)`, and a DeviceCheck of their own.
 struct DataDonationDependencies: ServiceDependencies {
     var repository: any DonationRepository
     var deviceCheck: any DeviceCheck
@@ -59,6 +59,20 @@ struct DataDonationDependencies: ServiceDependencies {
             apiKeys: NHSAPIKeyVerifier(
                 store: PostgresNHSAPIKeyStore(client: client, logger: logger, leaseTimeout: leaseTimeout)
             )
+        )
+    }
+
+    /// Everything in memory; Apple's DeviceCheck is the caller's.
+    static func inMemory(deviceCheck: any DeviceCheck, clock: WallClock = .system) -> DataDonationDependencies {
+        let nhsAnalytics = InMemoryNHSAnalyticsRepository()
+        return DataDonationDependencies(
+            repository: InMemoryDonationRepository(nhsAnalytics: nhsAnalytics),
+            deviceCheck: deviceCheck,
+            clock: clock,
+            services: [],
+            readinessChecks: [],
+            nhsAnalytics: nhsAnalytics,
+            apiKeys: NHSAPIKeyVerifier(store: InMemoryNHSAPIKeyStore())
         )
     }
 }

@@ -1,5 +1,6 @@
 // Each port's OpenAPI document and its router agree.
 
+import ENAttestation
 import ENModels
 import ENServiceKit
 import ENTestSupport
@@ -35,5 +36,32 @@ struct OpenAPITests {
         let redemption = ["otp", "els", "srs", "srs/redemption"].map { "POST /version/v1/\($0)" }
         #expect(Set(try Self.operations(in: "openapi")) == Set(app + common))
         #expect(Set(try Self.operations(in: "openapi-internal")) == Set(redemption + common))
+    }
+
+    @Test("each router mounts exactly the operations its document lists, NHS routes included, on in-memory storage")
+    func routersMatchDocuments() throws {
+        let world = try DonationWorld()
+        let configuration = try world.configuration(TestNHS.settings())
+        let runtime = DataDonationRuntime(
+            configuration: configuration,
+            dependencies: .inMemory(deviceCheck: UnansweredDeviceCheck()),
+            environment: .testing()
+        )
+        let documented = (
+            app: Set(try Self.operations(in: "openapi")), internal: Set(try Self.operations(in: "openapi-internal"))
+        )
+        #expect(try DataDonation.buildPublicRouter(runtime).operations == documented.app)
+        #expect(try DataDonation.buildInternalRouter(runtime).operations == documented.internal)
+    }
+}
+
+/// Apple's DeviceCheck for tests that route no iOS request: every call fails as an unreachable Apple would.
+struct UnansweredDeviceCheck: DeviceCheck {
+    func queryTwoBits(deviceToken: String) async throws(DeviceCheckFailure) -> DeviceBits? {
+        throw .unavailable("no DeviceCheck in this test")
+    }
+
+    func updateTwoBits(deviceToken: String, bit0: Bool, bit1: Bool) async throws(DeviceCheckFailure) {
+        throw .unavailable("no DeviceCheck in this test")
     }
 }

@@ -1,6 +1,7 @@
 // The operations an OpenAPI document lists, for tests that hold a service's routers against its documents.
 
 package import Foundation
+package import Hummingbird
 
 /// One documented operation: `POST /path`, and the ports of its path's own `servers` (empty when it names none).
 package struct OpenAPIOperation: Hashable, Sendable, CustomStringConvertible {
@@ -53,5 +54,14 @@ package enum OpenAPIDocument {
         }
         flush()
         return operations
+    }
+}
+
+extension Router {
+    /// Every route the router mounts as `METHOD /path`, captures written `{name}` as the documents write them: held
+    /// against a document's operations (`OpenAPIOperation` without its ports), a route missing from the document and
+    /// a documented operation nothing serves both show.
+    package var operations: Set<String> {
+        Set(self.routes.map { "\($0.method.rawValue) \($0.path)" })
     }
 }

@@ -16,4 +16,13 @@ actor InMemoryNHSAnalyticsRepository: NHSAnalyticsRepository {
     func store(_ submission: NHSAnalyticsEvents, day: String) {
         self.events += submission.events.map { (day, submission.metadata, $0) }
     }
+
+    /// The retention pass: drops what was submitted before `day` (`YYYY-MM-DD`); how many packets and events went.
+    func deleteSubmitted(before day: String) -> (packets: Int, events: Int) {
+        let packets = self.packets.count
+        let events = self.events.count
+        self.packets.removeAll { $0.day < day }
+        self.events.removeAll { $0.day < day }
+        return (packets - self.packets.count, events - self.events.count)
+    }
 }
