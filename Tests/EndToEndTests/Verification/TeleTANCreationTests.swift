@@ -154,13 +154,19 @@ struct TeleTANCreationTests {
     func busyLock() async throws {
         try await VerificationHarness.run(["TELETAN_LOCK_TIMEOUT": "200ms"]) { harness async throws in
             let database = harness.database
-            // Another replica's creation holds the issue lock for as long as this test's request waits.
-            let whileHeld = try await database.client.withTransaction(logger: database.logger) { connection in
-                try await PostgresVerificationRepository.teleTANIssueLock.lock(
-                    connection: connection,
-                    logger: database.logger
-                )
-                return try await harness.createTeleTAN(.test)
+            // Another replica's creation holds the issue lock for as long as this test's request waits: on a
+            // connection of its own, outside the pool the service leases from.
+            let replica = try await database.configuration.connect(logger: database.logger)
+            let whileHeld = try await withCleanup {
+                try await replica.withTransaction(logger: database.logger) { connection in
+                    try await PostgresVerificationRepository.teleTANIssueLock.lock(
+                        connection: connection,
+                        logger: database.logger
+                    )
+                    return try await harness.createTeleTAN(.test)
+                }
+            } cleanup: {
+                try await replica.close()
             }
             let afterwards = try await harness.createTeleTAN(.test)
 
