@@ -51,7 +51,10 @@ struct OpenAPITests {
             app: Set(try Self.operations(in: "openapi")), internal: Set(try Self.operations(in: "openapi-internal"))
         )
         #expect(try DataDonation.buildPublicRouter(runtime).operations == documented.app)
-        #expect(try DataDonation.buildInternalRouter(runtime).operations == documented.internal)
+        let internalRoutes = try DataDonation.buildInternalRouter(runtime).operations
+        #expect(internalRoutes == documented.internal)
+        // Every route a caller's allowlist names is one the internal router mounts.
+        #expect(Set(InternalController.routes.allowed.values.joined()).isSubset(of: internalRoutes))
     }
 }
 

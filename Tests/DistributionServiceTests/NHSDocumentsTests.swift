@@ -159,33 +159,38 @@ struct NHSListPublisherTests {
     static let list =
         #"{"venues":[{"id":"CD2","riskyWindow":{"from":"2023-11-10T13:33:03Z","until":"2023-11-12T23:33:03Z"},"messageType":"M1"}]}"#
 
-    /// The internal router over a directory store in a temporary folder, with portal-service's test key trusted.
+    /// The internal router publishing to `folder`, portal-service the only caller (its test key trusted).
+    static func makeRouter(publishingTo folder: URL) throws -> Router<ServiceRequestContext> {
+        let settings = SettingsReader(values: [
+            "SERVICE_CALLER_KEYS": TestServiceKeys.callerKeys(["portal-service"])
+        ])
+        let callers = settings.serviceTokenVerifier(
+            audience: "distribution-service",
+            routes: NHSListPublisher.routes
+        )
+        try settings.finish()
+        let signer = NHSSigner(keys: [NHSSigner.Key(id: "test-nhs", pem: TestNHS.signingKey.pemRepresentation)!])
+        return try Distribution.buildInternalRouter(
+            publisher: NHSListPublisher(
+                store: DirectoryStore(root: folder),
+                signer: signer,
+                clock: .system,
+                metrics: TestMetrics(),
+                tierMetadata: Array(Self.metadata.utf8)
+            ),
+            callers: callers,
+            checks: [],
+            environment: .testing()
+        )
+    }
+
+    /// The internal router over a directory store in a temporary folder.
     static func withRouter(
         _ body: (Application<RouterResponder<ServiceRequestContext>>, URL) async throws -> Void
     ) async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("nhs-lists-\(UUID().uuidString)")
         try await withCleanup {
-            let settings = SettingsReader(values: [
-                "SERVICE_CALLER_KEYS": TestServiceKeys.callerKeys(["portal-service"])
-            ])
-            let callers = settings.serviceTokenVerifier(
-                audience: "distribution-service",
-                routes: NHSListPublisher.routes
-            )
-            try settings.finish()
-            let signer = NHSSigner(keys: [NHSSigner.Key(id: "test-nhs", pem: TestNHS.signingKey.pemRepresentation)!])
-            let router = try Distribution.buildInternalRouter(
-                publisher: NHSListPublisher(
-                    store: DirectoryStore(root: folder),
-                    signer: signer,
-                    clock: .system,
-                    metrics: TestMetrics(),
-                    tierMetadata: Array(Self.metadata.utf8)
-                ),
-                callers: callers,
-                checks: [],
-                environment: .testing()
-            )
+            let router = try Self.makeRouter(publishingTo: folder)
             try await body(Application(router: router), folder)
         } cleanup: {
             try? FileManager.default.removeItem(at: folder)
@@ -317,6 +322,11 @@ struct NHSListPublisherTests {
                 "GET /openapi.yaml",
             ]
         )
+        // Both directions: what the router mounts is what the document lists.
+        let unused = FileManager.default.temporaryDirectory.appendingPathComponent("nhs-lists-\(UUID().uuidString)")
+        let mounted = try Self.makeRouter(publishingTo: unused).operations
+        #expect(mounted == Set(operations))
+        #expect(Set(NHSListPublisher.routes.allowed.values.joined()).isSubset(of: mounted))
         try await Self.withRouter { (app: Application<RouterResponder<ServiceRequestContext>>, _: URL) async throws in
             let served = try await app.get("/openapi.yaml")
             #expect(served.status == .ok)

@@ -25,6 +25,16 @@ struct CallbackTests {
     ) async throws {
         let pki = try TestPKI.make(name: "EN Test EFGS CA")
         defer { pki.remove() }
+        let dependencies = FederationDependencies.inMemory(gateway: ScriptedGateway())
+        let app = Application(router: try Self.router(pki, dependencies))
+        try await app.test(.router) { client in try await body(client, dependencies.store, pki) }
+    }
+
+    /// The production router, the callback's CA being `pki`'s.
+    static func router(
+        _ pki: TestPKI,
+        _ dependencies: FederationDependencies
+    ) throws -> Router<CertificateRequestContext> {
         let settings = SettingsReader(values: [
             "DATABASE_URL": "postgres://test:secret@127.0.0.1:1/test?sslmode=disable",
             "FEDERATION_CALLBACK_ONLY": "true",
@@ -35,14 +45,23 @@ struct CallbackTests {
         ])
         let configuration = FederationConfiguration(settings: settings)
         try #require(settings.problems.isEmpty, "\(settings.problems)")
-        let dependencies = FederationDependencies.inMemory(gateway: ScriptedGateway())
-        let router = try Federation.buildRouter(
+        return try Federation.buildRouter(
             configuration: configuration,
             dependencies: dependencies,
             environment: .testing()
         )
-        let app = Application(router: router)
-        try await app.test(.router) { client in try await body(client, dependencies.store, pki) }
+    }
+
+    @Test("the router mounts exactly the operations openapi.yaml lists, the callback included")
+    func routesMatchDocument() throws {
+        let pki = try TestPKI.make(name: "EN Test EFGS CA")
+        defer { pki.remove() }
+        let document = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("Services/Federation/openapi.yaml")
+        let documented = Set(try OpenAPIDocument.operations(in: document).map { "\($0.method) \($0.path)" })
+        #expect(documented.contains("GET /version/v1/callback"))
+        let router = try Self.router(pki, FederationDependencies.inMemory(gateway: ScriptedGateway()))
+        #expect(router.operations == documented)
     }
 
     /// Every batch the store knows, in any state.

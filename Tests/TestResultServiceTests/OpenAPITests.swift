@@ -52,6 +52,38 @@ struct OpenAPITests {
         }
     }
 
+    @Test("each router mounts exactly the operations openapi.yaml documents on its port, on in-memory storage")
+    func everyRouteIsDocumented() throws {
+        let operations = try Self.documentedOperations()
+        let configuration = try TestResultFixture.configuration(TestNHS.settings())
+        let dependencies = TestResultDependencies.inMemory()
+        let environment = ServiceEnvironment.testing()
+        let metrics = TestResultMetrics(factory: environment.metricsFactory)
+        let routers = [
+            8003: try TestResult.buildPublicRouter(
+                configuration: configuration,
+                dependencies: dependencies,
+                environment: environment,
+                metrics: metrics
+            ).operations,
+            8013: TestResult.buildInternalRouter(
+                configuration: configuration,
+                dependencies: dependencies,
+                environment: environment,
+                metrics: metrics
+            ).operations,
+        ]
+        // Every route a caller's allowlist names is one the internal router mounts.
+        #expect(Set(InternalController.routes.allowed.values.joined()).isSubset(of: routers[8013] ?? []))
+        for (port, mounted) in routers {
+            let documented = Set(operations.filter { $0.ports.contains(port) }.map { "\($0.method) \($0.path)" })
+            #expect(
+                mounted == documented,
+                "port \(port): undocumented \(mounted.subtracting(documented).sorted()), unrouted \(documented.subtracting(mounted).sorted())"
+            )
+        }
+    }
+
     private static func isRouted(_ operation: OpenAPIOperation, on app: some ApplicationProtocol) async throws -> Bool {
         let method = HTTPRequest.Method(rawValue: operation.method)!
         let body = method == .post ? ByteBuffer(string: "{}") : nil

@@ -124,6 +124,39 @@ struct OpenAPITests {
         }
     }
 
+    /// The documented operations as the router mounts them: `{kind}` is one route per circuit-breaker kind, and the
+    /// resolution poll has a sibling without its token, which the document gives as that operation's 422.
+    static func asMounted(_ operations: [String]) -> Set<String> {
+        Set(
+            operations.flatMap { operation -> [String] in
+                guard operation.contains("{kind}") else { return [operation] }
+                return NHSCircuitBreakerKind.allCases.flatMap { kind -> [String] in
+                    let concrete = operation.replacingOccurrences(of: "{kind}", with: kind.rawValue)
+                    let tokenless = concrete.replacingOccurrences(of: "/resolution/{token}", with: "/resolution")
+                    return tokenless == concrete ? [concrete] : [concrete, tokenless]
+                }
+            }
+        )
+    }
+
+    @Test("each router mounts exactly the operations its document lists, NHS routes included, on in-memory storage")
+    func routersMatchDocuments() throws {
+        let runtime = try VerificationFixture.inMemoryRuntime(TestNHS.settings())
+        let documented = (
+            external: Self.asMounted(try Self.operations(in: "openapi")),
+            internal: Self.asMounted(try Self.operations(in: "openapi-internal"))
+        )
+        let externalRoutes = try Verification.buildPublicRouter(runtime).operations
+        #expect(
+            externalRoutes == documented.external,
+            "undocumented \(externalRoutes.subtracting(documented.external).sorted()), unrouted \(documented.external.subtracting(externalRoutes).sorted())"
+        )
+        let internalRoutes = try Verification.buildInternalRouter(runtime).operations
+        #expect(internalRoutes == documented.internal)
+        // Every route a caller's allowlist names is one the internal router mounts.
+        #expect(Set(InternalController.routes.allowed.values.joined()).isSubset(of: internalRoutes))
+    }
+
     @Test("each port serves its own document at /openapi.yaml")
     func servesDocuments() async throws {
         let runtime = try VerificationFixture.inMemoryRuntime()
