@@ -10,7 +10,7 @@ package import PostgresNIO
 /// The recorded history must be a prefix of the code's list, by name and checksum; anything else is refused.
 package struct DatabaseMigrator: Sendable {
     /// Advisory lock shared by every migrator on a database: key ASCII "ENSCHEMA".
-    static let lock = AdvisoryLock(key: 0x454E_5343_4845_4D41)
+    package static let lock = AdvisoryLock(key: 0x454E_5343_4845_4D41)
 
     package let group: MigrationGroup
 
@@ -44,8 +44,11 @@ package struct DatabaseMigrator: Sendable {
         logger: Logger
     ) async throws -> [String] {
         // Waiting for another migrator is the point of the lock, but not forever: a stuck one fails this start
-        // (the orchestrator retries) instead of hanging it. Applies to every lock the migration waits for.
-        try await connection.query("SET LOCAL lock_timeout = '120s'", logger: logger)
+        // (the orchestrator retries) instead of hanging it. Applies to every lock the migration waits for. The
+        // connection's statement timeout (`DATABASE_STATEMENT_TIMEOUT`, 30 s, meant for requests) is lifted for the
+        // transaction: it would cut the lock wait short, and a migration's work on a large table takes what it takes.
+        try await connection.runToEnd("SET LOCAL lock_timeout = '120s'", logger: logger)
+        try await connection.runToEnd("SET LOCAL statement_timeout = 0", logger: logger)
         try await Self.lock.lock(connection: connection, logger: logger)
         try await connection.query(
             """

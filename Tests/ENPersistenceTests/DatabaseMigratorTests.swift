@@ -67,6 +67,39 @@ struct DatabaseMigratorTests {
         #expect(try await self.history(database).count == 2)
     }
 
+    @Test("a migrator waits for another's lock longer than the connection's statement timeout")
+    func waitsBeyondStatementTimeout() async throws {
+        let database = try PostgresTestDatabase.require()
+        var hurried = database.configuration
+        hurried.statementTimeout = .milliseconds(200)
+        let client = hurried.makeClient(logger: database.logger, maxConnections: 1)
+        let holder = try await database.configuration.connect(logger: database.logger)
+        let applied = try await withCleanup {
+            try await withThrowingTaskGroup(of: [String]?.self) { group in
+                group.addTask {
+                    await client.run()
+                    return nil
+                }
+                defer { group.cancelAll() }
+                // Another migrator holds the lock while this one waits, for five times its statement timeout.
+                try await holder.runToEnd("BEGIN", logger: database.logger)
+                try await DatabaseMigrator.lock.lock(connection: holder, logger: database.logger)
+                group.addTask {
+                    try await DatabaseMigrator(group: Self.group).migrate(client: client, logger: database.logger)
+                }
+                try await Task.sleep(for: .seconds(1))
+                try await holder.runToEnd("COMMIT", logger: database.logger)
+                while let result = try await group.next() {
+                    if let result { return result }
+                }
+                return []
+            }
+        } cleanup: {
+            try await holder.close()
+        }
+        #expect(applied == ["0001_create_widget", "0002_add_colour"])
+    }
+
     @Test("a migration edited after it was applied is refused")
     func editedMigration() async throws {
         let database = try PostgresTestDatabase.require()
