@@ -324,9 +324,10 @@ struct NHSListPublisherTests {
         )
         // Both directions: what the router mounts is what the document lists.
         let unused = FileManager.default.temporaryDirectory.appendingPathComponent("nhs-lists-\(UUID().uuidString)")
-        let mounted = try Self.makeRouter(publishingTo: unused).operations
-        #expect(mounted == Set(operations))
-        #expect(Set(NHSListPublisher.routes.allowed.values.joined()).isSubset(of: mounted))
+        try Self.makeRouter(publishingTo: unused).expectMounts(
+            exactly: Set(operations),
+            allowlist: NHSListPublisher.routes
+        )
         try await Self.withRouter { (app: Application<RouterResponder<ServiceRequestContext>>, _: URL) async throws in
             let served = try await app.get("/openapi.yaml")
             #expect(served.status == .ok)

@@ -1,7 +1,9 @@
 // The operations an OpenAPI document lists, for tests that hold a service's routers against its documents.
 
+package import ENServiceKit
 package import Foundation
 package import Hummingbird
+package import Testing
 
 /// One documented operation: `POST /path`, and the ports of its path's own `servers` (empty when it names none).
 package struct OpenAPIOperation: Hashable, Sendable, CustomStringConvertible {
@@ -58,10 +60,32 @@ package enum OpenAPIDocument {
 }
 
 extension Router {
-    /// Every route the router mounts as `METHOD /path`, captures written `{name}` as the documents write them: held
-    /// against a document's operations (`OpenAPIOperation` without its ports), a route missing from the document and
-    /// a documented operation nothing serves both show.
+    /// Every route the router mounts as `METHOD /path`, captures written `{name}` as the documents write them.
     package var operations: Set<String> {
         Set(self.routes.map { "\($0.method.rawValue) \($0.path)" })
+    }
+
+    /// Records an issue unless the router mounts exactly the `documented` operations (`METHOD /path`), naming the
+    /// routes the document lacks and the operations nothing mounts; and, given an internal port's `allowlist`, unless
+    /// every route a caller may call is mounted.
+    package func expectMounts(
+        exactly documented: Set<String>,
+        allowlist: ServiceRoutes? = nil,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let mounted = self.operations
+        #expect(
+            mounted == documented,
+            "undocumented \(mounted.subtracting(documented).sorted()), unrouted \(documented.subtracting(mounted).sorted())",
+            sourceLocation: sourceLocation
+        )
+        if let allowlist {
+            let allowed = Set(allowlist.allowed.values.joined())
+            #expect(
+                allowed.isSubset(of: mounted),
+                "allowlisted but not mounted: \(allowed.subtracting(mounted).sorted())",
+                sourceLocation: sourceLocation
+            )
+        }
     }
 }
