@@ -238,7 +238,10 @@ struct DonationRepositoryContractTests {
         try await self.withRepository(backend) { repository async throws in
             let old = Self.now.addingTimeInterval(-20 * Self.day)
             let recent = Self.now.addingTimeInterval(-3600)
-            for (seed, time) in [("old", old), ("recent", recent)] {
+            for (seed, time, otpText) in [
+                ("old", old, "11111111-2222-4333-8444-555555555555"),
+                ("recent", recent, "66666666-7777-4888-9999-aaaaaaaaaaaa"),
+            ] {
                 let analytics = try #require(
                     AnalyticsDonation(
                         platform: .android,
@@ -252,9 +255,7 @@ struct DonationRepositoryContractTests {
                     )
                 )
                 let otp = OTPRecord(
-                    otp: try Self.otp(
-                        seed == "old" ? "11111111-2222-4333-8444-555555555555" : "66666666-7777-4888-9999-aaaaaaaaaaaa"
-                    ),
+                    otp: try Self.otp(otpText),
                     kind: .survey,
                     platform: .ios,
                     expiresAt: time.addingTimeInterval(3600)

@@ -144,31 +144,19 @@ actor InMemoryDonationRepository: DonationRepository {
     }
 
     func redeem(_ otpHash: String, kind: OTPKind, now: Date, submission: UUID?) -> OTPRedemption? {
-        guard var stored = self.tables.otps[otpHash], stored.record.kind == kind else { return nil }
-        switch stored.state(at: now) {
+        guard var found = self.redemption(otpHash, kind: kind, now: now) else { return nil }
+        switch found.state {
         case .valid:
-            stored.redeemedAt = now
-            stored.redeemedBy = submission
-            self.tables.otps[otpHash] = stored
-            return OTPRedemption(
-                state: .valid,
-                strongClientIntegrityCheck: stored.strongIntegrity,
-                redeemedBy: submission
-            )
+            self.tables.otps[otpHash]?.redeemedAt = now
+            self.tables.otps[otpHash]?.redeemedBy = submission
+            found.redeemedBy = submission
         case .redeemed:
-            let repeated = submission != nil && stored.redeemedBy == submission
-            return OTPRedemption(
-                state: repeated ? .valid : .redeemed,
-                strongClientIntegrityCheck: stored.strongIntegrity,
-                redeemedBy: stored.redeemedBy
-            )
+            // The attempt that redeemed it asks again (its answer was lost).
+            if let submission, found.redeemedBy == submission { found.state = .valid }
         case .expired:
-            return OTPRedemption(
-                state: .expired,
-                strongClientIntegrityCheck: stored.strongIntegrity,
-                redeemedBy: stored.redeemedBy
-            )
+            break
         }
+        return found
     }
 
     func redemption(_ otpHash: String, kind: OTPKind, now: Date) -> OTPRedemption? {
@@ -189,27 +177,25 @@ actor InMemoryDonationRepository: DonationRepository {
             rows.removeAll { submitted($0).text < cutoff }
             deleted[table] = before - rows.count
         }
-        var tables = self.tables
-        prune(&tables.risk, "exposure_risk_metadata", keep: retention.riskMetadata) { $0.submittedAt }
-        prune(&tables.testResults, "test_result_metadata", keep: retention.analytics) { $0.submittedAt }
-        prune(&tables.keySubmissions, "key_submission_metadata", keep: retention.analytics) { $0.submittedAt }
-        prune(&tables.windows, "exposure_window", keep: retention.analytics) { $0.submittedAt }
-        prune(&tables.client, "client_metadata", keep: retention.analytics) { $0.submittedAt }
+        prune(&self.tables.risk, "exposure_risk_metadata", keep: retention.riskMetadata) { $0.submittedAt }
+        prune(&self.tables.testResults, "test_result_metadata", keep: retention.analytics) { $0.submittedAt }
+        prune(&self.tables.keySubmissions, "key_submission_metadata", keep: retention.analytics) { $0.submittedAt }
+        prune(&self.tables.windows, "exposure_window", keep: retention.analytics) { $0.submittedAt }
+        prune(&self.tables.client, "client_metadata", keep: retention.analytics) { $0.submittedAt }
         func remove<Value>(_ rows: inout [String: Value], _ table: String, where gone: (Value) -> Bool) {
             let before = rows.count
             rows = rows.filter { !gone($0.value) }
             deleted[table] = before - rows.count
         }
         let otpCutoff = now.addingTimeInterval(-retention.otp)
-        remove(&tables.otps, "one_time_password") { ($0.redeemedAt ?? $0.record.expiresAt) < otpCutoff }
+        remove(&self.tables.otps, "one_time_password") { ($0.redeemedAt ?? $0.record.expiresAt) < otpCutoff }
         let apiCutoff = day(retention.apiTokenAfterExpiry)
-        remove(&tables.apiTokens, "api_token") { $0.expirationDate.text < apiCutoff }
+        remove(&self.tables.apiTokens, "api_token") { $0.expirationDate.text < apiCutoff }
         let deviceCutoff = now.addingTimeInterval(-retention.deviceToken)
-        remove(&tables.deviceTokens, "device_token") { $0 < deviceCutoff }
+        remove(&self.tables.deviceTokens, "device_token") { $0 < deviceCutoff }
         let saltCutoff = now.addingTimeInterval(-retention.salt)
-        remove(&tables.salts, "salt") { $0 < saltCutoff }
-        remove(&tables.androidIDs, "android_id") { $0 <= now }
-        self.tables = tables
+        remove(&self.tables.salts, "salt") { $0 < saltCutoff }
+        remove(&self.tables.androidIDs, "android_id") { $0 <= now }
         let nhs = await self.nhsAnalytics?.deleteSubmitted(before: day(retention.analytics))
         deleted["nhs_mobile_analytics"] = nhs?.packets ?? 0
         deleted["nhs_mobile_analytics_event"] = nhs?.events ?? 0
