@@ -59,7 +59,8 @@ package struct AdvisoryLock: Sendable, Hashable {
     }
 
     /// Takes the lock for the rest of the caller's transaction, waiting as long as the transaction's
-    /// `lock_timeout` allows; the wait's timeout is thrown here.
+    /// `lock_timeout` allows (55P03) and its `statement_timeout` (57014), whichever is shorter: a caller that may wait
+    /// longer than the connection's statement timeout raises that too. The wait's timeout is thrown here.
     package func lock(connection: PostgresConnection, logger: Logger) async throws {
         try await connection.runToEnd(
             "SELECT pg_advisory_xact_lock(\(self.key)), \(unescaped: Self.holderSettings)",

@@ -47,8 +47,10 @@ package struct DatabaseMigrator: Sendable {
         // (the orchestrator retries) instead of hanging it. Applies to every lock the migration waits for. The
         // connection's statement timeout (`DATABASE_STATEMENT_TIMEOUT`, 30 s, meant for requests) is lifted for the
         // transaction: it would cut the lock wait short, and a migration's work on a large table takes what it takes.
-        try await connection.runToEnd("SET LOCAL lock_timeout = '120s'", logger: logger)
-        try await connection.runToEnd("SET LOCAL statement_timeout = 0", logger: logger)
+        try await connection.runToEnd(
+            "SELECT set_config('lock_timeout', '120s', true), set_config('statement_timeout', '0', true)",
+            logger: logger
+        )
         try await Self.lock.lock(connection: connection, logger: logger)
         try await connection.query(
             """
