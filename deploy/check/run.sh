@@ -24,6 +24,8 @@
 #                  alerts.test.yaml; runbooks that are headings of deploy/README.md; the Grafana dashboards well-formed,
 #                  every panel expression accepted by promtool; every metric read defined by a service, the nginx
 #                  exporter or a recording rule
+#   rule tests     pytest on deploy/check/tests (whole runs only): each rule of deploycheck/ fires on an artefact
+#                  broken in one place, and none on the committed ones
 #
 # The binaries come from BIN_DIR (default .build/debug; `make build` or `make test` builds them). Missing tools are
 # installed: Debian's docker-compose, nginx, openssl, python3-venv, prometheus (for promtool; on a machine run by
@@ -101,6 +103,10 @@ status=0
 PATH="$PATH:/usr/sbin" EN_PG_BIN="$pg_bin" "$venv/bin/python" "$root/deploy/check/checks.py" \
   --root "$root" --work "$work" --bin-dir "$bin_dir" --kubectl "$kubectl" --k8s-versions "$k8s_versions" \
   --dev-secrets "$work/dev" ${DEPLOY_CHECKS:+--only $DEPLOY_CHECKS} || status=$?
+if [ -z "${DEPLOY_CHECKS:-}" ]; then
+  say "the rules' own tests (deploy/check/tests)"
+  DEPLOY_CHECK_KUBECTL="$kubectl" "$venv/bin/python" -m pytest -q -p no:cacheprovider "$root/deploy/check/tests" || status=1
+fi
 if [ "$status" -ne 0 ]; then
   say "FAILED (see above)"
 else
