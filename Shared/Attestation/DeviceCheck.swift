@@ -137,20 +137,18 @@ package final class HTTPDeviceCheck: DeviceCheck, Service {
         deviceToken: String,
         bits: (Bool, Bool)?
     ) async throws(DeviceCheckFailure) -> (Int, Data) {
-        var body: [String: Any] = [
-            "device_token": deviceToken,
-            "transaction_id": UUID().uuidString,
-            "timestamp": Int64(Date().timeIntervalSince1970 * 1000),
-        ]
-        if let (bit0, bit1) = bits {
-            body["bit0"] = bit0
-            body["bit1"] = bit1
-        }
+        let body = DeviceCheckRequest(
+            deviceToken: deviceToken,
+            transactionID: UUID().uuidString,
+            timestamp: Int64(Date().timeIntervalSince1970 * 1000),
+            bit0: bits?.0,
+            bit1: bits?.1
+        )
         var request = HTTPClientRequest(url: "\(self.baseURL)/\(call)")
         request.method = .POST
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "Authorization", value: "Bearer \(try self.bearer(now: Date()))")
-        guard let json = try? JSONSerialization.data(withJSONObject: body) else { throw .unavailable("no body") }
+        guard let json = try? JSONEncoder().encode(body) else { throw .unavailable("no body") }
         request.body = .bytes(ByteBuffer(bytes: json))
         do {
             let response = try await self.http.execute(request, timeout: TimeAmount(self.timeout))
@@ -159,5 +157,21 @@ package final class HTTPDeviceCheck: DeviceCheck, Service {
         } catch {
             throw .unavailable("DeviceCheck not reached: \(String(reflecting: type(of: error)))")
         }
+    }
+}
+
+/// The body of a DeviceCheck call (Apple's DeviceCheck API, "Accessing and Modifying Per-Device Data"): the two bits
+/// only on `update_two_bits`.
+private struct DeviceCheckRequest: Encodable {
+    var deviceToken: String
+    var transactionID: String
+    var timestamp: Int64
+    var bit0: Bool?
+    var bit1: Bool?
+
+    enum CodingKeys: String, CodingKey {
+        case deviceToken = "device_token"
+        case transactionID = "transaction_id"
+        case timestamp, bit0, bit1
     }
 }
