@@ -160,6 +160,7 @@ let package = Package(
                 "ENCrypto",
                 "ENPersistence",
                 "ENServiceKit",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdBcrypt", package: "hummingbird-auth"),
                 .product(name: "Crypto", package: "swift-crypto"),
@@ -301,6 +302,7 @@ let package = Package(
             name: "EFGSGateway",
             dependencies: [
                 "ENModels",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 "ENCrypto",
                 "ENPersistence",
                 "ENServiceKit",
@@ -363,7 +365,10 @@ let package = Package(
         libraryTests("ENPersistence"),
         libraryTests(
             "ENServiceKit",
-            extra: ["ENCrypto", .product(name: "Crypto", package: "swift-crypto")]
+            extra: [
+                "ENCrypto", .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ]
         ),
         libraryTests("ENKeyStore"),
         libraryTests(

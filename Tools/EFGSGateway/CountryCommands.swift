@@ -1,5 +1,6 @@
 // The operator's command line: countries and their certificates, straight on the gateway's database.
 
+import ArgumentParser
 import ENCrypto
 import ENFederation
 import ENPersistence
@@ -10,19 +11,18 @@ import SwiftASN1
 import X509
 
 /// `country add CODE --auth-cert PEM [--signing-cert PEM] [--callback-cert PEM] [--trust-anchor-cert PEM
-/// --trust-anchor-key PEM]`, `country list`, `country revoke CODE [--type AUTHENTICATION|SIGNING|CALLBACK]`. Uses
+/// --trust-anchor-key PEM]`, `country list`, `country revoke CODE [--type AUTHENTICATION|SIGNING|CALLBACK]`, read by
+/// swift-argument-parser (`country --help`, `country add --help`). Uses
 /// `DATABASE_URL` and applies pending migrations first. A certificate's subject must name the country (`C`). With the
 /// trust anchor's certificate and key, each row is stored with the anchor's signature (cwa-satellites §5.1); `list`
 /// shows whether each row passes the integrity check the gateway applies (`EFGS_TRUST_ANCHOR_FILE`).
 enum CountryCommands {
-    static let usage = """
-        usage: efgs-gateway country add CODE --auth-cert FILE [--signing-cert FILE] [--callback-cert FILE]
-                                            [--trust-anchor-cert FILE --trust-anchor-key FILE]
-               efgs-gateway country list
-               efgs-gateway country revoke CODE [--type AUTHENTICATION|SIGNING|CALLBACK]
-        """
-
     static func run(_ arguments: [String], environment: [String: String]) async -> Int32 {
+        let line: any CountryLine
+        switch CountryGroup.parseLine(Array(arguments.dropFirst()), as: (any CountryLine).self) {
+        case .exit(let code): return code
+        case .parsed(let parsed): line = parsed
+        }
         let settings = SettingsReader(arguments: ["efgs-gateway"], environment: environment)
         let database = DatabaseConfiguration(settings: settings)
         let integrity = CertificateIntegrity(trustAnchor: GatewayConfiguration.trustAnchor(settings: settings))
@@ -33,10 +33,10 @@ enum CountryCommands {
             return 2
         }
         let plan: Plan
-        switch self.plan(Array(arguments.dropFirst())) {
+        switch line.plan() {
         case .success(let parsed): plan = parsed
         case .failure(let problem):
-            self.fail("\(problem.message)\n\(self.usage)")
+            self.fail("\(problem.message)\n\(CountryGroup.helpMessage())")
             return 2
         }
         let logger = Logger(label: "efgs-gateway", factory: { _ in SwiftLogNoOpLogHandler() })
@@ -69,87 +69,15 @@ enum CountryCommands {
 
     struct Problem: Error { var message: String }
 
+    /// What `arguments` (after `country`) ask for, with the certificates read and, with a trust anchor, signed.
     static func plan(_ arguments: [String]) -> Result<Plan, Problem> {
-        guard let verb = arguments.first else { return .failure(Problem(message: "a subcommand is required")) }
-        switch verb {
-        case "list" where arguments.count == 1: return .success(.list)
-        case "add":
-            guard arguments.count >= 4, arguments.count % 2 == 0 else {
-                return .failure(Problem(message: "add needs CODE and options"))
+        do {
+            guard let line = try CountryGroup.parseAsRoot(arguments) as? any CountryLine else {
+                return .failure(Problem(message: "a subcommand is required"))
             }
-            let code = arguments[1].uppercased()
-            var certificates: [CountryCertificate] = []
-            var anchorFiles: (certificate: String?, key: String?) = (nil, nil)
-            var index = 2
-            while index + 1 < arguments.count {
-                let kind: CountryCertificate.Kind
-                switch arguments[index] {
-                case "--auth-cert": kind = .authentication
-                case "--signing-cert": kind = .signing
-                case "--callback-cert": kind = .callback
-                case "--trust-anchor-cert":
-                    anchorFiles.certificate = arguments[index + 1]
-                    index += 2
-                    continue
-                case "--trust-anchor-key":
-                    anchorFiles.key = arguments[index + 1]
-                    index += 2
-                    continue
-                default: return .failure(Problem(message: "unknown option \(arguments[index])"))
-                }
-                let file = arguments[index + 1]
-                guard let pem = try? String(contentsOfFile: file, encoding: .utf8),
-                    let certificate = try? Certificate(pemEncoded: pem), let der = try? certificate.derEncoded()
-                else { return .failure(Problem(message: "\(file) is not a PEM certificate")) }
-                if kind != .callback, certificate.countryCode != code {
-                    return .failure(Problem(message: "\(file): the subject's C is not \(code)"))
-                }
-                certificates.append(
-                    CountryCertificate(
-                        thumbprint: CertificateThumbprint(derEncodedCertificate: der).hex,
-                        kind: kind,
-                        country: code,
-                        revoked: false,
-                        pem: pem
-                    )
-                )
-                index += 2
-            }
-            guard certificates.contains(where: { $0.kind == .authentication }) else {
-                return .failure(Problem(message: "--auth-cert is required"))
-            }
-            switch anchorFiles {
-            case (nil, nil): break
-            case (let certificateFile?, let keyFile?):
-                guard let certificatePEM = try? String(contentsOfFile: certificateFile, encoding: .utf8),
-                    let keyPEM = try? String(contentsOfFile: keyFile, encoding: .utf8),
-                    let signer = try? BatchSigner(certificatePEM: certificatePEM, privateKeyPEM: keyPEM)
-                else {
-                    return .failure(
-                        Problem(message: "the trust anchor's certificate and key are not a readable PEM pair")
-                    )
-                }
-                for index in certificates.indices {
-                    guard let signature = try? signer.signature(ofCertificatePEM: certificates[index].pem) else {
-                        return .failure(Problem(message: "could not sign a certificate with the trust anchor"))
-                    }
-                    certificates[index].signature = signature
-                }
-            default: return .failure(Problem(message: "--trust-anchor-cert and --trust-anchor-key go together"))
-            }
-            return .success(.add(certificates))
-        case "revoke" where arguments.count == 2 || arguments.count == 4:
-            var kind: CountryCertificate.Kind?
-            if arguments.count == 4 {
-                guard arguments[2] == "--type",
-                    let parsed = CountryCertificate.Kind(rawValue: arguments[3].uppercased())
-                else {
-                    return .failure(Problem(message: "--type must be AUTHENTICATION, SIGNING or CALLBACK"))
-                }
-                kind = parsed
-            }
-            return .success(.revoke(arguments[1].uppercased(), kind))
-        default: return .failure(Problem(message: "unknown subcommand or arguments"))
+            return line.plan()
+        } catch {
+            return .failure(Problem(message: CountryGroup.message(for: error)))
         }
     }
 
@@ -183,5 +111,122 @@ enum CountryCommands {
 
     private static func fail(_ message: String) {
         FileHandle.standardError.write(Data("efgs-gateway: \(message)\n".utf8))
+    }
+}
+
+/// One of `country`'s subcommands: what it asks the database for.
+private protocol CountryLine: ParsableCommand, Sendable {
+    func plan() -> Result<CountryCommands.Plan, CountryCommands.Problem>
+}
+
+private struct CountryGroup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "country",
+        abstract: "add, list or revoke countries' certificates, straight on the database",
+        discussion:
+            "Uses DATABASE_URL (and EFGS_TRUST_ANCHOR_FILE for the integrity check); applies pending migrations first.",
+        subcommands: [AddCountry.self, ListCountries.self, RevokeCountry.self]
+    )
+}
+
+private struct AddCountry: CountryLine {
+    static let configuration = CommandConfiguration(
+        commandName: "add",
+        abstract: "register a country's certificates; each subject but the callback's must name the country (C)"
+    )
+
+    @Argument(help: "The country code, e.g. DE.")
+    var code: String
+
+    @Option(help: "The authentication (TLS client) certificate, PEM.")
+    var authCert: String
+
+    @Option(help: "The batch-signing certificate, PEM.")
+    var signingCert: String?
+
+    @Option(help: "The callback server's certificate, PEM.")
+    var callbackCert: String?
+
+    @Option(help: "The trust anchor's certificate, PEM: each row is stored with the anchor's signature.")
+    var trustAnchorCert: String?
+
+    @Option(help: "The trust anchor's private key, PEM.")
+    var trustAnchorKey: String?
+
+    func validate() throws {
+        guard (self.trustAnchorCert == nil) == (self.trustAnchorKey == nil) else {
+            throw ValidationError("--trust-anchor-cert and --trust-anchor-key go together")
+        }
+    }
+
+    func plan() -> Result<CountryCommands.Plan, CountryCommands.Problem> {
+        let code = self.code.uppercased()
+        var certificates: [CountryCertificate] = []
+        let files: [(CountryCertificate.Kind, String?)] = [
+            (.authentication, self.authCert), (.signing, self.signingCert), (.callback, self.callbackCert),
+        ]
+        for case (let kind, let file?) in files {
+            guard let pem = try? String(contentsOfFile: file, encoding: .utf8),
+                let certificate = try? Certificate(pemEncoded: pem), let der = try? certificate.derEncoded()
+            else { return .failure(.init(message: "\(file) is not a PEM certificate")) }
+            if kind != .callback, certificate.countryCode != code {
+                return .failure(.init(message: "\(file): the subject's C is not \(code)"))
+            }
+            certificates.append(
+                CountryCertificate(
+                    thumbprint: CertificateThumbprint(derEncodedCertificate: der).hex,
+                    kind: kind,
+                    country: code,
+                    revoked: false,
+                    pem: pem
+                )
+            )
+        }
+        guard let certificateFile = self.trustAnchorCert, let keyFile = self.trustAnchorKey else {
+            return .success(.add(certificates))
+        }
+        guard let certificatePEM = try? String(contentsOfFile: certificateFile, encoding: .utf8),
+            let keyPEM = try? String(contentsOfFile: keyFile, encoding: .utf8),
+            let signer = try? BatchSigner(certificatePEM: certificatePEM, privateKeyPEM: keyPEM)
+        else {
+            return .failure(.init(message: "the trust anchor's certificate and key are not a readable PEM pair"))
+        }
+        for index in certificates.indices {
+            guard let signature = try? signer.signature(ofCertificatePEM: certificates[index].pem) else {
+                return .failure(.init(message: "could not sign a certificate with the trust anchor"))
+            }
+            certificates[index].signature = signature
+        }
+        return .success(.add(certificates))
+    }
+}
+
+private struct ListCountries: CountryLine {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "list every certificate, revoked ones and rows failing the integrity check marked"
+    )
+
+    func plan() -> Result<CountryCommands.Plan, CountryCommands.Problem> { .success(.list) }
+}
+
+extension CountryCertificate.Kind: ExpressibleByArgument {
+    init?(argument: String) { self.init(rawValue: argument.uppercased()) }
+}
+
+private struct RevokeCountry: CountryLine {
+    static let configuration = CommandConfiguration(
+        commandName: "revoke",
+        abstract: "revoke a country's certificates, or those of one --type"
+    )
+
+    @Argument(help: "The country code.")
+    var code: String
+
+    @Option(help: "AUTHENTICATION, SIGNING or CALLBACK; every kind when left out.")
+    var type: CountryCertificate.Kind?
+
+    func plan() -> Result<CountryCommands.Plan, CountryCommands.Problem> {
+        .success(.revoke(self.code.uppercased(), self.type))
     }
 }

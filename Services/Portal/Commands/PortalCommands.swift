@@ -1,5 +1,6 @@
 // The administrator's command line: officers and the audit trail, straight on the portal database.
 
+import ArgumentParser
 import ENCrypto
 import ENPersistence
 import ENServiceKit
@@ -9,26 +10,29 @@ import Logging
 import PostgresNIO
 
 /// `user add NAME ROLES` (the password is read from standard input, the `otpauth://` URI printed), `user disable
-/// NAME`, `user reset-totp NAME` (prints the new URI), `user list`, `audit --since TIME`. Uses `DATABASE_URL` and
-/// applies pending migrations first. Output for scripts goes to standard output, everything else to standard error.
+/// NAME`, `user reset-totp NAME` (prints the new URI), `user list`, `audit --since TIME`, read by
+/// swift-argument-parser (`user --help`, `user add --help`). Uses `DATABASE_URL` and applies pending migrations first.
+/// Output for scripts goes to standard output, everything else to standard error.
 enum PortalCommands {
-    static let usage = """
-        usage: portal-service user add NAME ROLE[,ROLE]   (password on standard input; prints the otpauth:// URI)
-               portal-service user disable NAME
-               portal-service user reset-totp NAME         (prints the new otpauth:// URI)
-               portal-service user list
-               portal-service audit --since 2026-11-22T00:00:00Z
-        roles: \(PortalRole.allCases.map(\.rawValue).joined(separator: ", "))
-        """
-
+    /// Runs `arguments`, the tool's name (`user` or `audit`) first; returns the exit code.
     static func run(_ arguments: [String], environment: [String: String]) async -> Int32 {
+        let rest = Array(arguments.dropFirst())
+        let line: ToolLine<any PortalLine> =
+            arguments.first == "audit"
+            ? AuditTrail.parseLine(rest, as: (any PortalLine).self)
+            : UserGroup.parseLine(rest, as: (any PortalLine).self)
+        let action: any PortalLine
+        switch line {
+        case .exit(let code): return code
+        case .parsed(let parsed): action = parsed
+        }
         let settings = SettingsReader(arguments: ["portal-service"], environment: environment)
         let database = DatabaseConfiguration(settings: settings)
         let cost = PortalPolicy(settings: settings).bcryptCost
         // Only the commands that write a TOTP secret need the key that seals it.
-        let writesSecret =
-            arguments.count >= 2 && arguments[0] == "user" && ["add", "reset-totp"].contains(arguments[1])
-        let box = writesSecret ? PortalConfiguration.totpKeys(settings: settings).map(TOTPSecretBox.init(keys:)) : nil
+        let box =
+            action.writesTOTPSecret
+            ? PortalConfiguration.totpKeys(settings: settings).map(TOTPSecretBox.init(keys:)) : nil
         do {
             try settings.finish()
         } catch {
@@ -42,114 +46,18 @@ enum PortalCommands {
                 database: database,
                 logger: logger
             ) { client in
-                try await self.execute(
-                    arguments,
-                    repository: PostgresPortalRepository(client: client, logger: logger),
-                    box: box,
-                    cost: cost
+                try await action.perform(
+                    PortalCommandContext(
+                        store: PostgresPortalRepository(client: client, logger: logger),
+                        box: box,
+                        cost: cost,
+                        now: Date()
+                    )
                 )
             }
         } catch {
             self.fail("failed: \(String(describing: type(of: error)))")
             return 1
-        }
-    }
-
-    private static func execute(
-        _ arguments: [String],
-        repository store: any PortalRepository,
-        box: TOTPSecretBox?,
-        cost: Int
-    ) async throws -> Int32 {
-        let now = Date()
-        switch arguments {
-        case let arguments where arguments.count == 4 && arguments[0] == "user" && arguments[1] == "add":
-            let username = arguments[2].lowercased()
-            let roles = arguments[3].split(separator: ",").map(String.init)
-            guard username.range(of: "^[a-z0-9][a-z0-9._-]{1,63}$", options: .regularExpression) != nil else {
-                self.fail("the name must be 2–64 characters of a-z, 0-9, '.', '_' and '-'")
-                return 2
-            }
-            guard !roles.isEmpty, roles.allSatisfy({ PortalRole(rawValue: $0) != nil }) else {
-                self.fail("roles must be among \(PortalRole.allCases.map(\.rawValue).joined(separator: ", "))")
-                return 2
-            }
-            let password = readLine(strippingNewline: true) ?? ""
-            guard PasswordRules.acceptable(password, username: username) else {
-                self.fail("the password (standard input) must have 12 to 128 characters and differ from the name")
-                return 2
-            }
-            let totp = TOTP.random()
-            guard let box else { throw PortalCommandError.noTOTPKey }
-            guard
-                try await store.addOfficer(
-                    NewOfficer(
-                        username: username,
-                        passwordHash: Bcrypt.hash(password, cost: UInt8(cost)),
-                        roles: roles,
-                        totpSecret: try box.seal(totp.secret, username: username)
-                    ),
-                    now: now
-                )
-            else {
-                self.fail("an officer named \(username) exists already")
-                return 1
-            }
-            try await store.audit(
-                AuditEvent(
-                    at: now,
-                    username: username,
-                    action: "user_added",
-                    details: "roles=\(roles.joined(separator: ","))"
-                )
-            )
-            print(totp.uri(issuer: "CWA Portal", account: username))
-            return 0
-        case let arguments where arguments.count == 3 && arguments[0] == "user" && arguments[1] == "disable":
-            guard try await store.disable(username: arguments[2].lowercased()) else {
-                self.fail("no officer named \(arguments[2])")
-                return 1
-            }
-            try await store.audit(
-                AuditEvent(at: now, username: arguments[2].lowercased(), action: "user_disabled", details: "")
-            )
-            return 0
-        case let arguments where arguments.count == 3 && arguments[0] == "user" && arguments[1] == "reset-totp":
-            let totp = TOTP.random()
-            let username = arguments[2].lowercased()
-            guard let box else { throw PortalCommandError.noTOTPKey }
-            guard try await store.resetTOTP(username: username, secret: try box.seal(totp.secret, username: username))
-            else {
-                self.fail("no officer named \(arguments[2])")
-                return 1
-            }
-            try await store.audit(
-                AuditEvent(at: now, username: arguments[2].lowercased(), action: "totp_reset", details: "")
-            )
-            print(totp.uri(issuer: "CWA Portal", account: arguments[2].lowercased()))
-            return 0
-        case ["user", "list"]:
-            for officer in try await store.allOfficers() {
-                let state =
-                    officer.disabled
-                    ? "disabled" : (officer.lockedUntil.map { $0 > now } ?? false) ? "locked" : "active"
-                print("\(officer.username)\t\(officer.roles.joined(separator: ","))\t\(state)")
-            }
-            return 0
-        case let arguments where arguments.count == 3 && arguments[0] == "audit" && arguments[1] == "--since":
-            guard let since = ISO8601DateFormatter().date(from: arguments[2]) else {
-                self.fail("--since takes an ISO 8601 time such as 2026-11-22T00:00:00Z")
-                return 2
-            }
-            let formatter = ISO8601DateFormatter()
-            for event in try await store.auditEvents(since: since) {
-                let fields = [event.username, event.action, event.details].map(Self.printable)
-                print(([formatter.string(from: event.at)] + fields).joined(separator: "\t"))
-            }
-            return 0
-        default:
-            self.fail(self.usage)
-            return 2
         }
     }
 
@@ -168,8 +76,199 @@ enum PortalCommands {
         return out
     }
 
-    private static func fail(_ message: String) {
+    fileprivate static func fail(_ message: String) {
         FileHandle.standardError.write(Data("portal-service: \(message)\n".utf8))
+    }
+}
+
+/// What a command works on: the migrated database, the key that seals TOTP secrets (for the commands that write one),
+/// the bcrypt cost of passwords, the time it runs at.
+private struct PortalCommandContext {
+    var store: any PortalRepository
+    var box: TOTPSecretBox?
+    var cost: Int
+    var now: Date
+
+    func sealingBox() throws -> TOTPSecretBox {
+        guard let box else { throw PortalCommandError.noTOTPKey }
+        return box
+    }
+}
+
+/// One of the commands `user …` and `audit` run.
+private protocol PortalLine: ParsableCommand, Sendable {
+    /// Whether it writes a TOTP secret (and so needs `PORTAL_TOTP_KEY_FILE`).
+    var writesTOTPSecret: Bool { get }
+    func perform(_ context: PortalCommandContext) async throws -> Int32
+}
+
+extension PortalLine {
+    var writesTOTPSecret: Bool { false }
+}
+
+private struct UserGroup: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "user",
+        abstract: "add, disable, reset the TOTP of or list officers, straight on the database",
+        subcommands: [AddOfficer.self, DisableOfficer.self, ResetTOTP.self, ListOfficers.self]
+    )
+}
+
+/// An officer's name on the command line: lower-cased, 2–64 characters of a-z, 0-9, '.', '_' and '-'.
+private func officerName(_ argument: String) throws -> String {
+    let name = argument.lowercased()
+    guard name.range(of: "^[a-z0-9][a-z0-9._-]{1,63}$", options: .regularExpression) != nil else {
+        throw ValidationError("the name must be 2–64 characters of a-z, 0-9, '.', '_' and '-'")
+    }
+    return name
+}
+
+private struct AddOfficer: PortalLine {
+    static let configuration = CommandConfiguration(
+        commandName: "add",
+        abstract: "add an officer; the password is read from standard input, the otpauth:// URI printed"
+    )
+
+    @Argument(help: "The officer's name.", transform: officerName)
+    var name: String
+
+    @Argument(help: "Roles, comma-separated: \(PortalRole.allCases.map(\.rawValue).joined(separator: ", ")).")
+    var roles: String
+
+    var writesTOTPSecret: Bool { true }
+
+    func validate() throws {
+        let roles = self.roles.split(separator: ",")
+        guard !roles.isEmpty, roles.allSatisfy({ PortalRole(rawValue: String($0)) != nil }) else {
+            throw ValidationError("roles must be among \(PortalRole.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+    }
+
+    func perform(_ context: PortalCommandContext) async throws -> Int32 {
+        let roles = self.roles.split(separator: ",").map(String.init)
+        let password = readLine(strippingNewline: true) ?? ""
+        guard PasswordRules.acceptable(password, username: self.name) else {
+            PortalCommands.fail("the password (standard input) must have 12 to 128 characters and differ from the name")
+            return 2
+        }
+        let totp = TOTP.random()
+        let box = try context.sealingBox()
+        guard
+            try await context.store.addOfficer(
+                NewOfficer(
+                    username: self.name,
+                    passwordHash: Bcrypt.hash(password, cost: UInt8(context.cost)),
+                    roles: roles,
+                    totpSecret: try box.seal(totp.secret, username: self.name)
+                ),
+                now: context.now
+            )
+        else {
+            PortalCommands.fail("an officer named \(self.name) exists already")
+            return 1
+        }
+        try await context.store.audit(
+            AuditEvent(
+                at: context.now,
+                username: self.name,
+                action: "user_added",
+                details: "roles=\(roles.joined(separator: ","))"
+            )
+        )
+        print(totp.uri(issuer: "CWA Portal", account: self.name))
+        return 0
+    }
+}
+
+private struct DisableOfficer: PortalLine {
+    static let configuration = CommandConfiguration(commandName: "disable", abstract: "disable an officer")
+
+    @Argument(help: "The officer's name.", transform: officerName)
+    var name: String
+
+    func perform(_ context: PortalCommandContext) async throws -> Int32 {
+        guard try await context.store.disable(username: self.name) else {
+            PortalCommands.fail("no officer named \(self.name)")
+            return 1
+        }
+        try await context.store.audit(
+            AuditEvent(at: context.now, username: self.name, action: "user_disabled", details: "")
+        )
+        return 0
+    }
+}
+
+private struct ResetTOTP: PortalLine {
+    static let configuration = CommandConfiguration(
+        commandName: "reset-totp",
+        abstract: "give an officer a new TOTP secret and print its otpauth:// URI"
+    )
+
+    @Argument(help: "The officer's name.", transform: officerName)
+    var name: String
+
+    var writesTOTPSecret: Bool { true }
+
+    func perform(_ context: PortalCommandContext) async throws -> Int32 {
+        let totp = TOTP.random()
+        let box = try context.sealingBox()
+        guard
+            try await context.store.resetTOTP(
+                username: self.name,
+                secret: try box.seal(totp.secret, username: self.name)
+            )
+        else {
+            PortalCommands.fail("no officer named \(self.name)")
+            return 1
+        }
+        try await context.store.audit(
+            AuditEvent(at: context.now, username: self.name, action: "totp_reset", details: "")
+        )
+        print(totp.uri(issuer: "CWA Portal", account: self.name))
+        return 0
+    }
+}
+
+private struct ListOfficers: PortalLine {
+    static let configuration = CommandConfiguration(
+        commandName: "list",
+        abstract: "list the officers: name, roles, state (active, locked or disabled)"
+    )
+
+    func perform(_ context: PortalCommandContext) async throws -> Int32 {
+        for officer in try await context.store.allOfficers() {
+            let locked = officer.lockedUntil.map { $0 > context.now } ?? false
+            let state = officer.disabled ? "disabled" : locked ? "locked" : "active"
+            print("\(officer.username)\t\(officer.roles.joined(separator: ","))\t\(state)")
+        }
+        return 0
+    }
+}
+
+private struct AuditTrail: PortalLine {
+    static let configuration = CommandConfiguration(
+        commandName: "audit",
+        abstract: "print the audit trail since a time: time, officer, action, details (tab-separated)"
+    )
+
+    @Option(
+        help: "An ISO 8601 time such as 2026-11-22T00:00:00Z.",
+        transform: { text in
+            guard let date = ISO8601DateFormatter().date(from: text) else {
+                throw ValidationError("--since takes an ISO 8601 time such as 2026-11-22T00:00:00Z")
+            }
+            return date
+        }
+    )
+    var since: Date
+
+    func perform(_ context: PortalCommandContext) async throws -> Int32 {
+        let formatter = ISO8601DateFormatter()
+        for event in try await context.store.auditEvents(since: self.since) {
+            let fields = [event.username, event.action, event.details].map(PortalCommands.printable)
+            print(([formatter.string(from: event.at)] + fields).joined(separator: "\t"))
+        }
+        return 0
     }
 }
 

@@ -12,23 +12,57 @@ package protocol ServiceTool: ParsableCommand, Sendable {
     func run(environment: [String: String]) async -> Int32
 }
 
-extension ServiceTool {
-    /// Parses `arguments` (those after the tool's name) and runs the tool. `--help` prints the tool's usage and exits
-    /// 0; a line that does not parse or validate prints what is wrong and the usage on standard error and exits 2.
-    package static func run(_ arguments: [String], environment: [String: String]) async -> Int32 {
-        let tool: Self
+/// What a tool's command line came to: the command to run (a subcommand, where the tool has them), or the exit code
+/// of a line that was answered already (`--help`: 0; a line that does not parse or validate: 2).
+package enum ToolLine<Command> {
+    case parsed(Command)
+    case exit(Int32)
+}
+
+extension ParsableCommand {
+    /// Parses `arguments` (those after the tool's name) into the command, or one of its subcommands, that conforms to
+    /// `Command`. `--help` prints the usage and gives 0; a line that does not parse or validate, or names a group
+    /// without one of its subcommands, prints what is wrong and the usage on standard error and gives 2.
+    package static func parseLine<Command>(
+        _ arguments: [String],
+        as _: Command.Type = Command.self
+    ) -> ToolLine<Command> {
+        let parsed: any ParsableCommand
         do {
-            tool = try Self.parse(arguments)
+            parsed = try Self.parseAsRoot(arguments)
         } catch {
             let message = Self.fullMessage(for: error)
             if Self.exitCode(for: error) == .success {
                 print(message)
-                return 0
+                return .exit(0)
             }
             FileHandle.standardError.write(Data("\(message)\n".utf8))
-            return 2
+            return .exit(2)
         }
-        return await tool.run(environment: environment)
+        if let command = parsed as? Command { return .parsed(command) }
+        guard type(of: parsed) != Self.self else {
+            FileHandle.standardError.write(Data("\(Self.helpMessage())\n".utf8))
+            return .exit(2)
+        }
+        // `help <subcommand>`: swift-argument-parser's own help command, whose run prints that subcommand's usage.
+        do {
+            var help = parsed
+            try help.run()
+        } catch {
+            print(Self.fullMessage(for: error))
+            return .exit(Self.exitCode(for: error) == .success ? 0 : 2)
+        }
+        return .exit(0)
+    }
+}
+
+extension ServiceTool {
+    /// Parses `arguments` (those after the tool's name) and runs the tool, or the subcommand the line names.
+    package static func run(_ arguments: [String], environment: [String: String]) async -> Int32 {
+        switch Self.parseLine(arguments, as: (any ServiceTool).self) {
+        case .exit(let code): return code
+        case .parsed(let tool): return await tool.run(environment: environment)
+        }
     }
 
     /// Writes `message` and a newline to standard error.
