@@ -92,6 +92,38 @@ def is_ip_blocks_on_443(ports: list, peers: list) -> bool:
     return ports == [443] and bool(peers) and all(set(peer) == {"ipBlock"} for peer in peers)
 
 
+def egress_beyond_cluster(network: Policies, service: str, component: str, allowed: str,
+                          peer_problems) -> tuple[bool, set[str]]:
+    """The egress rules of `service`'s pods of `component`: DNS and the database (narrowed in every overlay by
+    network_rules) pass, each ipBlock of a rule on 443 goes to `peer_problems(policy name, peer)`, any other rule is a
+    problem that names what is `allowed`. Returns whether a rule opens 443 to addresses outside the cluster, and the
+    problems."""
+    problems: set[str] = set()
+    opens = False
+    for name, ports, peers in network.egress_rules(pod(service, component)):
+        if is_dns(ports, peers) or ports == [5432]:
+            continue
+        if is_ip_blocks_on_443(ports, peers):
+            for peer in peers:
+                problems |= set(peer_problems(name, peer))
+            opens = True
+            continue
+        problems.add(f"NetworkPolicy {name}: {service} ({component}) may open {ports or 'every port'} to "
+                     f"{peers or 'anywhere'}; only {allowed} are allowed")
+    return opens, problems
+
+
+def federation_gateway_block(name: str, peer: dict) -> list[str]:
+    """The federation gateway's ipBlock: set by the overlay, /24 or narrower."""
+    cidr = peer["ipBlock"].get("cidr", "")
+    if cidr == FEDERATION_EGRESS_PLACEHOLDER:
+        return [f"NetworkPolicy {name}: the federation gateway's address is the component's placeholder {cidr}: the "
+                "overlay sets it"]
+    if int(cidr.rpartition("/")[2] or 0) < 24:
+        return [f"NetworkPolicy {name}: federation egress to {cidr}, wider than the federation gateway's addresses"]
+    return []
+
+
 def network_rules(docs: list[dict], overlay: bool = False) -> list[str]:
     """Who may reach which port, evaluated from the NetworkPolicies like the API server would (ingress side)."""
     policies = list(k8s_by_kind(docs, "NetworkPolicy").values())
@@ -213,23 +245,18 @@ def data_donation_network_rules(network: Policies) -> list[str]:
     problems: set[str] = set()
     private = [ipaddress.ip_network(block) for block in NON_INTERNET_BLOCKS]
     for component in ("server", "migration"):
-        internet = False
-        for name, ports, peers in network.egress_rules(pod("data-donation-service", component)):
-            if is_dns(ports, peers) or ports == [5432]:
-                continue   # DNS; the database, narrowed in every overlay (network_rules)
-            if is_ip_blocks_on_443(ports, peers):
-                for peer in peers:
-                    block = ipaddress.ip_network(peer["ipBlock"].get("cidr", "0.0.0.0/0"), strict=False)
-                    excepted = [ipaddress.ip_network(e, strict=False) for e in peer["ipBlock"].get("except", [])]
-                    for net in private:
-                        if block.version == net.version and block.overlaps(net) and not any(
-                                net.subnet_of(e) for e in excepted if e.version == net.version):
-                            problems.add(f"NetworkPolicy {name}: data-donation-service ({component}) may open 443 "
-                                         f"in {net}, where the cluster and the nodes are: except it")
-                internet = True
-                continue
-            problems.add(f"NetworkPolicy {name}: data-donation-service ({component}) may open {ports or 'every port'} "
-                         f"to {peers or 'anywhere'}; only DNS, the database and the Internet on 443 are allowed")
+
+        def private_blocks(name: str, peer: dict) -> list[str]:
+            block = ipaddress.ip_network(peer["ipBlock"].get("cidr", "0.0.0.0/0"), strict=False)
+            excepted = [ipaddress.ip_network(e, strict=False) for e in peer["ipBlock"].get("except", [])]
+            return [f"NetworkPolicy {name}: data-donation-service ({component}) may open 443 in {net}, where the "
+                    "cluster and the nodes are: except it"
+                    for net in private if block.version == net.version and block.overlaps(net)
+                    and not any(net.subnet_of(e) for e in excepted if e.version == net.version)]
+
+        internet, found = egress_beyond_cluster(network, "data-donation-service", component,
+                                                "DNS, the database and the Internet on 443", private_blocks)
+        problems |= found
         if component == "server" and not internet:
             problems.add("data-donation-service (server) has no egress on 443 to Apple's DeviceCheck API")
         if component == "migration" and internet:
@@ -259,24 +286,10 @@ def federation_network_rules(network: Policies, candidates: set) -> list[str]:
                              "pods may reach it)")
     # The runs (CronJobs) call the federation gateway; the callback server (callback-only) must not.
     for component in ("server", "job"):
-        reaches_gateway = False
-        for name, ports, peers in network.egress_rules(pod("federation-service", component)):
-            if is_dns(ports, peers) or ports == [5432]:
-                continue   # DNS; the database, narrowed in every overlay (network_rules)
-            if is_ip_blocks_on_443(ports, peers):
-                for peer in peers:
-                    cidr = peer["ipBlock"].get("cidr", "")
-                    if cidr == FEDERATION_EGRESS_PLACEHOLDER:
-                        problems.add(f"NetworkPolicy {name}: the federation gateway's address is the component's "
-                                     f"placeholder {cidr}: the overlay sets it")
-                    elif int(cidr.rpartition("/")[2] or 0) < 24:
-                        problems.add(f"NetworkPolicy {name}: federation egress to {cidr}, wider than the federation "
-                                     "gateway's addresses")
-                reaches_gateway = True
-                continue
-            problems.add(f"NetworkPolicy {name}: federation-service ({component}) may open {ports or 'every port'} "
-                         f"to {peers or 'anywhere'}; only DNS, the database and the federation gateway's ipBlock on "
-                         "443 are allowed")
+        reaches_gateway, found = egress_beyond_cluster(network, "federation-service", component,
+                                                       "DNS, the database and the federation gateway's ipBlock on 443",
+                                                       federation_gateway_block)
+        problems |= found
         if component == "job" and not reaches_gateway:
             problems.add("federation-service (job) has no egress to the federation gateway's ipBlock on 443")
         if component == "server" and reaches_gateway:
