@@ -390,8 +390,10 @@ while IFS= read -r line; do
 done < <(grep -E '^(ok|FAIL|skip) ' "$work/fuzz.out" | sed 's/  */ /')
 check "fuzzing: every document's run finished (fuzz.sh exited $fuzz_status)" test "$fuzz_status" = 0
 protofuzz_started=$(date +%s)
-"$root/deploy/local/protofuzz.py" --count "${DRILLS_PROTOFUZZ_COUNT:-1000}" --out "$work/protofuzz" \
-  >"$work/protofuzz.out" 2>&1
+# In fuzz.sh's venv, which holds the protobuf runtime; protoc compiles protos/ for it.
+need_commands protoc:protobuf-compiler
+"${FUZZ_VENV:-$root/.data/fuzz-venv}/bin/python" "$root/deploy/local/protofuzz.py" \
+  --count "${DRILLS_PROTOFUZZ_COUNT:-1000}" --out "$work/protofuzz" >"$work/protofuzz.out" 2>&1
 protofuzz_status=$?
 cat "$work/protofuzz.out" >>"$log"
 say "protobuf fuzzing: $(( $(date +%s) - protofuzz_started )) s"

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Schema-driven fuzzing (drill 1 of make drills): Schemathesis (PyPI, pinned, in the venv .data/fuzz-venv or FUZZ_VENV)
+# Schema-driven fuzzing (drill 1 of make drills): Schemathesis (PyPI, pinned, in the venv .data/fuzz-venv or FUZZ_VENV,
+# which also holds the protobuf runtime of protofuzz.py)
 # sends positive and negative examples generated from every service's OpenAPI document straight to the listener that
 # serves it, never through the gateway (whose rate limits would answer instead of the service), and checks every
 # answer: no 5xx (not_a_server_error), a status the document lists (status_code_conformance), its content type
@@ -47,6 +48,8 @@ root="$(cd "$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/../.." && pwd)"
 data="${EN_DATA_DIR:-$root/.data}"
 venv="${FUZZ_VENV:-$root/.data/fuzz-venv}"   # not under EN_DATA_DIR: make drills makes that anew every run
 schemathesis_version=4.32.5
+# The protobuf runtime of protofuzz.py, which make drills runs in this venv too: the release of Debian's protoc (3.21).
+protobuf_version=4.21.12
 examples="${DRILLS_EXAMPLES:-300}"
 seed="${FUZZ_SEED:-20}"
 workers="${FUZZ_WORKERS:-1}"
@@ -80,21 +83,22 @@ if [ -z "${EN_DISTRIBUTION_INTERNAL_URL:-}" ]; then
 fi
 export EN_DISTRIBUTION_INTERNAL_URL
 
-# Whether the venv has the pinned Schemathesis.
+# Whether the venv has the pinned Schemathesis and protobuf runtime.
 schemathesis_ready() {
-  [ "$("$venv/bin/python" -c 'from importlib.metadata import version; print(version("schemathesis"))' 2>/dev/null)" \
-    = "$schemathesis_version" ]
+  [ "$("$venv/bin/python" -c 'from importlib.metadata import version as v; print(v("schemathesis"), v("protobuf"))' \
+    2>/dev/null)" = "$schemathesis_version $protobuf_version" ]
 }
 ensure_schemathesis() {
   schemathesis_ready && return 0
   # Debian's python3 creates venvs only with python3-venv (it brings ensurepip).
   python3 -c 'import venv, ensurepip' 2>/dev/null || install_packages python3-venv
-  say "installing Schemathesis $schemathesis_version into $venv"
+  say "installing Schemathesis $schemathesis_version and protobuf $protobuf_version into $venv"
   rm -rf "$venv"
   mkdir -p "$(dirname "$venv")"
   python3 -m venv "$venv"
-  "$venv/bin/pip" install -q --disable-pip-version-check "schemathesis==$schemathesis_version"
-  schemathesis_ready || fail "Schemathesis $schemathesis_version did not install into $venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check "schemathesis==$schemathesis_version" \
+    "protobuf==$protobuf_version"
+  schemathesis_ready || fail "Schemathesis $schemathesis_version and protobuf $protobuf_version did not install into $venv"
 }
 
 # name | document | base URL | which operations (Schemathesis's filter options; - for all)

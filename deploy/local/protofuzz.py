@@ -1,18 +1,19 @@
 #!/usr/bin/env python3
-"""Mutation fuzzing of the protobuf endpoints (drill 1 of make drills, beside deploy/local/fuzz.sh). Standard library
-only.
+"""Mutation fuzzing of the protobuf endpoints (drill 1 of make drills, beside deploy/local/fuzz.sh). Needs the
+protobuf runtime (make drills runs it in fuzz.sh's venv, which has it) and protoc.
 
   eval "$(deploy/local/run.sh env)"; EN_DATA_DIR=<the fleet's data> deploy/local/protofuzz.py
       [--count N] [--seconds S] [--tans K] [--seed SEED] [--concurrency C] [--out DIR] [--only TARGET …]
 
-Valid payloads are encoded by hand from the field numbers of protos/ (SubmissionPayload with TemporaryExposureKey,
-CheckIn and CheckInProtectedReport; the data-donation requests with PPACAndroid or PPACIOS and their payloads), then
-mutated: truncation, bit flips, bytes inserted, deleted and replaced, a field duplicated (once to 1000 times), huge
-repeated fields (thousands of keys, check-ins and encrypted check-ins; thousands of exposure windows), wrong wire
-types, deep nesting of length-delimited fields (up to 10,000 levels), overlong, oversized and unterminated varints,
-lengths past the end, field numbers 0, 2^29-1 and reserved ones, groups (unclosed, stray, 5,000 deep), garbage and
-empty bodies, bodies of exactly the limit, one byte over it and twice it, and 2 to 4 of these at once. Each mutant
-goes to one target:
+Valid payloads are built with the messages protoc --python_out makes of protos/ (SubmissionPayload with
+TemporaryExposureKey, CheckIn and CheckInProtectedReport; the data-donation requests with PPACAndroid or PPACIOS and
+their payloads; compiled at every start into a temporary folder, with --protoc, PROTOC, protoc), then mutated on the
+wire, where no message type can go: truncation, bit flips, bytes inserted, deleted and replaced, a field duplicated
+(once to 1000 times), huge repeated fields (thousands of keys, check-ins and encrypted check-ins; thousands of
+exposure windows), wrong wire types, deep nesting of length-delimited fields (up to 10,000 levels), overlong,
+oversized and unterminated varints, lengths past the end, field numbers 0, 2^29-1 and reserved ones, groups
+(unclosed, stray, 5,000 deep), garbage and empty bodies, bodies of exactly the limit, one byte over it and twice it,
+and 2 to 4 of these at once. Each mutant goes to one target:
 
   submission    POST /version/v1/diagnosis-keys        cwa-fake: 0, cwa-authorization: a random UUID; the first --tans
                                                        (20) unmutated, duplicated-field or huge mutants take real TANs
@@ -46,12 +47,16 @@ import base64
 import collections
 import concurrent.futures
 import hashlib
+import importlib
 import http.client
 import json
 import os
 import random
+import shutil
 import socket
-import struct
+import subprocess
+import tempfile
+import types
 import sys
 import threading
 import time
@@ -90,28 +95,12 @@ def tally(counter):
     return " ".join(f"{key}×{value}" for key, value in sorted(counter.items(), key=lambda item: str(item[0])))
 
 
-def zigzag(value):
-    return (value << 1) ^ (value >> 63)
-
-
 def f_varint(field, value):
     return tag(field, VARINT) + varint(value)
 
 
-def f_sint(field, value):
-    return tag(field, VARINT) + varint(zigzag(value))
-
-
 def f_bytes(field, data):
     return tag(field, LENGTH) + varint(len(data)) + data
-
-
-def f_string(field, text):
-    return f_bytes(field, text.encode())
-
-
-def f_double(field, number):
-    return tag(field, FIXED64) + struct.pack("<d", number)
 
 
 def fields(data):
@@ -157,65 +146,110 @@ def read_varint(data, index):
 
 # ---- valid payloads ---------------------------------------------------------------------------------------------
 
+# The messages of protos/, as protoc --python_out makes them (load_messages fills it before any payload is built).
+PB = types.SimpleNamespace()
+PPDD = "app/coronawarn/datadonation/common/protocols/internal/ppdd/"
+MESSAGES = {
+    "app/coronawarn/server/common/protocols/external/exposurenotification/temporary_exposure_key_export.proto":
+        ["TemporaryExposureKey"],
+    "app/coronawarn/server/common/protocols/external/exposurenotification/diagnosis_key_batch.proto": ["ReportType"],
+    "app/coronawarn/server/common/protocols/internal/submission_payload.proto": ["SubmissionPayload"],
+    "app/coronawarn/server/common/protocols/internal/pt/check_in.proto": ["CheckIn", "CheckInProtectedReport"],
+    PPDD + "ppac_android.proto": ["PPACAndroid"],
+    PPDD + "ppac_ios.proto": ["PPACIOS"],
+    PPDD + "ppa_data.proto": ["PPADataAndroid", "PPADataIOS"],
+    PPDD + "ppa_data_request_android.proto": ["PPADataRequestAndroid"],
+    PPDD + "ppa_data_request_ios.proto": ["PPADataRequestIOS"],
+    PPDD + "edus_otp_request_android.proto": ["EDUSOneTimePasswordRequestAndroid"],
+    PPDD + "edus_otp_request_ios.proto": ["EDUSOneTimePasswordRequestIOS"],
+    PPDD + "els_otp_request_android.proto": ["ELSOneTimePasswordRequestAndroid"],
+    PPDD + "els_otp_request_ios.proto": ["ELSOneTimePasswordRequestIOS"],
+    PPDD + "srs_otp_request_android.proto": ["SRSOneTimePasswordRequestAndroid"],
+    PPDD + "srs_otp_request_ios.proto": ["SRSOneTimePasswordRequestIOS"],
+}
+
+
+def load_messages(protos, protoc, out):
+    """Compiles every file of `protos` with `protoc --python_out=out` and imports the messages (and enums) of MESSAGES
+    into PB."""
+    files = sorted(os.path.relpath(os.path.join(folder, name), protos)
+                   for folder, _, names in os.walk(protos) for name in names if name.endswith(".proto"))
+    subprocess.run([protoc, f"--python_out={out}", f"--proto_path={protos}", *files], check=True)
+    sys.path.insert(0, out)
+    for path, names in MESSAGES.items():
+        module = importlib.import_module(path.removesuffix(".proto").replace("/", ".") + "_pb2")
+        for name in names:
+            setattr(PB, name, getattr(module, name))
+
+
+# The request message of each data-donation operation, by platform and scenario.
+DONATION_REQUESTS = {
+    ("android", "dat"): "PPADataRequestAndroid", ("ios", "dat"): "PPADataRequestIOS",
+    ("android", "otp"): "EDUSOneTimePasswordRequestAndroid", ("ios", "otp"): "EDUSOneTimePasswordRequestIOS",
+    ("android", "els"): "ELSOneTimePasswordRequestAndroid", ("ios", "els"): "ELSOneTimePasswordRequestIOS",
+    ("android", "srs"): "SRSOneTimePasswordRequestAndroid", ("ios", "srs"): "SRSOneTimePasswordRequestIOS",
+}
+
+
 def today_interval():
     """The 10-minute interval number of today's midnight, UTC."""
     return int(time.time()) // 86400 * 144
 
 
 def exposure_key(rng, days_ago, trl=None, dsos=None):
-    # TemporaryExposureKey: key_data 1, transmission_risk_level 2, rolling_start_interval_number 3, rolling_period 4,
-    # report_type 5, days_since_onset_of_symptoms 6 (sint32).
-    body = f_bytes(1, rng.randbytes(16)) + f_varint(3, today_interval() - 144 * days_ago) + f_varint(4, 144)
-    body += f_varint(5, 1)
+    key = PB.TemporaryExposureKey(key_data=rng.randbytes(16), rolling_period=144,
+                                  rolling_start_interval_number=today_interval() - 144 * days_ago,
+                                  report_type=PB.ReportType.Value("CONFIRMED_TEST"))
     if trl is not None:
-        body += f_varint(2, trl)
+        key.transmission_risk_level = trl
     if dsos is not None:
-        body += f_sint(6, dsos)
-    return body
+        key.days_since_onset_of_symptoms = dsos
+    return key
 
 
 def check_in(rng, location):
-    # pt.CheckIn: locationId 1, startIntervalNumber 2, endIntervalNumber 3, transmissionRiskLevel 4.
     start = today_interval() * 10 - rng.randrange(1, 5000)
-    end = start + rng.randrange(1, 50)
-    return f_bytes(1, location) + f_varint(2, start) + f_varint(3, end) + f_varint(4, rng.randint(1, 8))
+    return PB.CheckIn(locationId=location, startIntervalNumber=start, endIntervalNumber=start + rng.randrange(1, 50),
+                      transmissionRiskLevel=rng.randint(1, 8))
 
 
 def protected_report(rng, location_hash):
-    # pt.CheckInProtectedReport: locationIdHash 1 (32), iv 2 (16), encryptedCheckInRecord 3 (16), mac 4 (32).
-    return (f_bytes(1, location_hash) + f_bytes(2, rng.randbytes(16)) + f_bytes(3, rng.randbytes(16))
-            + f_bytes(4, rng.randbytes(32)))
+    return PB.CheckInProtectedReport(locationIdHash=location_hash, iv=rng.randbytes(16),
+                                     encryptedCheckInRecord=rng.randbytes(16), mac=rng.randbytes(32))
 
 
 def submission_payload(rng, kind="submission", keys=14, check_ins=3, reports=3):
-    """SubmissionPayload: keys 1, requestPadding 2, visitedCountries 3, origin 4, consentToFederation 5, checkIns 6,
-    submissionType 7, checkInProtectedReports 8."""
-    body = b""
+    """A SubmissionPayload: a positive person's keys, countries, check-ins and encrypted check-ins (a self-report's
+    submission type with kind self-report), or a host warning's check-ins and encrypted check-ins (on-behalf)."""
+    payload = PB.SubmissionPayload()
     if kind == "on-behalf":
         location, location_hash = rng.randbytes(32), rng.randbytes(32)
-        body += b"".join(f_bytes(6, check_in(rng, location)) for _ in range(check_ins))
-        body += b"".join(f_bytes(8, protected_report(rng, location_hash)) for _ in range(max(reports, 1)))
-        return body + f_varint(7, 2) + f_bytes(2, rng.randbytes(rng.randrange(0, 100)))
-    body += b"".join(f_bytes(1, exposure_key(rng, day, trl=rng.randint(1, 8), dsos=rng.randint(-14, 14)))
-                     for day in range(keys))
-    body += f_bytes(2, rng.randbytes(rng.randrange(0, 100)))
-    body += f_string(3, "DE") + f_string(3, "FR") + f_string(4, "DE") + f_varint(5, 1)
-    body += b"".join(f_bytes(6, check_in(rng, rng.randbytes(32))) for _ in range(check_ins))
-    body += f_varint(7, rng.randint(3, 9) if kind == "self-report" else rng.choice((0, 1)))
-    body += b"".join(f_bytes(8, protected_report(rng, rng.randbytes(32))) for _ in range(reports))
-    return body
+        payload.checkIns.extend(check_in(rng, location) for _ in range(check_ins))
+        payload.checkInProtectedReports.extend(protected_report(rng, location_hash) for _ in range(max(reports, 1)))
+        payload.submissionType = PB.SubmissionPayload.SUBMISSION_TYPE_HOST_WARNING
+        payload.requestPadding = rng.randbytes(rng.randrange(0, 100))
+        return payload.SerializeToString()
+    payload.keys.extend(exposure_key(rng, day, trl=rng.randint(1, 8), dsos=rng.randint(-14, 14)) for day in range(keys))
+    payload.requestPadding = rng.randbytes(rng.randrange(0, 100))
+    payload.visitedCountries.extend(["DE", "FR"])
+    payload.origin = "DE"
+    payload.consentToFederation = True
+    payload.checkIns.extend(check_in(rng, rng.randbytes(32)) for _ in range(check_ins))
+    payload.submissionType = rng.randint(3, 9) if kind == "self-report" else rng.choice((0, 1))
+    payload.checkInProtectedReports.extend(protected_report(rng, rng.randbytes(32)) for _ in range(reports))
+    return payload.SerializeToString()
 
 
 def ppac_android(rng):
-    # PPACAndroid: safetyNetJws 1, salt 2. A Play Integrity token has five dot-separated parts.
+    # A Play Integrity token has five dot-separated parts.
     token = ".".join(urlsafe(rng.randbytes(n)) for n in (32, 40, 12, 200, 16))
-    return f_string(1, token) + f_string(2, urlsafe(rng.randbytes(16)))
+    return PB.PPACAndroid(safetyNetJws=token, salt=urlsafe(rng.randbytes(16)))
 
 
 def ppac_ios(rng, scenario):
-    # PPACIOS: deviceToken 1 (Base64, 2500-3500 characters for dat, else 1-3500), apiToken 2 (UUID), previousApiToken 3.
+    # deviceToken: Base64, 2500-3500 characters for dat, else 1-3500; apiToken: a UUID.
     size = rng.randrange(1900, 2600) if scenario == "dat" else rng.randrange(16, 300)
-    return f_string(1, base64.b64encode(rng.randbytes(size)).decode()) + f_string(2, random_uuid(rng))
+    return PB.PPACIOS(deviceToken=base64.b64encode(rng.randbytes(size)).decode(), apiToken=random_uuid(rng))
 
 
 def urlsafe(data):
@@ -223,44 +257,50 @@ def urlsafe(data):
 
 
 def ppa_payload(rng, platform, windows=2):
-    """PPADataAndroid / PPADataIOS: requestPadding 1, exposureRiskMetadataSet 2, newExposureWindows 3,
-    testResultMetadataSet 4, keySubmissionMetadataSet 5, clientMetadata 6, userMetadata 7."""
-    version = f_varint(1, 3) + f_varint(2, 2) + f_varint(3, 1)
-    risk = f_varint(1, 2) + f_varint(2, 1) + f_varint(3, int(time.time()) // 86400 * 86400) + f_varint(5, 1)
-
-    def window():
-        scans = b"".join(f_bytes(5, f_varint(1, rng.randint(30, 80)) + f_varint(2, rng.randint(30, 80))
-                                 + f_varint(3, 180)) for _ in range(3))
-        day = int(time.time()) // 86400 * 86400
-        inner = f_varint(1, day) + f_varint(2, 1) + f_varint(3, 1) + f_varint(4, 1) + scans
-        return f_bytes(3, f_bytes(1, inner) + f_varint(2, rng.randint(1, 8)) + f_double(3, rng.random() * 100))
-
-    test = f_varint(1, 2) + f_varint(2, 20) + f_varint(3, 2)
-    submission = f_varint(1, 1) + f_varint(6, 2) + f_varint(7, 3) + f_varint(15, 1) + f_varint(16, 0)
+    """PPADataAndroid / PPADataIOS: a risk, `windows` exposure windows, a test result, a key submission, the client
+    and the user."""
+    data = PB.PPADataAndroid() if platform == "android" else PB.PPADataIOS()
+    day = int(time.time()) // 86400 * 86400
+    data.requestPadding = rng.randbytes(rng.randrange(0, 64))
+    data.exposureRiskMetadataSet.add(riskLevel=2, riskLevelChangedComparedToPreviousSubmission=True,
+                                     mostRecentDateAtRiskLevel=day, ptRiskLevel=1)
+    for _ in range(windows):
+        window = data.newExposureWindows.add(transmissionRiskLevel=rng.randint(1, 8), normalizedTime=rng.random() * 100)
+        window.exposureWindow.date = day
+        window.exposureWindow.reportType = 1
+        window.exposureWindow.infectiousness = 1
+        window.exposureWindow.calibrationConfidence = 1
+        for _ in range(3):
+            window.exposureWindow.scanInstances.add(typicalAttenuation=rng.randint(30, 80),
+                                                    minAttenuation=rng.randint(30, 80), secondsSinceLastScan=180)
+    data.testResultMetadataSet.add(testResult=2, hoursSinceTestRegistration=20, riskLevelAtTestRegistration=2)
+    data.keySubmissionMetadataSet.add(submitted=True, lastSubmissionFlowScreen=2, hoursSinceTestResult=3,
+                                      submittedWithCheckIns=1)
+    data.clientMetadata.cwaVersion.major, data.clientMetadata.cwaVersion.minor = 3, 2
+    data.clientMetadata.cwaVersion.patch = 1
+    data.clientMetadata.appConfigETag = "etag"
     if platform == "android":
-        client = f_bytes(1, version) + f_varint(2, 30) + f_varint(3, 18) + f_string(4, "etag")
+        data.clientMetadata.androidApiLevel, data.clientMetadata.enfVersion = 30, 18
     else:
-        client = f_bytes(1, version) + f_bytes(2, f_varint(1, 16)) + f_string(3, "etag")
-    user = f_varint(1, 1) + f_varint(2, 11001001) + f_varint(3, 2)
-    return (f_bytes(1, rng.randbytes(rng.randrange(0, 64))) + f_bytes(2, risk)
-            + b"".join(window() for _ in range(windows))
-            + f_bytes(4, test) + f_bytes(5, submission) + f_bytes(6, client) + f_bytes(7, user))
+        data.clientMetadata.iosVersion.major = 16
+    data.userMetadata.federalState, data.userMetadata.administrativeUnit = 1, 11001001
+    data.userMetadata.ageGroup = 2
+    return data
 
 
-def donation_request(rng, platform, scenario):
-    """The request of one data-donation operation: authentication 1, payload 2 (srs: requestPadding 3)."""
-    authentication = ppac_android(rng) if platform == "android" else ppac_ios(rng, scenario)
-    otp = random_uuid(rng)
+def donation_request(rng, platform, scenario, windows=2):
+    """The request of one data-donation operation: the attestation and its payload (srs: with padding)."""
+    request = getattr(PB, DONATION_REQUESTS[(platform, scenario)])()
+    request.authentication.CopyFrom(ppac_android(rng) if platform == "android" else ppac_ios(rng, scenario))
     if scenario == "dat":
-        payload = ppa_payload(rng, platform)
-    elif scenario == "srs" and platform == "android":
-        payload = f_string(1, otp) + f_bytes(2, rng.randbytes(8))
+        request.payload.CopyFrom(ppa_payload(rng, platform, windows))
     else:
-        payload = f_string(1, otp)
-    body = f_bytes(1, authentication) + f_bytes(2, payload)
+        request.payload.otp = random_uuid(rng)
+    if scenario == "srs" and platform == "android":
+        request.payload.androidId = rng.randbytes(8)
     if scenario == "srs":
-        body += f_bytes(3, rng.randbytes(rng.randrange(0, 100)))
-    return body
+        request.requestPadding = rng.randbytes(rng.randrange(0, 100))
+    return request.SerializeToString()
 
 
 # ---- mutations --------------------------------------------------------------------------------------------------
@@ -408,8 +448,7 @@ def huge(rng, target):
         return submission_payload(rng, target, check_ins=rng.choice((280, 1500)), reports=rng.choice((280, 281, 900)))
     platform, scenario = target.split("-")
     if scenario == "dat":
-        authentication = ppac_android(rng) if platform == "android" else ppac_ios(rng, "dat")
-        return f_bytes(1, authentication) + f_bytes(2, ppa_payload(rng, platform, windows=rng.choice((50, 500, 3000))))
+        return donation_request(rng, platform, scenario, windows=rng.choice((50, 500, 3000)))
     return donation_request(rng, platform, scenario) + f_bytes(1, b"") * rng.choice((100, 10000))
 
 
@@ -585,6 +624,7 @@ def parse_args():
     parser.add_argument("--out", default=None, help="where failing bodies go (default: <EN_DATA_DIR>/protofuzz)")
     parser.add_argument("--only", action="append", choices=sorted(TARGETS), help="fuzz these targets only")
     parser.add_argument("--strict-ios", action="store_true", help="count iOS 503 DEVICE_CHECK_UNAVAILABLE as failures")
+    parser.add_argument("--protoc", default=os.environ.get("PROTOC", "protoc"), help="the protoc (PROTOC, protoc)")
     args = parser.parse_args()
     if not (1 <= args.count <= 1_000_000 and 1 <= args.seconds <= 86400 and 0 <= args.tans <= 1000
             and 1 <= args.concurrency <= 64 and 0.1 <= args.timeout <= 300):
@@ -605,6 +645,16 @@ def main():
     out = args.out or os.path.join(data_dir, "protofuzz")
     os.makedirs(out, exist_ok=True)
     bases = {"submission": env["EN_SUBMISSION_URL"], "donation": env["EN_DATA_DONATION_URL"]}
+    protos = os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../protos")
+    generated = tempfile.mkdtemp(prefix="protofuzz-pb-")
+    try:
+        load_messages(protos, args.protoc, generated)
+    except (OSError, subprocess.CalledProcessError, ImportError) as error:
+        print(f"protofuzz: the messages of protos/ could not be built ({error}): protoc and the protobuf runtime "
+              "are needed", file=sys.stderr)
+        return 2
+    finally:
+        shutil.rmtree(generated, ignore_errors=True)
     rng = random.Random(args.seed)
     targets = args.only or sorted(TARGETS)
 
