@@ -5,8 +5,9 @@
 #   compose        docker-compose 1.29 `config` of deploy/compose.yaml, the compose-spec JSON schema, and the
 #                  fleet's rules (migrations before services, health-based order, only the gateway publishes ports)
 #   kubernetes     `kubectl kustomize` of deploy/k8s/base and both overlays, kubernetes-validate --strict with its
-#                  bundled schemas (offline) for the oldest and newest Kubernetes versions we claim, and the rules
-#                  (probes, resources, securityContext, CronJob, Jobs, HPAs, PDBs, NetworkPolicy reachability)
+#                  bundled schemas (offline) for the oldest and newest Kubernetes versions we claim, checkov's
+#                  Kubernetes checks on both overlays (deploy/check/checkov.yaml), and the rules (probes, requests,
+#                  runAsNonRoot, seccomp, CronJob, Jobs, HPAs, PDBs, NetworkPolicy reachability)
 #   dockerfile     hadolint (deploy/check/hadolint.yaml) and a parser-level check of deploy/Dockerfile; the pins of
 #                  deploy/Package.resolved when present; digests of base and third-party images where set (all of
 #                  them with DEPLOY_REQUIRE_DIGESTS=1)
@@ -24,8 +25,9 @@
 #                  alerts.test.yaml; runbooks that are headings of deploy/README.md; the Grafana dashboards well-formed,
 #                  every panel expression accepted by promtool; every metric read defined by a service, the nginx
 #                  exporter or a recording rule
-#   rule tests     pytest on deploy/check/tests (whole runs only): each rule of deploycheck/ fires on an artefact
-#                  broken in one place, and none on the committed ones
+#   rule tests     pytest on deploy/check/tests (whole runs only): each rule of the compose, kubernetes, network,
+#                  gateway and observability checks fires on an artefact broken in one place, and none on the
+#                  committed ones
 #
 # The binaries come from BIN_DIR (default .build/debug; `make build` or `make test` builds them). Missing tools are
 # installed: Debian's docker-compose, nginx, openssl, python3-venv, prometheus (for promtool; on a machine run by

@@ -196,9 +196,16 @@ def checkov_problems(render: Path, settings: Path) -> list[str]:
     except json.JSONDecodeError:
         raise CheckFailed(f"checkov gave no report on {render.name} (exit {result.returncode})",
                           (result.stdout + result.stderr).strip().splitlines()[-5:])
+    # A render checkov could not read gives a report without results (or with parsing errors): never a pass.
+    reports = reports if isinstance(reports, list) else [reports]
+    kubernetes = [r for r in reports if r.get("check_type") == "kubernetes" and "results" in r]
+    if not kubernetes or any(r.get("summary", {}).get("parsing_errors") for r in reports) \
+            or sum(r.get("summary", {}).get("resource_count", 0) for r in kubernetes) == 0:
+        raise CheckFailed(f"checkov checked no Kubernetes resource of {render.name}",
+                          [json.dumps(r.get("summary", r))[:300] for r in reports])
     problems = []
-    for report in reports if isinstance(reports, list) else [reports]:
-        for failed in report.get("results", {}).get("failed_checks", []):
+    for report in kubernetes:
+        for failed in report["results"].get("failed_checks", []):
             resource = failed["resource"].split(".")
             problems.append(f"checkov {failed['check_id']} ({failed['check_name']}): {resource[0]}/{resource[-1]}")
     return sorted(problems)
@@ -216,12 +223,16 @@ def k8s_rules(docs: list[dict], overlay: bool = False) -> list[str]:
             problems.append(f"no Service {binary}")
     if "gateway" not in deployments or "gateway" not in services:
         problems.append("no gateway Deployment and Service")
-    # Pod hygiene that checkov does not check as strictly (checkov_problems covers seccomp, privilege escalation, the
-    # read-only root filesystem, capabilities, limits, image tags and probes being there): runAsNonRoot itself (checkov
-    # is content with a runAsUser) and requests (checkov takes limits for them); the probes' paths.
+    # Pod hygiene that checkov does not check as strictly (checkov_problems covers privilege escalation, the read-only
+    # root filesystem, capabilities, limits, image tags and probes being there): runAsNonRoot itself (checkov is
+    # content with a runAsUser), the pod's own seccomp profile (checkov is content with the containers' and passes
+    # init containers by), requests (checkov takes limits for them); the probes' paths.
     for kind_name, spec in pod_specs(docs):
-        if not spec.get("securityContext", {}).get("runAsNonRoot"):
+        psc = spec.get("securityContext", {})
+        if not psc.get("runAsNonRoot"):
             problems.append(f"{kind_name}: runAsNonRoot is not set")
+        if psc.get("seccompProfile", {}).get("type") != "RuntimeDefault":
+            problems.append(f"{kind_name}: seccompProfile is not RuntimeDefault")
         for c in spec.get("initContainers", []) + spec.get("containers", []):
             where = f"{kind_name} container {c['name']}"
             if not c.get("resources", {}).get("requests"):

@@ -9,6 +9,7 @@ import pytest
 import yaml
 from conftest import container, fires, named
 
+from deploycheck.common import CheckFailed
 from deploycheck.kubernetes import (checkov_problems, federation_rules, gateway_probe_problems,
                                     k8s_internal_url_problems, k8s_rules, monitoring_rules)
 
@@ -45,6 +46,13 @@ def test_checkov_passes_the_committed_overlays_and_names_each_break(render, tmp_
     assert any(p.startswith("checkov CKV_K8S_40 ") and p.endswith("Deployment/gateway") for p in problems)
 
 
+def test_checkov_that_reads_nothing_is_no_pass(tmp_path):
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("# no resource\n")
+    with pytest.raises(CheckFailed, match="checkov checked no Kubernetes resource"):
+        checkov_problems(empty, ROOT / "deploy" / "check")
+
+
 def test_committed_monitoring_component_passes(render):
     assert monitoring_rules(render(PRODUCTION)) == []
 
@@ -56,6 +64,7 @@ def pod_spec(docs: list[dict], kind: str, name: str) -> dict:
 
 @pytest.mark.parametrize("break_it, fragment", [
     (lambda s: s["securityContext"].pop("runAsNonRoot"), "Deployment/portal-service: runAsNonRoot is not set"),
+    (lambda s: s["securityContext"].pop("seccompProfile"), "Deployment/portal-service: seccompProfile is not"),
     (lambda s: s["containers"][0]["resources"].pop("requests"),
      "container portal-service: resource requests are missing"),
     (lambda s: s["containers"][0].pop("readinessProbe"), "container portal-service: readiness and liveness probes"),
@@ -73,7 +82,7 @@ def test_a_second_container_with_a_readiness_probe_fires(render):
     docs = render(PRODUCTION)
     spec = pod_spec(docs, "Deployment", "gateway")
     assert len(spec["containers"]) > 1
-    spec["containers"][1]["readinessProbe"] = {"tcpSpec": {"port": 9113}}
+    spec["containers"][1]["readinessProbe"] = {"tcpSocket": {"port": 9113}}
     assert fires(k8s_rules(docs, overlay=True), "a second container needs a liveness probe and no readiness probe")
 
 
