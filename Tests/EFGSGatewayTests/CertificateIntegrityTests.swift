@@ -127,6 +127,22 @@ struct CertificateIntegrityTests {
             return
         }
         #expect(unsigned[0].signature == nil)
+        guard
+            case .success(.add(let repeated)) = CountryCommands.plan([
+                "add", "DE", "--auth-cert", auth, "--signing-cert", auth, "--signing-cert", auth,
+            ])
+        else {
+            Issue.record("add with two signing certificates was not planned")
+            return
+        }
+        #expect(
+            repeated.map(\.kind) == [.authentication, .signing, .signing],
+            "each certificate option is its own row"
+        )
+        guard case .failure = CountryCommands.plan(["add", "DE", "--signing-cert", auth]) else {
+            Issue.record("add without an authentication certificate was accepted")
+            return
+        }
         guard case .failure = CountryCommands.plan(["add", "DE", "--auth-cert", auth, "--trust-anchor-key", anchorKey])
         else {
             Issue.record("a trust anchor key without its certificate was accepted")

@@ -138,14 +138,14 @@ private struct AddCountry: CountryLine {
     @Argument(help: "The country code, e.g. DE.")
     var code: String
 
-    @Option(help: "The authentication (TLS client) certificate, PEM.")
-    var authCert: String
+    @Option(help: "An authentication (TLS client) certificate, PEM; at least one, each its own row.")
+    var authCert: [String] = []
 
-    @Option(help: "The batch-signing certificate, PEM.")
-    var signingCert: String?
+    @Option(help: "A batch-signing certificate, PEM; each its own row.")
+    var signingCert: [String] = []
 
-    @Option(help: "The callback server's certificate, PEM.")
-    var callbackCert: String?
+    @Option(help: "A callback server's certificate, PEM; each its own row.")
+    var callbackCert: [String] = []
 
     @Option(help: "The trust anchor's certificate, PEM: each row is stored with the anchor's signature.")
     var trustAnchorCert: String?
@@ -154,6 +154,7 @@ private struct AddCountry: CountryLine {
     var trustAnchorKey: String?
 
     func validate() throws {
+        guard !self.authCert.isEmpty else { throw ValidationError("--auth-cert is required") }
         guard (self.trustAnchorCert == nil) == (self.trustAnchorKey == nil) else {
             throw ValidationError("--trust-anchor-cert and --trust-anchor-key go together")
         }
@@ -162,10 +163,10 @@ private struct AddCountry: CountryLine {
     func plan() -> Result<CountryCommands.Plan, CountryCommands.Problem> {
         let code = self.code.uppercased()
         var certificates: [CountryCertificate] = []
-        let files: [(CountryCertificate.Kind, String?)] = [
-            (.authentication, self.authCert), (.signing, self.signingCert), (.callback, self.callbackCert),
-        ]
-        for case (let kind, let file?) in files {
+        let files =
+            self.authCert.map { (CountryCertificate.Kind.authentication, $0) }
+            + self.signingCert.map { (.signing, $0) } + self.callbackCert.map { (.callback, $0) }
+        for (kind, file) in files {
             guard let pem = try? String(contentsOfFile: file, encoding: .utf8),
                 let certificate = try? Certificate(pemEncoded: pem), let der = try? certificate.derEncoded()
             else { return .failure(.init(message: "\(file) is not a PEM certificate")) }

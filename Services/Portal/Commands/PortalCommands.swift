@@ -97,7 +97,7 @@ private struct PortalCommandContext {
 
 /// One of the commands `user …` and `audit` run.
 private protocol PortalLine: ParsableCommand, Sendable {
-    /// Whether it writes a TOTP secret (and so needs `PORTAL_TOTP_KEY_FILE`).
+    /// Whether it writes a TOTP secret (and so needs `TOTP_KEY_FILE`).
     var writesTOTPSecret: Bool { get }
     func perform(_ context: PortalCommandContext) async throws -> Int32
 }

@@ -44,13 +44,16 @@ extension ParsableCommand {
             FileHandle.standardError.write(Data("\(Self.helpMessage())\n".utf8))
             return .exit(2)
         }
-        // `help <subcommand>`: swift-argument-parser's own help command, whose run prints that subcommand's usage.
+        // swift-argument-parser's own help command (`help <subcommand>`, `--help`), whose run asks for the usage.
         do {
             var help = parsed
             try help.run()
         } catch {
+            guard Self.exitCode(for: error) == .success else {
+                FileHandle.standardError.write(Data("\(Self.fullMessage(for: error))\n".utf8))
+                return .exit(2)
+            }
             print(Self.fullMessage(for: error))
-            return .exit(Self.exitCode(for: error) == .success ? 0 : 2)
         }
         return .exit(0)
     }
