@@ -26,7 +26,7 @@
 #          X-Forwarded-For, X-SSL-Client-Cert, X-Gateway-Secret and X-Request-ID on the app, lab and portal ports;
 #          meanwhile a phone's journey takes at most 2 s a step, and the services log only the gateway's request ids;
 #   fuzz   every OpenAPI document fuzzed by Schemathesis (deploy/local/fuzz.sh, DRILLS_EXAMPLES, 300, examples per
-#          operation, and FUZZ_PLAIN_EXAMPLES, 30, for health, metrics and the documents) on each service's own
+#          operation, and FUZZ_PLAIN_EXAMPLES, 300, for health, metrics and the documents) on each service's own
 #          listeners, and the protobuf endpoints by deploy/local/protofuzz.py
 #          (DRILLS_PROTOFUZZ_COUNT, 1000, mutated bodies): no 5xx, every status, content type and body as documented;
 #   at rest  afterwards no table of any database and no log line holds the drills' GUIDs, teleTAN, registration

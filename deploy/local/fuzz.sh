@@ -31,7 +31,7 @@
 #
 # Phases: examples, coverage and fuzzing (no stateful phase), mode all, seed FUZZ_SEED (20), no example database, no
 # shrinking. DRILLS_EXAMPLES (300) examples per operation in the fuzzing phase; the operations whose only input is
-# the optional X-Request-ID header (health, metrics, the document itself) get FUZZ_PLAIN_EXAMPLES (30). One
+# the optional X-Request-ID header (health, metrics, the document itself) get FUZZ_PLAIN_EXAMPLES (300). One
 # Schemathesis process per document (FUZZ_WORKERS, 1, requests at a time in each: more than one thread trips a race in
 # Hypothesis), FUZZ_PARALLEL (2, one per core) of them at once; the CTA exchanges, which answer no sooner than 1 s by
 # design, run beside them in FUZZ_SLOW_SHARDS (3) processes each with seeds of their own. FUZZ_TIMEOUT (600) seconds
@@ -55,7 +55,7 @@ seed="${FUZZ_SEED:-20}"
 workers="${FUZZ_WORKERS:-1}"
 parallel="${FUZZ_PARALLEL:-2}"
 slow_shards="${FUZZ_SLOW_SHARDS:-3}"
-plain_examples="${FUZZ_PLAIN_EXAMPLES:-30}"
+plain_examples="${FUZZ_PLAIN_EXAMPLES:-300}"
 record="${FUZZ_RECORD:-}"
 [ "$record" = 0 ] && record=""
 timeout_seconds="${FUZZ_TIMEOUT:-600}"

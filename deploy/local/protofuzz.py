@@ -2,7 +2,8 @@
 """Mutation fuzzing of the protobuf endpoints (drill 1 of make drills, beside deploy/local/fuzz.sh). Needs the
 protobuf runtime (make drills runs it in fuzz.sh's venv, which has it) and protoc.
 
-  eval "$(deploy/local/run.sh env)"; EN_DATA_DIR=<the fleet's data> deploy/local/protofuzz.py
+  eval "$(deploy/local/run.sh env)"
+  EN_DATA_DIR=<the fleet's data> .data/fuzz-venv/bin/python deploy/local/protofuzz.py
       [--count N] [--seconds S] [--tans K] [--seed SEED] [--concurrency C] [--out DIR] [--only TARGET …]
 
 Valid payloads are built with the messages protoc --python_out makes of protos/ (SubmissionPayload with
