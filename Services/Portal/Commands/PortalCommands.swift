@@ -117,7 +117,7 @@ private struct UserGroup: ParsableCommand {
 /// An officer's name on the command line: lower-cased, 2–64 characters of a-z, 0-9, '.', '_' and '-'.
 private func officerName(_ argument: String) throws -> String {
     let name = argument.lowercased()
-    guard name.range(of: "^[a-z0-9][a-z0-9._-]{1,63}$", options: .regularExpression) != nil else {
+    guard NewOfficer.isValidUsername(name) else {
         throw ValidationError("the name must be 2–64 characters of a-z, 0-9, '.', '_' and '-'")
     }
     return name
@@ -138,14 +138,15 @@ private struct AddOfficer: PortalLine {
     var writesTOTPSecret: Bool { true }
 
     func validate() throws {
-        let roles = self.roles.split(separator: ",")
-        guard !roles.isEmpty, roles.allSatisfy({ PortalRole(rawValue: String($0)) != nil }) else {
+        guard !self.roleList.isEmpty, self.roleList.allSatisfy({ PortalRole(rawValue: $0) != nil }) else {
             throw ValidationError("roles must be among \(PortalRole.allCases.map(\.rawValue).joined(separator: ", "))")
         }
     }
 
+    private var roleList: [String] { self.roles.split(separator: ",").map(String.init) }
+
     func perform(_ context: PortalCommandContext) async throws -> Int32 {
-        let roles = self.roles.split(separator: ",").map(String.init)
+        let roles = self.roleList
         let password = readLine(strippingNewline: true) ?? ""
         guard PasswordRules.acceptable(password, username: self.name) else {
             PortalCommands.fail("the password (standard input) must have 12 to 128 characters and differ from the name")

@@ -54,4 +54,10 @@ struct NewOfficer: Sendable, Equatable {
     var roles: [String]
     /// The 20-byte secret, sealed by `TOTPSecretBox`.
     var totpSecret: StoredTOTPSecret
+
+    /// An officer's name: 2–64 characters of a-z, 0-9, '.', '_' and '-', a letter or digit first (the `officer`
+    /// table's CHECK).
+    static func isValidUsername(_ name: String) -> Bool {
+        name.wholeMatch(of: /^[a-z0-9][a-z0-9._-]{1,63}$/) != nil
+    }
 }

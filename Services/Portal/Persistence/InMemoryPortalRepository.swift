@@ -20,7 +20,7 @@ actor InMemoryPortalRepository: PortalRepository {
     init() {}
 
     func addOfficer(_ new: NewOfficer, now: Date) throws -> Bool {
-        guard new.username.wholeMatch(of: /^[a-z0-9][a-z0-9._-]{1,63}$/) != nil else {
+        guard NewOfficer.isValidUsername(new.username) else {
             throw PortalConstraintViolation(description: "officer")
         }
         try Self.check(new.totpSecret)
