@@ -1,6 +1,8 @@
 // `cwa drill races`: the races on single-use secrets (`make drills`): each secret is used many times at once through
 // the gateway, as a crowd of phones would; exactly one use may succeed, the others must get the documented refusal,
-// and none a 5xx or a transport failure.
+// and none a 5xx or a transport failure. A 503 with `Retry-After` (a pool whose connections are all taken for longer
+// than `DATABASE_LEASE_TIMEOUT`) is the service's documented back-pressure: the phone tries again after it, as an
+// app does, and the answer it gets then is the one that counts.
 
 import ArgumentParser
 import ENModels
@@ -26,6 +28,12 @@ extension DrillCommand {
             )
         else { throw ClientFailure("cannot write \(path)") }
     }
+}
+
+/// The last answers of one race's calls, and how many calls were tried again after a 503.
+struct RaceReplies: Sendable {
+    var replies: [Reply] = []
+    var retried = 0
 }
 
 /// How the answers to one race came out: the count per status (0: no answer).
@@ -57,7 +65,9 @@ extension DrillCommand {
             discussion: """
                 The GUID must have a positive result posted by a lab and be unregistered; the teleTAN must be unused. \
                 Prints one line per race (`ok` or `FAIL`, the race, the answers per status) and exits 1 when a race \
-                did not have exactly one winner with every other answer the documented refusal.
+                did not have exactly one winner with every other answer the documented refusal. A 503 is tried again \
+                after its Retry-After (at most 3 s, at most 5 times), as an app does; the last answer counts, and \
+                the line says how many uses were tried again.
                 """
         )
 
@@ -86,14 +96,15 @@ extension DrillCommand {
             let teleTAN = self.teletan
             let failures = try await withGateway(try self.gateway.client(connections: 256)) { client in
                 var failures = 0
-                func report(_ name: String, _ replies: [Reply], success: Int, refusals: Set<Int>) {
-                    let outcome = RaceOutcome(replies.map(\.status))
+                func report(_ name: String, _ race: RaceReplies, success: Int, refusals: Set<Int>) {
+                    let outcome = RaceOutcome(race.replies.map(\.status))
                     let ok = outcome.isOneWinner(success: success, refusals: refusals)
-                    print("\(ok ? "ok  " : "FAIL") \(name): \(outcome.summary)")
+                    let retried = race.retried == 0 ? "" : " (\(race.retried) tried again after a 503)"
+                    print("\(ok ? "ok  " : "FAIL") \(name): \(outcome.summary)\(retried)")
                     if !ok { failures += 1 }
                 }
                 /// Everyone registers `key` at once.
-                func registrations(_ key: String, type: String) async -> [Reply] {
+                func registrations(_ key: String, type: String) async -> RaceReplies {
                     let body = jsonObject(["key": key, "keyType": type])
                     return await Self.race(count) {
                         try await client.postJSON(
@@ -108,7 +119,7 @@ extension DrillCommand {
                 let guids = await registrations(guidHash, type: "GUID")
                 report("\(count) registrations of one GUID", guids, success: 201, refusals: [400])
                 struct Registered: Decodable { var registrationToken: String }
-                guard let winner = guids.first(where: { $0.status == 201 }),
+                guard let winner = guids.replies.first(where: { $0.status == 201 }),
                     let token = try? decodeJSON(Registered.self, from: winner, what: "registration").registrationToken
                 else {
                     print("FAIL the TAN races need the registration token of the GUID's registration")
@@ -128,10 +139,13 @@ extension DrillCommand {
                 let tans = await Self.race(count) {
                     try await client.postJSON("\(app)/version/v1/tan", body, headers: [("cwa-fake", "0")])
                 }
-                let pollOutcome = RaceOutcome(await polls.map(\.status))
+                let pollRace = await polls
+                let pollOutcome = RaceOutcome(pollRace.replies.map(\.status))
                 let pollsOK = pollOutcome.statuses == [200: count]
+                let pollsRetried = pollRace.retried == 0 ? "" : " (\(pollRace.retried) tried again after a 503)"
                 print(
                     "\(pollsOK ? "ok  " : "FAIL") \(count) result polls during the TAN's issue: \(pollOutcome.summary)"
+                        + pollsRetried
                 )
                 if !pollsOK { failures += 1 }
                 report(
@@ -141,7 +155,7 @@ extension DrillCommand {
                     refusals: [400]
                 )
                 struct Issued: Decodable { var tan: String }
-                guard let issued = tans.first(where: { $0.status == 201 }),
+                guard let issued = tans.replies.first(where: { $0.status == 201 }),
                     let tan = try? decodeJSON(Issued.self, from: issued, what: "TAN").tan
                 else {
                     print("FAIL the redemption race needs the issued TAN")
@@ -211,18 +225,30 @@ extension DrillCommand {
             try DrillCommand.writePrivate(secrets.joined(separator: "\n") + "\n", to: path)
         }
 
-        /// `call` `count` times at once; a call that fails without an answer counts as status 0.
+        /// `call` `count` times at once; a call that fails without an answer counts as status 0. A 503 is tried
+        /// again after its `Retry-After` (at most 3 s, at most `retries` times): the last answer is the call's.
         static func race(
             _ count: Int,
+            retries: Int = 5,
             _ call: @escaping @Sendable () async throws -> Reply
-        ) async -> [Reply] {
-            await withTaskGroup(of: Reply.self) { group in
+        ) async -> RaceReplies {
+            await withTaskGroup(of: (Reply, Bool).self) { group in
                 for _ in 0..<count {
                     group.addTask {
-                        (try? await call()) ?? Reply(status: 0, headers: [], body: [], seconds: 0)
+                        var attempt = 0
+                        while true {
+                            let reply = (try? await call()) ?? Reply(status: 0, headers: [], body: [], seconds: 0)
+                            guard reply.status == 503, attempt < retries else { return (reply, attempt > 0) }
+                            attempt += 1
+                            let asked = reply.header("Retry-After").flatMap(Double.init) ?? 1
+                            try? await Task.sleep(for: .seconds(min(max(asked, 0.2), 3)))
+                        }
                     }
                 }
-                return await group.reduce(into: []) { $0.append($1) }
+                return await group.reduce(into: RaceReplies()) { race, answer in
+                    race.replies.append(answer.0)
+                    if answer.1 { race.retried += 1 }
+                }
             }
         }
     }
