@@ -26,10 +26,9 @@ extension DataDonation {
         )
         return TwoListeners(
             publicRouter: try self.buildPublicRouter(runtime),
-            publicAddress: configuration.http,
             internalRouter: try self.buildInternalRouter(runtime),
-            internalAddress: configuration.internalHTTP,
-            metricsAddress: configuration.metrics
+            basics: configuration.basics,
+            listeners: configuration.listeners
         ).application(
             clients: dependencies.services,
             jobs: [self.retention(runtime).periodic(every: configuration.retention.interval)],

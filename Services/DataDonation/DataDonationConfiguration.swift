@@ -22,14 +22,10 @@ enum AndroidAttestationMode: String, Sendable, CaseIterable {
 
 /// The configuration of data-donation-service.
 struct DataDonationConfiguration: ServiceConfiguration {
-    /// App-facing port (behind the gateway).
-    var http: ListenAddress
-    /// OTP redemption; never routed by the gateway.
-    var internalHTTP: ListenAddress
-    /// `/metrics` alone (`METRICS_HOST`, `METRICS_PORT`, default 9007).
-    var metrics: ListenAddress
-    var database: DatabaseConfiguration
-    var logging: LoggingConfiguration
+    /// The app-facing port (behind the gateway), the database, the logging.
+    var basics: ServiceBasics
+    /// OTP redemption (never routed by the gateway); `/metrics` (default 9007).
+    var listeners: InternalListeners
     var maxBodyBytes: Int
     /// Checks the service tokens of callers of the internal port (`SERVICE_CALLER_KEYS`).
     var callers: ServiceTokenVerifier
@@ -61,21 +57,14 @@ struct DataDonationConfiguration: ServiceConfiguration {
     /// - `NHS_ENABLED` (false), `NHS_MAINTENANCE_MODE`, with NHS_ENABLED `NHS_SIGNING_KEYS` (required);
     ///   `NHS_ANALYTICS_EVENTS_ENABLED` (true)
     init(settings: SettingsReader) {
-        self.http = ListenAddress(settings: settings, prefix: "HTTP", defaultPort: 8007, purpose: "app API")
-        self.internalHTTP = ListenAddress(
+        self.basics = ServiceBasics(settings: settings, port: 8007, purpose: "app API")
+        self.listeners = InternalListeners(
             settings: settings,
-            prefix: "INTERNAL_HTTP",
-            defaultPort: 8017,
-            purpose: "internal API"
+            beside: self.basics.http,
+            internalPort: 8017,
+            metricsPort: 9007
         )
-        self.database = DatabaseConfiguration(settings: settings)
-        self.logging = LoggingConfiguration(settings: settings)
-        self.maxBodyBytes = settings.int(
-            "HTTP_MAX_BODY_SIZE",
-            default: 1_048_576,
-            range: 4096...8_388_608,
-            help: "Largest request body in bytes; larger ones get 413 before they are read."
-        )
+        self.maxBodyBytes = settings.maxBodySize(default: 1_048_576, range: 4096...8_388_608)
         self.callers = settings.serviceTokenVerifier(
             audience: "data-donation-service",
             routes: InternalController.routes
@@ -236,11 +225,5 @@ struct DataDonationConfiguration: ServiceConfiguration {
         // A salt must be remembered as long as it may be reused, or an old one would pass as new.
         self.retention.salt = max(self.retention.salt, policy.validity)
         self.fakeDelay = FakeDelay.Settings(settings: settings, defaultSamples: 10)
-        self.internalHTTP.requireDistinctPort(from: [self.http], settings: settings)
-        self.metrics = MetricsListener.address(
-            settings: settings,
-            defaultPort: 9007,
-            otherListeners: [self.http, self.internalHTTP]
-        )
     }
 }

@@ -10,10 +10,8 @@ import Foundation
 
 /// The configuration of distribution-service.
 struct DistributionConfiguration: ServiceConfiguration {
-    /// Health and metrics in `serve` mode.
-    var http: ListenAddress
-    var database: DatabaseConfiguration
-    var logging: LoggingConfiguration
+    /// The port of health and metrics in `serve` mode, the database, the logging.
+    var basics: ServiceBasics
     /// Time between runs in `serve` mode (the first run is at start).
     var interval: Duration
     var policy: KeyDistributionPolicy
@@ -50,14 +48,7 @@ struct DistributionConfiguration: ServiceConfiguration {
     /// - `OBJECT_STORE` (`directory` or `s3`), `CDN_DIRECTORY` (.data/cdn), the `S3_*` settings and the `PUBLISH_*`
     ///   limits; `AUDIT_AFTER_RUN` (true)
     init(settings: SettingsReader) {
-        self.http = ListenAddress(
-            settings: settings,
-            prefix: "HTTP",
-            defaultPort: 8005,
-            purpose: "health and metrics (serve mode)"
-        )
-        self.database = DatabaseConfiguration(settings: settings)
-        self.logging = LoggingConfiguration(settings: settings)
+        self.basics = ServiceBasics(settings: settings, port: 8005, purpose: "health and metrics (serve mode)")
         self.interval = settings.duration(
             "DISTRIBUTION_INTERVAL",
             default: .seconds(3600),
@@ -120,7 +111,7 @@ struct DistributionConfiguration: ServiceConfiguration {
         )
         if self.nhs != nil, !callers.callerNames.isEmpty {
             self.callers = callers
-            self.internalHTTP.requireDistinctPort(from: [self.http], settings: settings)
+            self.internalHTTP.requireDistinctPort(from: [self.basics.http], settings: settings)
         }
 
         let kind = settings.choice(

@@ -14,10 +14,8 @@ import X509
 
 /// The configuration of federation-service.
 struct FederationConfiguration: ServiceConfiguration {
-    /// The callback endpoint, health and metrics (serve mode).
-    var http: ListenAddress
-    var database: DatabaseConfiguration
-    var logging: LoggingConfiguration
+    /// The port of the callback endpoint, health and metrics (serve mode), the database, the logging.
+    var basics: ServiceBasics
     /// This backend's country: the origin of the keys it uploads, left out of what it stores.
     var ownCountry: String
     /// Base URL of the gateway's API.
@@ -57,14 +55,11 @@ struct FederationConfiguration: ServiceConfiguration {
     }
 
     init(settings: SettingsReader) {
-        self.http = ListenAddress(
+        self.basics = ServiceBasics(
             settings: settings,
-            prefix: "HTTP",
-            defaultPort: 8006,
+            port: 8006,
             purpose: "callback, health and metrics (serve mode)"
         )
-        self.database = DatabaseConfiguration(settings: settings)
-        self.logging = LoggingConfiguration(settings: settings)
         self.ownCountry = settings.string(
             "FEDERATION_OWN_COUNTRY",
             default: "DE",

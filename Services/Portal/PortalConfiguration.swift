@@ -9,11 +9,10 @@ import Foundation
 
 /// The configuration of portal-service.
 struct PortalConfiguration: ServiceConfiguration {
-    var http: ListenAddress
+    /// The officers' web portal's port, the database, the logging.
+    var basics: ServiceBasics
     /// `/metrics` alone, for the monitoring network policy (`METRICS_HOST`, `METRICS_PORT`, default 9004).
     var metrics: ListenAddress
-    var database: DatabaseConfiguration
-    var logging: LoggingConfiguration
     var verificationURL: String
     /// `NHS_ENABLED`: the risky venues' upload (API key `highRiskVenuesCodeUpload`), published through
     /// distribution-service's internal port (`DISTRIBUTION_INTERNAL_URL`).
@@ -41,15 +40,12 @@ struct PortalConfiguration: ServiceConfiguration {
     /// - `PORTAL_ALLOWED_HOSTS` (127.0.0.1:8004,localhost:8004), `PORTAL_SECURE_COOKIES` (false)
     /// - `HEALTH_AUTHORITIES_FILE` (the bundled list), and the limits of `PortalPolicy`
     init(settings: SettingsReader) {
-        self.http = ListenAddress(
+        self.basics = ServiceBasics(settings: settings, port: 8004, purpose: "officers' web portal")
+        self.metrics = MetricsListener.address(
             settings: settings,
-            prefix: "HTTP",
-            defaultPort: 8004,
-            purpose: "officers' web portal"
+            defaultPort: 9004,
+            otherListeners: [self.basics.http]
         )
-        self.metrics = MetricsListener.address(settings: settings, defaultPort: 9004, otherListeners: [self.http])
-        self.database = DatabaseConfiguration(settings: settings)
-        self.logging = LoggingConfiguration(settings: settings)
         self.verificationURL = settings.httpURL(
             "VERIFICATION_INTERNAL_URL",
             default: "http://127.0.0.1:8012",

@@ -8,12 +8,10 @@ import Foundation
 
 /// The configuration of submission-service.
 struct SubmissionConfiguration: ServiceConfiguration {
-    /// App-facing port (behind the gateway).
-    var http: ListenAddress
+    /// The app-facing port (behind the gateway), the database, the logging.
+    var basics: ServiceBasics
     /// `/metrics` alone, for the monitoring network policy (`METRICS_HOST`, `METRICS_PORT`, default 9001).
     var metrics: ListenAddress
-    var database: DatabaseConfiguration
-    var logging: LoggingConfiguration
     /// Largest accepted request body (`MAX_REQUEST_BYTES`; the reference's `maximum-request-size`).
     var maxRequestBytes: Int
     /// Base URL of verification-service's internal API.
@@ -46,15 +44,17 @@ struct SubmissionConfiguration: ServiceConfiguration {
     /// - `FAKE_DELAY_INITIAL` (10ms), `FAKE_DELAY_SAMPLES` (10)
     /// - `NHS_ENABLED` (false), `NHS_MAINTENANCE_MODE` (false), `NHS_SIGNING_KEYS` (required with NHS_ENABLED)
     init(settings: SettingsReader) {
-        self.http = ListenAddress(settings: settings, prefix: "HTTP", defaultPort: 8001, purpose: "app API")
-        self.metrics = MetricsListener.address(settings: settings, defaultPort: 9001, otherListeners: [self.http])
-        self.database = DatabaseConfiguration(settings: settings)
-        self.logging = LoggingConfiguration(settings: settings)
-        self.maxRequestBytes = settings.int(
+        self.basics = ServiceBasics(settings: settings, port: 8001, purpose: "app API")
+        self.metrics = MetricsListener.address(
+            settings: settings,
+            defaultPort: 9001,
+            otherListeners: [self.basics.http]
+        )
+        self.maxRequestBytes = settings.maxBodySize(
             "MAX_REQUEST_BYTES",
             default: 102_400,
             range: 280...204_800,
-            help: "Largest submission body in bytes; larger ones get 413 before they are read."
+            of: "submission body"
         )
         self.verificationURL = settings.httpURL(
             "VERIFICATION_INTERNAL_URL",

@@ -34,15 +34,14 @@ extension TestResult {
                 environment: environment,
                 metrics: metrics
             ),
-            publicAddress: configuration.http,
             internalRouter: self.buildInternalRouter(
                 configuration: configuration,
                 dependencies: dependencies,
                 environment: environment,
                 metrics: metrics
             ),
-            internalAddress: configuration.internalHTTP,
-            metricsAddress: configuration.metrics
+            basics: configuration.basics,
+            listeners: configuration.listeners
         )
         listeners.publicServer = try HTTPServerBuilder.http1(tls: configuration.tls)
         listeners.publicName = "lab"

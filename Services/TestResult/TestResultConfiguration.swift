@@ -11,14 +11,10 @@ import X509
 
 /// The configuration of test-result-service.
 struct TestResultConfiguration: ServiceConfiguration {
-    /// Lab-facing port (behind the gateway's mTLS, or with TLS terminated here).
-    var http: ListenAddress
-    /// Port for verification-service's lookups; never routed by the gateway.
-    var internalHTTP: ListenAddress
-    /// `/metrics` alone, for the monitoring network policy (`METRICS_HOST`, `METRICS_PORT`, default 9003).
-    var metrics: ListenAddress
-    var database: DatabaseConfiguration
-    var logging: LoggingConfiguration
+    /// The lab-facing port (behind the gateway's mTLS, or with TLS terminated here), the database, the logging.
+    var basics: ServiceBasics
+    /// The port for verification-service's lookups (never routed by the gateway) and `/metrics` (default 9003).
+    var listeners: InternalListeners
     /// Largest accepted request body.
     var maxBodyBytes: Int
     /// Most results in one batch upload.
@@ -52,22 +48,15 @@ struct TestResultConfiguration: ServiceConfiguration {
     /// Without TLS, here or at the gateway, the lab port must be a loopback address: then only the gateway on the same
     /// host can reach it.
     init(settings: SettingsReader) {
-        self.http = ListenAddress(settings: settings, prefix: "HTTP", defaultPort: 8003, purpose: "lab API")
-        self.internalHTTP = ListenAddress(
+        self.basics = ServiceBasics(settings: settings, port: 8003, purpose: "lab API")
+        self.listeners = InternalListeners(
             settings: settings,
-            prefix: "INTERNAL_HTTP",
-            defaultPort: 8013,
-            purpose: "internal API"
+            beside: self.basics.http,
+            internalPort: 8013,
+            metricsPort: 9003
         )
-        self.database = DatabaseConfiguration(settings: settings)
         self.callers = settings.serviceTokenVerifier(audience: "test-result-service", routes: InternalController.routes)
-        self.logging = LoggingConfiguration(settings: settings)
-        self.maxBodyBytes = settings.int(
-            "HTTP_MAX_BODY_SIZE",
-            default: 1_048_576,
-            range: 1024...16_777_216,
-            help: "Largest request body in bytes; larger ones get 413 before they are read."
-        )
+        self.maxBodyBytes = settings.maxBodySize(default: 1_048_576, range: 1024...16_777_216)
         self.maxResultsPerUpload = settings.int(
             "LAB_MAX_RESULTS_PER_UPLOAD",
             default: 5000,
@@ -127,7 +116,7 @@ struct TestResultConfiguration: ServiceConfiguration {
             if labCAFile != nil { settings.report("LAB_CA_FILE", "is only used with LAB_CERT_HEADER") }
         }
         let authenticatesLabs = self.tls != nil || gatewayHeader != nil
-        if !authenticatesLabs && !self.http.isLoopback {
+        if !authenticatesLabs && !self.basics.http.isLoopback {
             settings.report(
                 "HTTP_HOST",
                 "must be a loopback address unless TLS_CERT_FILE/TLS_KEY_FILE/TLS_CLIENT_CA_FILE or LAB_CERT_HEADER are set"
@@ -139,12 +128,6 @@ struct TestResultConfiguration: ServiceConfiguration {
                 "must name at least one certificate when labs authenticate with certificates"
             )
         }
-        self.internalHTTP.requireDistinctPort(from: [self.http], settings: settings)
-        self.metrics = MetricsListener.address(
-            settings: settings,
-            defaultPort: 9003,
-            otherListeners: [self.http, self.internalHTTP]
-        )
     }
 
     /// The certificates of a PEM file; a problem naming `LAB_CA_FILE` is reported when there are none.

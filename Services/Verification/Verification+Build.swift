@@ -27,10 +27,9 @@ extension Verification {
         )
         return TwoListeners(
             publicRouter: try self.buildPublicRouter(runtime),
-            publicAddress: configuration.http,
             internalRouter: try self.buildInternalRouter(runtime),
-            internalAddress: configuration.internalHTTP,
-            metricsAddress: configuration.metrics
+            basics: configuration.basics,
+            listeners: configuration.listeners
         ).application(
             clients: dependencies.services,
             jobs: [self.retention(runtime).periodic(every: configuration.retention.interval)],

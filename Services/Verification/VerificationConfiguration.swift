@@ -8,14 +8,11 @@ import Foundation
 
 /// The configuration of verification-service.
 struct VerificationConfiguration: ServiceConfiguration {
-    /// App-facing port (behind the gateway).
-    var http: ListenAddress
-    /// TAN verification, teleTAN creation, internal result poll; never routed by the gateway.
-    var internalHTTP: ListenAddress
-    /// `/metrics` alone, for the monitoring network policy (`METRICS_HOST`, `METRICS_PORT`, default 9002).
-    var metrics: ListenAddress
-    var database: DatabaseConfiguration
-    var logging: LoggingConfiguration
+    /// The app-facing port (behind the gateway), the database, the logging.
+    var basics: ServiceBasics
+    /// TAN verification, teleTAN creation, internal result poll (never routed by the gateway); `/metrics`
+    /// (default 9002).
+    var listeners: InternalListeners
     /// Largest accepted request body (the reference's `request.sizelimit`).
     var maxBodyBytes: Int
     /// Base URL of test-result-service's internal API.
@@ -63,21 +60,14 @@ struct VerificationConfiguration: ServiceConfiguration {
     ///   `NHS_IPC_WEBSITE`, `NHS_IPC_TOKEN_LIFETIME` (14d); `NHS_CB_TOKEN_LIFETIME` (1d), `NHS_CB_SPIKE_MULTIPLE` (3),
     ///   `NHS_CB_SPIKE_MINIMUM` (100)
     init(settings: SettingsReader) {
-        self.http = ListenAddress(settings: settings, prefix: "HTTP", defaultPort: 8002, purpose: "app API")
-        self.internalHTTP = ListenAddress(
+        self.basics = ServiceBasics(settings: settings, port: 8002, purpose: "app API")
+        self.listeners = InternalListeners(
             settings: settings,
-            prefix: "INTERNAL_HTTP",
-            defaultPort: 8012,
-            purpose: "internal API"
+            beside: self.basics.http,
+            internalPort: 8012,
+            metricsPort: 9002
         )
-        self.database = DatabaseConfiguration(settings: settings)
-        self.logging = LoggingConfiguration(settings: settings)
-        self.maxBodyBytes = settings.int(
-            "HTTP_MAX_BODY_SIZE",
-            default: 10_000,
-            range: 1024...1_048_576,
-            help: "Largest request body in bytes; larger ones get 413 before they are read."
-        )
+        self.maxBodyBytes = settings.maxBodySize(default: 10_000, range: 1024...1_048_576)
         self.testResultURL = settings.httpURL(
             "TEST_RESULT_INTERNAL_URL",
             default: "http://127.0.0.1:8013",
@@ -146,12 +136,6 @@ struct VerificationConfiguration: ServiceConfiguration {
         )
         self.isolationPayment = NHSIsolationPaymentSettings(settings: settings)
         self.circuitBreaker = NHSCircuitBreakerSettings(settings: settings)
-        self.internalHTTP.requireDistinctPort(from: [self.http], settings: settings)
-        self.metrics = MetricsListener.address(
-            settings: settings,
-            defaultPort: 9002,
-            otherListeners: [self.http, self.internalHTTP]
-        )
     }
 
     /// Inline PEM or JWKS as it is; anything else names a file.

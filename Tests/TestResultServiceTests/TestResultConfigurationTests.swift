@@ -21,7 +21,7 @@ struct TestResultConfigurationTests {
         )
 
         #expect(configuration.http == ListenAddress(host: "127.0.0.1", port: 8003))
-        #expect(configuration.internalHTTP == ListenAddress(host: "127.0.0.1", port: 8013))
+        #expect(configuration.listeners.internalHTTP == ListenAddress(host: "127.0.0.1", port: 8013))
         #expect(configuration.maxBodyBytes == 1_048_576)
         #expect(
             configuration.retention

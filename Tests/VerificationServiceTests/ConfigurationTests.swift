@@ -16,7 +16,7 @@ struct ConfigurationTests {
         let policy = configuration.policy
 
         #expect(configuration.http.host == "127.0.0.1")
-        #expect(configuration.internalHTTP.host == "127.0.0.1")
+        #expect(configuration.listeners.internalHTTP.host == "127.0.0.1")
         #expect(configuration.maxBodyBytes == 10_000)
         #expect(configuration.testResultURL == "http://127.0.0.1:8013")
         #expect(policy.tansPerRegistrationToken == 1)

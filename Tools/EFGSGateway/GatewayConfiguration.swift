@@ -22,9 +22,8 @@ struct GatewaySettings: Sendable {
 }
 
 struct GatewayConfiguration: ServiceConfiguration {
-    var http: ListenAddress
-    var database: DatabaseConfiguration
-    var logging: LoggingConfiguration
+    /// The gateway API's port, the database, the logging.
+    var basics: ServiceBasics
     var settings: GatewaySettings
     /// TLS with client certificates terminated here.
     var tls: ServerTLSConfiguration?
@@ -41,9 +40,7 @@ struct GatewayConfiguration: ServiceConfiguration {
     var trustAnchor: Certificate?
 
     init(settings: SettingsReader) {
-        self.http = ListenAddress(settings: settings, prefix: "HTTP", defaultPort: 8090, purpose: "gateway API")
-        self.database = DatabaseConfiguration(settings: settings)
-        self.logging = LoggingConfiguration(settings: settings)
+        self.basics = ServiceBasics(settings: settings, port: 8090, purpose: "gateway API")
         var rules = GatewaySettings()
         rules.maximumAgeDays = settings.int(
             "EFGS_MAX_AGE_DAYS",

@@ -26,18 +26,18 @@ package struct TwoListeners<Public: ServiceContext, Internal: ServiceContext> {
     package var internalAddress: ListenAddress
     package var metricsAddress: ListenAddress
 
+    /// The listeners of a configuration: the public one of `basics`, the internal and metrics ones of `listeners`.
     package init(
         publicRouter: Router<Public>,
-        publicAddress: ListenAddress,
         internalRouter: Router<Internal>,
-        internalAddress: ListenAddress,
-        metricsAddress: ListenAddress
+        basics: ServiceBasics,
+        listeners: InternalListeners
     ) {
         self.publicRouter = publicRouter
-        self.publicAddress = publicAddress
+        self.publicAddress = basics.http
         self.internalRouter = internalRouter
-        self.internalAddress = internalAddress
-        self.metricsAddress = metricsAddress
+        self.internalAddress = listeners.internalHTTP
+        self.metricsAddress = listeners.metrics
     }
 
     /// The public application. The clients (the database pool, HTTP clients) start first, then `jobs`, the internal
