@@ -181,11 +181,12 @@ struct AppController: Sendable {
 
     /// 200 `{"expirationDate":"yyyy-MM-ddTHH:mm:ssZ"}`: always the same length.
     static func expiry(_ date: Date) -> Response {
-        let body = #"{"expirationDate":"\#(date.formatted(Date.ISO8601FormatStyle()))"}"#
+        let body = ["expirationDate": date.formatted(Date.ISO8601FormatStyle())]
         return Response(
             status: .ok,
             headers: [.contentType: "application/json"],
-            body: .init(byteBuffer: ByteBuffer(string: body))
+            // A dictionary of strings always encodes.
+            body: .init(byteBuffer: ByteBuffer(bytes: (try? JSONEncoder().encode(body)) ?? Data()))
         )
     }
 }

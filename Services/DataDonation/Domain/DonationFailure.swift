@@ -94,7 +94,7 @@ extension DonationFailure: HTTPResponseError {
         return Response(
             status: self.status,
             headers: headers,
-            body: .init(byteBuffer: ByteBuffer(string: #"{"errorCode":"\#(self.code)"}"#))
+            body: .init(byteBuffer: ByteBuffer(bytes: try JSONEncoder().encode(["errorCode": self.code])))
         )
     }
 }

@@ -2,6 +2,7 @@
 
 import Crypto
 import ENCrypto
+import Foundation
 
 extension CDNObject {
     /// A JSON index; most indexes are also folders (`…/country` is listed and has children), so they are stored as
@@ -49,16 +50,21 @@ enum CWAHash {
 
 /// The JSON of the index files: arrays without spaces, as the reference's json-simple writes them.
 enum IndexJSON {
-    static func strings(_ values: [String]) -> String {
-        "[" + values.map { "\"\($0)\"" }.joined(separator: ",") + "]"
-    }
+    static func strings(_ values: [String]) -> String { self.encode(values) }
 
-    static func numbers(_ values: [Int64]) -> String {
-        "[" + values.map(String.init).joined(separator: ",") + "]"
-    }
+    static func numbers(_ values: [Int64]) -> String { self.encode(values) }
 
-    /// The trace-warning hour index, `{"oldest":N,"latest":M}`, with `null`s when there is no hour.
+    /// The trace-warning hour index, `{"oldest":N,"latest":M}`, with `null`s when there is no hour. Written by hand:
+    /// this Foundation's `JSONEncoder` does not keep a keyed container's order, and the reference writes `oldest`
+    /// first; two numbers or `null` need no escaping.
     static func interval(oldest: Int64?, latest: Int64?) -> String {
         "{\"oldest\":\(oldest.map(String.init) ?? "null"),\"latest\":\(latest.map(String.init) ?? "null")}"
+    }
+
+    private static func encode(_ value: some Encodable) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .withoutEscapingSlashes
+        // Arrays of strings or numbers always encode.
+        return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "[]"
     }
 }
