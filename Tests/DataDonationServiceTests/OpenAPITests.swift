@@ -53,7 +53,7 @@ struct OpenAPITests {
         try DataDonation.buildPublicRouter(runtime).expectMounts(exactly: documented.app)
         try DataDonation.buildInternalRouter(runtime).expectMounts(
             exactly: documented.internal,
-            allowlist: InternalController.routes
+            internalRoutes: InternalController.table
         )
     }
 }

@@ -29,11 +29,16 @@ struct RouteDocumentTests {
         withKnownIssue("a documented operation nothing mounts") {
             router.expectMounts(exactly: ["GET /health/live", "POST /v1/items/{id}", "GET /v1/items"])
         }
-        withKnownIssue("an allowlisted route nothing mounts") {
+        let item = InternalRoute(.post, "/v1", "items/{id}", callers: ["portal-service"])
+        router.expectMounts(exactly: ["GET /health/live", "POST /v1/items/{id}"], internalRoutes: [item])
+        withKnownIssue("a declared internal route nothing mounts") {
             router.expectMounts(
                 exactly: ["GET /health/live", "POST /v1/items/{id}"],
-                allowlist: ServiceRoutes(["portal-service": ["POST /v1/create"]])
+                internalRoutes: [item, InternalRoute(.post, "/v1", "create", callers: ["portal-service"])]
             )
+        }
+        withKnownIssue("a mounted internal route without declared callers") {
+            router.expectMounts(exactly: ["GET /health/live", "POST /v1/items/{id}"], internalRoutes: [])
         }
     }
 }

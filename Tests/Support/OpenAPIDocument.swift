@@ -66,11 +66,12 @@ extension Router {
     }
 
     /// Records an issue unless the router mounts exactly the `documented` operations (`METHOD /path`), naming the
-    /// routes the document lacks and the operations nothing mounts; and, given an internal port's `allowlist`, unless
-    /// every route a caller may call is mounted.
+    /// routes the document lacks and the operations nothing mounts; and, given an internal port's route `table`,
+    /// unless the routes it mounts besides the open ones (`GET /health/…`, `GET /metrics`, `GET /openapi…`) are
+    /// exactly the table's, so every internal route has its callers declared and every declared one is mounted.
     package func expectMounts(
         exactly documented: Set<String>,
-        allowlist: ServiceRoutes? = nil,
+        internalRoutes table: [InternalRoute]? = nil,
         sourceLocation: SourceLocation = #_sourceLocation
     ) {
         let mounted = self.operations
@@ -79,13 +80,19 @@ extension Router {
             "undocumented \(mounted.subtracting(documented).sorted()), unrouted \(documented.subtracting(mounted).sorted())",
             sourceLocation: sourceLocation
         )
-        if let allowlist {
-            let allowed = Set(allowlist.allowed.values.joined())
+        if let table {
+            let declared = Set(table.map(\.description))
+            let api = mounted.filter { !Self.isOpen($0) }
             #expect(
-                allowed.isSubset(of: mounted),
-                "allowlisted but not mounted: \(allowed.subtracting(mounted).sorted())",
+                api == declared,
+                "mounted without declared callers \(api.subtracting(declared).sorted()), declared but not mounted \(declared.subtracting(api).sorted())",
                 sourceLocation: sourceLocation
             )
         }
+    }
+
+    /// Health, metrics and the OpenAPI documents: open on every port, for probes and scrapers.
+    package static func isOpen(_ operation: String) -> Bool {
+        ["GET /health/", "GET /metrics", "GET /openapi"].contains { operation.hasPrefix($0) }
     }
 }

@@ -73,7 +73,7 @@ struct OpenAPITests {
             dependencies: dependencies,
             environment: environment,
             metrics: metrics
-        ).expectMounts(exactly: documented(on: 8013), allowlist: InternalController.routes)
+        ).expectMounts(exactly: documented(on: 8013), internalRoutes: InternalController.table)
     }
 
     private static func isRouted(_ operation: OpenAPIOperation, on app: some ApplicationProtocol) async throws -> Bool {

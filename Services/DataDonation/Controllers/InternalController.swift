@@ -13,21 +13,27 @@ struct InternalController: Sendable {
     /// Who may redeem what (`SERVICE_CALLER_KEYS` names the callers' keys): submission-service redeems self-report
     /// OTPs; the survey and error-log back ends are not part of this fleet, so their routes are open only to callers
     /// an operator configures under these names.
-    static let routes = ServiceRoutes([
-        "submission-service": ["POST /version/v1/srs", "POST /version/v1/srs/redemption"],
-        "survey-service": ["POST /version/v1/otp"],
-        "error-log-service": ["POST /version/v1/els"],
-    ])
+    static let survey = InternalRoute(.post, "/version/v1", "otp", callers: ["survey-service"])
+    static let errorLog = InternalRoute(.post, "/version/v1", "els", callers: ["error-log-service"])
+    static let selfReport = InternalRoute(.post, "/version/v1", "srs", callers: ["submission-service"])
+    static let selfReportRedemption = InternalRoute(
+        .post,
+        "/version/v1",
+        "srs/redemption",
+        callers: ["submission-service"]
+    )
+    static let table = [Self.survey, Self.errorLog, Self.selfReport, Self.selfReportRedemption]
+    static let routes = ServiceRoutes(Self.table)
 
     let repository: any DonationRepository
     let clock: WallClock
     let metrics: DataDonationMetrics
 
     func addRoutes(to group: RouterGroup<ServiceRequestContext>) {
-        group.post("otp") { request, context in try await self.redeem(.survey, request, context) }
-        group.post("els") { request, context in try await self.redeem(.errorLog, request, context) }
-        group.post("srs") { request, context in try await self.redeem(.selfReport, request, context) }
-        group.post("srs/redemption") { request, context in try await self.redemption(request, context) }
+        group.on(Self.survey) { request, context in try await self.redeem(.survey, request, context) }
+        group.on(Self.errorLog) { request, context in try await self.redeem(.errorLog, request, context) }
+        group.on(Self.selfReport) { request, context in try await self.redeem(.selfReport, request, context) }
+        group.on(Self.selfReportRedemption) { request, context in try await self.redemption(request, context) }
     }
 
     struct Body: Decodable {

@@ -44,19 +44,24 @@ struct NHSListPublisher: Sendable {
         self.tiers = NHSRiskyPostDistricts.tiers(ofMetadata: tierMetadata)
     }
 
-    static let routes = ServiceRoutes([
-        "portal-service": [
-            "POST /version/v1/nhs/risky-venues", "POST /version/v1/nhs/risky-post-districts",
-            "GET /version/v1/nhs/tiers",
-        ]
-    ])
+    /// The portal's hand-overs of the risky venues and post districts, and its question for the tiers.
+    static let riskyVenuesRoute = InternalRoute(.post, "/version/v1", "nhs/risky-venues", callers: ["portal-service"])
+    static let riskyPostDistrictsRoute = InternalRoute(
+        .post,
+        "/version/v1",
+        "nhs/risky-post-districts",
+        callers: ["portal-service"]
+    )
+    static let tiersRoute = InternalRoute(.get, "/version/v1", "nhs/tiers", callers: ["portal-service"])
+    static let table = [Self.riskyVenuesRoute, Self.riskyPostDistrictsRoute, Self.tiersRoute]
+    static let routes = ServiceRoutes(Self.table)
 
     func addRoutes(to group: RouterGroup<some RequestContext>) {
-        group.post("nhs/risky-venues") { request, context in try await self.riskyVenues(request, context: context) }
-        group.post("nhs/risky-post-districts") { request, context in
+        group.on(Self.riskyVenuesRoute) { request, context in try await self.riskyVenues(request, context: context) }
+        group.on(Self.riskyPostDistrictsRoute) { request, context in
             try await self.riskyPostDistricts(request, context: context)
         }
-        group.get("nhs/tiers") { _, _ in
+        group.on(Self.tiersRoute) { _, _ in
             Response(
                 status: .ok,
                 headers: [.contentType: "application/json"],

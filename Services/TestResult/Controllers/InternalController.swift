@@ -8,17 +8,19 @@ import Hummingbird
 
 /// Routes of the internal port; never routed by the gateway.
 struct InternalController: Sendable {
-    /// Who may call what on the internal port (`SERVICE_CALLER_KEYS` names the callers' keys).
-    static let routes = ServiceRoutes([
-        "verification-service": Set(["POST /api/v1/app/result"] + NHSLabController.internalRoutes)
-    ])
+    /// verification-service's result poll.
+    static let result = InternalRoute(.post, "/api/v1", "app/result", callers: ["verification-service"])
+    /// Every route of the internal port, the NHS ones included; who may call what (`SERVICE_CALLER_KEYS` names the
+    /// callers' keys) is built from them.
+    static let table = [Self.result] + NHSLabController.internalRoutes
+    static let routes = ServiceRoutes(Self.table)
 
     let repository: any TestResultRepository
     let clock: WallClock
     let metrics: TestResultMetrics
 
     func addRoutes(to group: RouterGroup<ServiceRequestContext>) {
-        group.post("app/result") { request, context in try await self.result(request, context: context) }
+        group.on(Self.result) { request, context in try await self.result(request, context: context) }
     }
 
     /// POST /api/v1/app/result — the result for a hashed GUID or DOB hash; an unknown id creates a pending PCR row

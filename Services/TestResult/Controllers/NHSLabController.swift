@@ -34,12 +34,14 @@ struct NHSLabController: Sendable {
 
     /// verification-service's calls under `/api/v1/nhs`.
     func addInternalRoutes(to group: RouterGroup<some RequestContext>) {
-        group.post("order") { request, context in try await self.createOrder(request, context: context) }
-        group.post("result") { request, context in try await self.result(request, context: context) }
+        group.on(Self.orderRoute) { request, context in try await self.createOrder(request, context: context) }
+        group.on(Self.resultRoute) { request, context in try await self.result(request, context: context) }
     }
 
-    /// Routes of the internal port verification-service may call.
-    static let internalRoutes = ["POST /api/v1/nhs/order", "POST /api/v1/nhs/result"]
+    /// Routes of the internal port verification-service calls.
+    static let orderRoute = InternalRoute(.post, "/api/v1/nhs", "order", callers: ["verification-service"])
+    static let resultRoute = InternalRoute(.post, "/api/v1/nhs", "result", callers: ["verification-service"])
+    static let internalRoutes = [Self.orderRoute, Self.resultRoute]
 
     // MARK: - Lab API
 

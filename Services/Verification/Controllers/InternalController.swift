@@ -9,16 +9,20 @@ import Hummingbird
 struct InternalController: Sendable {
     static let teleTANTypeHeader = HTTPField.Name("X-CWA-TELETAN-TYPE")!
 
-    /// Who may call what on the internal port (`SERVICE_CALLER_KEYS` names the callers' keys): submission verifies
-    /// TANs, the portal creates teleTANs. The internal result poll is the reference's route for its certificate
-    /// service (cwa-satellites, verification internal API); no service of this fleet calls it, so it is open only to
-    /// a caller an operator configures as `dcc-server`.
-    static let routes = ServiceRoutes([
-        "submission-service": Set(["POST /version/v1/tan/verify", "POST /version/v1/tan/redemption"])
-            .union(NHSVirologyController.internalRoutes),
-        "portal-service": Set(["POST /version/v1/tan/teletan"]).union(NHSCircuitBreakerController.internalRoutes),
-        "dcc-server": ["POST /version/v1/testresult"],
-    ])
+    /// The internal routes and who may call each (`SERVICE_CALLER_KEYS` names the callers' keys): submission
+    /// verifies TANs, the portal creates teleTANs. The internal result poll is the reference's route for its
+    /// certificate service (cwa-satellites, verification internal API); no service of this fleet calls it, so it is
+    /// open only to a caller an operator configures as `dcc-server`.
+    static let verifyTAN = InternalRoute(.post, "/version/v1", "tan/verify", callers: ["submission-service"])
+    static let tanRedemption = InternalRoute(.post, "/version/v1", "tan/redemption", callers: ["submission-service"])
+    static let testResult = InternalRoute(.post, "/version/v1", "testresult", callers: ["dcc-server"])
+    static let teleTAN = InternalRoute(.post, "/version/v1", "tan/teletan", callers: ["portal-service"])
+
+    /// Every route of the internal port, the NHS ones included; the allowlist is built from them.
+    static let table =
+        [Self.verifyTAN, Self.tanRedemption, Self.testResult, Self.teleTAN] + NHSVirologyController.internalRoutes
+        + NHSCircuitBreakerController.internalRoutes
+    static let routes = ServiceRoutes(Self.table)
 
     let engine: VerificationEngine
     let jwt: JWTVerifier
@@ -27,17 +31,17 @@ struct InternalController: Sendable {
     typealias Context = InternalRequestContext
 
     func addRoutes(to group: RouterGroup<Context>) {
-        group.post("tan/verify") { request, context in try await self.verify(request, context: context) }
-        group.post("tan/redemption") { request, context in try await self.redemption(request, context: context) }
-        group.post("testresult") { request, context in try await self.testResult(request, context: context) }
-        group.group("tan/teletan")
+        group.on(Self.verifyTAN) { request, context in try await self.verify(request, context: context) }
+        group.on(Self.tanRedemption) { request, context in try await self.redemption(request, context: context) }
+        group.on(Self.testResult) { request, context in try await self.testResult(request, context: context) }
+        group.group()
             .add(
                 middleware: BearerTokenMiddleware(verifier: self.jwt, clock: self.engine.clock) { request in
                     let type = request.headers[Self.teleTANTypeHeader].flatMap(TeleTANType.init(rawValue:)) ?? .test
                     self.metrics.recordTeleTAN(type: type, outcome: "unauthorized")
                 }
             )
-            .post { request, context in try await self.teleTAN(request, context: context) }
+            .on(Self.teleTAN) { request, context in try await self.teleTAN(request, context: context) }
     }
 
     /// POST /version/v1/tan/verify → 200 with an empty body (plus `X-CWA-TELETAN-TYPE` for teleTAN-derived TANs),

@@ -22,10 +22,26 @@ struct NHSCircuitBreakerController: Sendable {
         NHSCircuitBreakerRule(multiple: self.settings.spikeMultiple, minimum: self.settings.spikeMinimum)
     }
 
-    static let internalRoutes: Set<String> = [
-        "POST /version/v1/nhs/circuit-breakers/state", "POST /version/v1/nhs/circuit-breakers/switch",
-        "POST /version/v1/nhs/circuit-breakers/resolve",
-    ]
+    /// The portal's calls: the breakers' states, switching them, resolving a held request.
+    static let stateRoute = InternalRoute(
+        .post,
+        "/version/v1",
+        "nhs/circuit-breakers/state",
+        callers: ["portal-service"]
+    )
+    static let switchRoute = InternalRoute(
+        .post,
+        "/version/v1",
+        "nhs/circuit-breakers/switch",
+        callers: ["portal-service"]
+    )
+    static let resolveRoute = InternalRoute(
+        .post,
+        "/version/v1",
+        "nhs/circuit-breakers/resolve",
+        callers: ["portal-service"]
+    )
+    static let internalRoutes = [Self.stateRoute, Self.switchRoute, Self.resolveRoute]
 
     func addRoutes(to group: RouterGroup<some RequestContext>) {
         for kind in NHSCircuitBreakerKind.allCases {
@@ -43,11 +59,11 @@ struct NHSCircuitBreakerController: Sendable {
     }
 
     func addInternalRoutes(to group: RouterGroup<some RequestContext>) {
-        group.post("nhs/circuit-breakers/state") { _, _ in try await self.states() }
-        group.post("nhs/circuit-breakers/switch") { request, context in
+        group.on(Self.stateRoute) { _, _ in try await self.states() }
+        group.on(Self.switchRoute) { request, context in
             try await self.setSwitch(request, context: context)
         }
-        group.post("nhs/circuit-breakers/resolve") { request, context in
+        group.on(Self.resolveRoute) { request, context in
             try await self.resolve(request, context: context)
         }
     }

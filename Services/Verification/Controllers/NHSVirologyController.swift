@@ -41,17 +41,27 @@ struct NHSVirologyController: Sendable {
 
     /// The internal route submission-service calls, under `/version/v1`.
     func addInternalRoutes(to group: RouterGroup<some RequestContext>) {
-        group.post("nhs/submission-token/verify") { request, context in
+        group.on(Self.verifySubmissionToken) { request, context in
             try await self.verifySubmissionToken(request, context: context)
         }
-        group.post("nhs/submission-token/redemption") { request, context in
+        group.on(Self.submissionTokenRedemption) { request, context in
             try await self.submissionTokenRedemption(request, context: context)
         }
     }
 
-    static let internalRoutes: Set<String> = [
-        "POST /version/v1/nhs/submission-token/verify", "POST /version/v1/nhs/submission-token/redemption",
-    ]
+    static let verifySubmissionToken = InternalRoute(
+        .post,
+        "/version/v1",
+        "nhs/submission-token/verify",
+        callers: ["submission-service"]
+    )
+    static let submissionTokenRedemption = InternalRoute(
+        .post,
+        "/version/v1",
+        "nhs/submission-token/redemption",
+        callers: ["submission-service"]
+    )
+    static let internalRoutes = [Self.verifySubmissionToken, Self.submissionTokenRedemption]
 
     // MARK: - Order
 
