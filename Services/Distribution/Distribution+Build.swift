@@ -116,15 +116,9 @@ extension Distribution {
     /// `publish availability [--setting value …]`: the availability documents (the app's kill switch) signed and
     /// written now, without a key run, so a new minimum version reaches the apps at once. Exit 0 when published, 1 when
     /// the store failed, 2 for a bad command line or configuration.
-    static func publishAvailability(arguments: [String], environment: [String: String]) async -> Int32 {
-        guard arguments.count >= 2, arguments[1] == "availability" else {
-            FileHandle.standardError.write(
-                Data("usage: distribution-service publish availability [--setting value ...]\n".utf8)
-            )
-            return 2
-        }
+    static func publishAvailability(settings: [String], environment: [String: String]) async -> Int32 {
         let ready: Startup<DistributionConfiguration>.Ready
-        switch Self.start(arguments: ["distribution-service"] + arguments.dropFirst(2), environment: environment) {
+        switch Self.start(arguments: ["distribution-service"] + settings, environment: environment) {
         case .exit(let code): return code
         case .ready(let value): ready = value
         }

@@ -23,18 +23,7 @@ enum Distribution: ServiceEntrypoint {
             Distribution.runOnce
         ),
         .serve(summary: "a run at start and every DISTRIBUTION_INTERVAL, with /health/* and /metrics"),
-        .tool(
-            "audit",
-            summary:
-                "audit [--at <time>]: the keys the plan publishes that no listed archive holds (exit 0 none, 1 some, 2 could not audit)"
-        ) { arguments, environment in
-            await Distribution.audit(arguments: arguments, environment: environment)
-        },
-        .tool(
-            "publish",
-            summary: "publish availability: sign and publish the NHS availability documents now, alone (NHS_ENABLED)"
-        ) { arguments, environment in
-            await Distribution.publishAvailability(arguments: arguments, environment: environment)
-        },
+        .tool(AuditTool.self),
+        .tool(PublishTool.self),
     ]
 }

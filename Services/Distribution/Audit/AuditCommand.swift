@@ -1,5 +1,6 @@
 // `distribution-service audit`: the reconciliation of the key store and the published tree, for an operator.
 
+import ArgumentParser
 import Crypto
 import ENKeyStore
 import ENPersistence
@@ -7,26 +8,44 @@ import ENServiceKit
 import Foundation
 import Logging
 
-extension Distribution {
-    /// `audit [--at <ISO 8601 time>] [--setting value …]`: reads the keys as a run at that time would (by default the
-    /// hour after the latest hour the tree lists, so the audit sees the tree as the last run left it), plans their
-    /// archives, reads every listed archive back from the store and prints, per folder, the keys due, the archives
-    /// read and the keys no listed archive holds, by period and origin. Exit 0 when nothing is missing, 1 when keys
-    /// are missing or a listed archive is unusable, 2 for a bad command line or configuration, or when the audit could
-    /// not run (the store or the database failed, or a run holds the lock).
-    static func audit(arguments: [String], environment: [String: String]) async -> Int32 {
-        var settings = Array(arguments.dropFirst())
-        var at: Date?
-        if let index = settings.firstIndex(of: "--at") {
-            guard index + 1 < settings.count, let date = ISO8601DateFormatter().date(from: settings[index + 1]) else {
-                FileHandle.standardError.write(
-                    Data("usage: distribution-service audit [--at <ISO 8601 time>] [--setting value ...]\n".utf8)
-                )
-                return 2
-            }
-            at = date
-            settings.removeSubrange(index...(index + 1))
+/// `audit [--at <ISO 8601 time>] [--setting value …]`: reads the keys as a run at that time would (by default the
+/// hour after the latest hour the tree lists, so the audit sees the tree as the last run left it), plans their
+/// archives, reads every listed archive back from the store and prints, per folder, the keys due, the archives read
+/// and the keys no listed archive holds, by period and origin. Exit 0 when nothing is missing, 1 when keys are missing
+/// or a listed archive is unusable, 2 for a bad command line or configuration, or when the audit could not run (the
+/// store or the database failed, or a run holds the lock).
+struct AuditTool: ServiceTool {
+    static let configuration = CommandConfiguration(
+        commandName: "audit",
+        abstract:
+            "audit [--at <time>]: the keys the plan publishes that no listed archive holds (exit 0 none, 1 some, 2 could not audit)",
+        discussion:
+            "Reads the service's settings from the environment; a setting given as a flag (--cdn-directory <dir>) wins."
+    )
+
+    @Option(
+        help: "Audit the tree as a run at this time (ISO 8601) planned it; default: as the last run left it.",
+        transform: Self.time
+    )
+    var at: Date?
+
+    @Argument(parsing: .allUnrecognized, help: "The service's settings as flags.")
+    var settings: [String] = []
+
+    func run(environment: [String: String]) async -> Int32 {
+        await Distribution.audit(at: self.at, settings: self.settings, environment: environment)
+    }
+
+    private static func time(_ text: String) throws -> Date {
+        guard let date = ISO8601DateFormatter().date(from: text) else {
+            throw ValidationError("--at takes an ISO 8601 time, such as 2026-12-01T10:00:00Z")
         }
+        return date
+    }
+}
+
+extension Distribution {
+    static func audit(at: Date?, settings: [String], environment: [String: String]) async -> Int32 {
         let ready: Startup<DistributionConfiguration>.Ready
         switch Self.start(arguments: ["distribution-service"] + settings, environment: environment) {
         case .exit(let code): return code
