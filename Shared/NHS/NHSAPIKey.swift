@@ -45,7 +45,9 @@ package struct NHSAPIKeyCredential: Sendable, Equatable {
         else { return nil }
         let name = String(text[..<colon])
         let secret = String(text[text.index(after: colon)...])
-        guard Self.isValidName(name), !secret.trimmingCharacters(in: .whitespaces).isEmpty else { return nil }
+        // A secret with a control character is no key's (bcrypt would stop at a NUL), refused before any check.
+        guard Self.isValidName(name), !secret.trimmingCharacters(in: .whitespaces).isEmpty, SecretText.isClean(secret)
+        else { return nil }
         self.init(keyName: name, secret: secret)
     }
 

@@ -1,6 +1,7 @@
 // `<service> api-key add|revoke|list`: the NHS API keys of a service, straight on its database.
 
 import ArgumentParser
+import ENCrypto
 package import ENPersistence
 package import ENServiceKit
 import Foundation
@@ -103,8 +104,8 @@ private struct AddKey: APIKeyAction {
         let credential: NHSAPIKeyCredential
         if self.secretStdin {
             let secret = (readLine(strippingNewline: true) ?? "").trimmingCharacters(in: .whitespaces)
-            guard secret.utf8.count >= 16, secret.utf8.count <= 72 else {
-                NHSAPIKeyCommand.fail("the secret (standard input) must have 16 to 72 bytes")
+            guard secret.utf8.count >= 16, secret.utf8.count <= 72, SecretText.isClean(secret) else {
+                NHSAPIKeyCommand.fail("the secret (standard input) must have 16 to 72 bytes and no control characters")
                 return 2
             }
             credential = NHSAPIKeyCredential(keyName: self.name, secret: secret)

@@ -11,6 +11,16 @@ struct ENCryptoTests {
         #expect(SecretHash.sha256Hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
     }
 
+    @Test("a secret with a control character is not clean; printable text, spaces and non-ASCII letters are")
+    func secretText() {
+        for dirty in ["secret\0anything", "\0", "tab\there", "line\n", "del\u{7F}", "c1\u{85}", "esc\u{1B}[0m"] {
+            #expect(!SecretText.isClean(dirty), "\(dirty.debugDescription)")
+        }
+        for clean in ["", "correct horse battery staple", "Passwort-mit-Ümlaut", "a/b+c=d_e-f", "日本語のパスワード"] {
+            #expect(SecretText.isClean(clean), "\(clean.debugDescription)")
+        }
+    }
+
     @Test("hex encodes lowercase and decodes either case; malformed input is refused")
     func hex() {
         #expect(Hex.encode([0x00, 0xAB, 0xff]) == "00abff")

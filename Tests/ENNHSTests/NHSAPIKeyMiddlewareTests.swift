@@ -42,6 +42,21 @@ struct NHSAPIKeyMiddlewareTests {
         #expect(try await Self.status(app, authorization: TestNHS.lab.authorization) == .forbidden)
     }
 
+    @Test("a secret followed by a NUL byte, or holding any control character, is not the secret")
+    func controlCharacters() async throws {
+        let verifier = NHSAPIKeyVerifier(store: TestNHS.keyStore())
+        let app = Self.app(verifier)
+        for suffix in ["\0anything", "\0", "\u{1}", "\n", "\u{7F}"] {
+            let forged = NHSAPIKeyCredential(keyName: TestNHS.mobile.keyName, secret: TestNHS.mobile.secret + suffix)
+            #expect(
+                try await Self.status(app, authorization: forged.authorization) == .forbidden,
+                "suffix \(suffix.debugDescription)"
+            )
+            #expect(try await verifier.verify(forged.authorization, api: .mobile) == false)
+        }
+        #expect(try await Self.status(app, authorization: TestNHS.mobile.authorization) == .ok)
+    }
+
     @Test("a key store that is down, or no free check slot, is 503 with Retry-After, not a 500 or a 403")
     func unavailable() async throws {
         let down = Self.app(NHSAPIKeyVerifier(store: FailingKeyStore()))

@@ -91,6 +91,22 @@ struct PortalFlowTests {
         }
     }
 
+    @Test("the password followed by a NUL byte and more, or with a control character, is a wrong password")
+    func controlCharactersInPasswords() async throws {
+        try await PortalHarness.run { harness in
+            try await harness.addOfficer("officer1", roles: ["c19hotline"])
+            try await harness.browse { browser in
+                for suffix in ["\0anything", "\0", "\u{8}"] {
+                    let reply = try await browser.submitPassword("officer1", PortalHarness.password + suffix)
+                    #expect(reply.location == "/login?failed=1", "suffix \(suffix.debugDescription)")
+                }
+                #expect(try await browser.submitPassword("officer1", PortalHarness.password).location == "/totp")
+            }
+            let actions = try await harness.actions(of: "officer1")
+            #expect(actions == ["login_failed", "login_failed", "login_failed", "password_accepted"])
+        }
+    }
+
     @Test("five failures lock the account, even against the right password, for LOGIN_LOCK_DURATION")
     func lockout() async throws {
         try await PortalHarness.run { harness in

@@ -149,7 +149,9 @@ private struct AddOfficer: PortalLine {
         let roles = self.roleList
         let password = readLine(strippingNewline: true) ?? ""
         guard PasswordRules.acceptable(password, username: self.name) else {
-            PortalCommands.fail("the password (standard input) must have 12 to 128 characters and differ from the name")
+            PortalCommands.fail(
+                "the password (standard input) must have 12 to 128 characters, no control characters, and differ from the name"
+            )
             return 2
         }
         let totp = TOTP.random()

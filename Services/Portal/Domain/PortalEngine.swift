@@ -158,7 +158,9 @@ struct PortalEngine: Sendable {
             try await self.audit(officer.username, "login_refused", officer.disabled ? "disabled" : "locked")
             return .refused
         }
-        guard try await PasswordHasher.verify(password, hash: officer.passwordHash) else {
+        // A password with a control character is wrong (bcrypt would stop at a NUL), after the same bcrypt as any.
+        let matches = try await PasswordHasher.verify(password, hash: officer.passwordHash)
+        guard matches, SecretText.isClean(password) else {
             try await self.failed(officer, locksNow: locksNow, "login_failed", "wrong password")
             return .refused
         }
@@ -301,7 +303,8 @@ struct PortalEngine: Sendable {
         repeated: String
     ) async throws -> PasswordChange {
         guard case .granted(let locksNow) = try await self.claimAttempt(officer) else { return .locked }
-        guard try await PasswordHasher.verify(current, hash: officer.passwordHash) else {
+        let matches = try await PasswordHasher.verify(current, hash: officer.passwordHash)
+        guard matches, SecretText.isClean(current) else {
             try await self.failed(officer, locksNow: locksNow, "password_change_failed", "wrong current password")
             return .wrongPassword
         }
@@ -409,7 +412,9 @@ enum PasswordRules {
         }
     }
 
+    /// 12 to 128 characters, none a control character, and not the user name.
     static func acceptable(_ password: String, username: String) -> Bool {
-        password.count >= self.minimumLength && password.count <= 128 && password.lowercased() != username.lowercased()
+        password.count >= self.minimumLength && password.count <= 128 && SecretText.isClean(password)
+            && password.lowercased() != username.lowercased()
     }
 }
