@@ -44,6 +44,13 @@ struct DataDonationConfiguration: ServiceConfiguration {
     /// `NHS_ANALYTICS_EVENTS_ENABLED`: off, events are answered 503.
     var nhsEventsEnabled: Bool
 
+    private static let decryptionHelp =
+        "The app's Play Integrity decryption key (Base64 AES-256, from the Play Console); required with "
+        + "ANDROID_ATTESTATION play-integrity or both."
+    private static let verificationHelp =
+        "The app's Play Integrity verification key (Base64 DER EC P-256 public key, from the Play Console); required "
+        + "with ANDROID_ATTESTATION play-integrity or both."
+
     /// Reads:
     /// - `HTTP_HOST` (127.0.0.1), `HTTP_PORT` (8007), `INTERNAL_HTTP_HOST` (127.0.0.1), `INTERNAL_HTTP_PORT` (8017)
     /// - `DATABASE_URL` (required, secret) and the other `DATABASE_*`, `LOG_LEVEL`, `LOG_FORMAT`
@@ -101,11 +108,19 @@ struct DataDonationConfiguration: ServiceConfiguration {
             help: "Android verdicts accepted: safetynet, play-integrity or both."
         )
         self.android = AndroidAttestor()
+        let rootsHelp =
+            "PEM file of the roots SafetyNet statements must chain to (Google's in production); required with "
+            + "ANDROID_ATTESTATION safetynet or both."
+        if !self.androidMode.acceptsSafetyNet { settings.describe("ATTESTATION_TRUST_ROOTS", help: rootsHelp) }
+        if !self.androidMode.acceptsPlayIntegrity {
+            settings.describe("PLAY_INTEGRITY_DECRYPTION_KEY", secret: true, help: Self.decryptionHelp)
+            settings.describe("PLAY_INTEGRITY_VERIFICATION_KEY", help: Self.verificationHelp)
+        }
         if self.androidMode.acceptsSafetyNet {
             let roots = settings.requiredFile(
                 "ATTESTATION_TRUST_ROOTS",
                 expected: "PEM file of CA certificates",
-                help: "PEM file of the roots SafetyNet statements must chain to (Google's in production)."
+                help: rootsHelp
             ) { text in
                 (try? PEMDocument.parseMultiple(pemString: text).map { try Certificate(pemDocument: $0) })
                     .flatMap { $0.isEmpty ? nil : $0 }
@@ -116,13 +131,9 @@ struct DataDonationConfiguration: ServiceConfiguration {
             let decryption = settings.requiredString(
                 "PLAY_INTEGRITY_DECRYPTION_KEY",
                 secret: true,
-                help: "The app's Play Integrity decryption key (Base64 AES-256, from the Play Console)."
+                help: Self.decryptionHelp
             )
-            let verification = settings.requiredString(
-                "PLAY_INTEGRITY_VERIFICATION_KEY",
-                help:
-                    "The app's Play Integrity verification key (Base64 DER EC P-256 public key, from the Play Console)."
-            )
+            let verification = settings.requiredString("PLAY_INTEGRITY_VERIFICATION_KEY", help: Self.verificationHelp)
             let key = decodeBase64(decryption).flatMap { $0.count == 32 ? SymmetricKey(data: $0) : nil }
             let publicKey = decodeBase64(verification).flatMap { try? P256.Signing.PublicKey(derRepresentation: $0) }
             if key == nil, !decryption.isEmpty {

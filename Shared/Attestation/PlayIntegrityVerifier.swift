@@ -79,7 +79,9 @@ package struct PlayIntegrityVerifier: Sendable {
         else { return .failure(.jwsSignatureVerificationFailed) }
         let request = verdict.requestDetails
         if self.policy.checksNonce {
-            guard let nonce = request?.requestHash ?? request?.nonce else {
+            // Missing and empty are the same to the reference (a blank field is a missing one).
+            guard let nonce = [request?.requestHash, request?.nonce].compactMap({ $0 }).first(where: { !$0.isEmpty })
+            else {
                 return .failure(.missingMandatoryAuthenticationFields)
             }
             guard AttestationNonce.matches(nonce, expected: AttestationNonce.expected(salt: salt, payload: payload))

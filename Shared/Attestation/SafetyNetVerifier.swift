@@ -56,7 +56,10 @@ package struct SafetyNetVerifier: Sendable {
         }
         // Step 5: the nonce binds the statement to this request.
         if self.policy.checksNonce {
-            guard let nonce = claims.nonce else { return .failure(.missingMandatoryAuthenticationFields) }
+            // Missing and empty are the same to the reference (a blank field is a missing one).
+            guard let nonce = claims.nonce, !nonce.isEmpty else {
+                return .failure(.missingMandatoryAuthenticationFields)
+            }
             guard AttestationNonce.matches(nonce, expected: AttestationNonce.expected(salt: salt, payload: payload))
             else { return .failure(.nonceMismatch) }
         }

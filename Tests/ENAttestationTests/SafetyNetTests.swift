@@ -73,7 +73,7 @@ struct SafetyNetTests {
         #expect(AttestationFailure.failedAttestationHostnameValidation.status == 403)
     }
 
-    @Test("a nonce of another payload 403 NONCE_MISMATCH; none 400; none allowed when the check is off")
+    @Test("a nonce of another payload 403 NONCE_MISMATCH; none or an empty one 400; none allowed when the check is off")
     func nonce() async throws {
         let fixture = try AttestationFixture()
         var claims = fixture.safetyNetClaims()
@@ -83,6 +83,12 @@ struct SafetyNetTests {
         claims["nonce"] = nil
         let missing = try fixture.safetyNetJWS(claims)
         #expect(await Self.verify(fixture, missing) == .failure(.missingMandatoryAuthenticationFields))
+        claims["nonce"] = ""
+        let empty = try fixture.safetyNetJWS(claims)
+        #expect(
+            await Self.verify(fixture, empty) == .failure(.missingMandatoryAuthenticationFields),
+            "empty is missing"
+        )
         var unchecked = fixture.policy
         unchecked.checksNonce = false
         #expect((try? await Self.verify(fixture, missing, policy: unchecked).get()) != nil)

@@ -70,6 +70,12 @@ package final class SettingsReader {
         return value
     }
 
+    /// Lists a setting the configuration does not read as it stands (it is read in another mode, named in `help`), so
+    /// that `--help` shows every setting the binary can read and its flag is not an unknown option.
+    package func describe(_ name: String, secret: Bool = false, help: String) {
+        self.document(name, nil, help, secret: secret)
+    }
+
     /// The file the required setting `name` names, read and turned into a value by `parse`. A missing setting, an
     /// unreadable file or one `parse` refuses is reported under `name` (as not "a readable <expected>", naming the path
     /// and never the content); `nil` then.
