@@ -158,6 +158,7 @@ let package = Package(
             name: "ENNHS",
             dependencies: [
                 "ENCrypto",
+                "ENModels",
                 "ENPersistence",
                 "ENServiceKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),

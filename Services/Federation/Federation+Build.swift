@@ -99,7 +99,9 @@ extension Federation {
             CallbackController(
                 store: dependencies.store,
                 trigger: dependencies.trigger,
-                metrics: FederationMetrics(factory: environment.metricsFactory)
+                metrics: FederationMetrics(factory: environment.metricsFactory),
+                clock: dependencies.clock,
+                retentionDays: configuration.download.retentionDays
             )
             .addRoutes(to: group)
         }

@@ -1,6 +1,7 @@
 // The wire vocabulary of the EU federation gateway (cwa-server §5.1, cwa-satellites §5.2): media types, headers,
 // batch tags and the multi-status body of an upload.
 
+import ENModels
 package import Foundation
 
 /// Media types and header names of the gateway API.
@@ -29,16 +30,7 @@ package enum FederationProtocol {
 
     /// The UTC midnight of a `yyyy-MM-dd` day; `nil` for anything else (a real calendar date is required).
     package static func day(parsing text: some StringProtocol) -> Date? {
-        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        guard text.utf8.count == 10, parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-            parts.allSatisfy({ $0.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } }),
-            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2])
-        else { return nil }
-        let components = DateComponents(year: year, month: month, day: day)
-        guard components.isValidDate(in: Calendar.utc), let date = Calendar.utc.date(from: components) else {
-            return nil
-        }
-        return date
+        WireTime.day(text)
     }
 
     /// A header value that counts as present: not empty and not the literal `null`.
@@ -46,15 +38,6 @@ package enum FederationProtocol {
         guard let value, !value.isEmpty, value != self.noBatchTag else { return nil }
         return value
     }
-}
-
-extension Calendar {
-    /// The Gregorian calendar in UTC.
-    package static let utc: Calendar = {
-        var calendar = Calendar(identifier: .gregorian)
-        calendar.timeZone = TimeZone(identifier: "UTC")!
-        return calendar
-    }()
 }
 
 /// Tags of a national backend's uploads: `{year}-{month}-{day}-{Base64 of 4 random bytes}-{counter}`, the date in UTC

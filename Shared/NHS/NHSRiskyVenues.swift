@@ -1,6 +1,7 @@
 // Risky venues of the NHS family (nhs §5): the upload's CSV, checked row by row, and the list phones download.
 
 import ENCrypto
+import ENModels
 import ENServiceKit
 package import Foundation
 
@@ -181,10 +182,9 @@ package enum NHSRiskyVenueCSV {
         return fields.map { $0.trimmingCharacters(in: .whitespaces) }
     }
 
-    /// `yyyy-MM-dd'T'HH:mm:ss'Z'` exactly.
+    /// `yyyy-MM-dd'T'HH:mm:ss'Z'` exactly, naming a real day and time.
     package static func instant(_ text: String) -> Date? {
-        guard text.utf8.count == 20, text.hasSuffix("Z") else { return nil }
-        return try? Date(text, strategy: .iso8601)
+        WireTime.instant(text)
     }
 
     /// What is wrong with an upload, as `validation error: <message>` says it.

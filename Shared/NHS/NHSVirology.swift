@@ -2,6 +2,7 @@
 // the `cwa` client.
 
 import ENCrypto
+import ENModels
 import ENServiceKit
 package import Foundation
 import HTTPTypes
@@ -46,16 +47,7 @@ package struct NHSTestEndDate: Sendable, Hashable, Codable, CustomStringConverti
 
     /// A `yyyy-MM-dd` day as stored; `nil` when it is no real day.
     package init?(day: String) {
-        let parts = day.split(separator: "-", omittingEmptySubsequences: false)
-        guard parts.count == 3, parts[0].count == 4, parts[1].count == 2, parts[2].count == 2,
-            parts.allSatisfy({ $0.allSatisfy { $0.isASCII && $0.isNumber } }),
-            let year = Int(parts[0]), let month = Int(parts[1]), let dayOfMonth = Int(parts[2]),
-            (1...12).contains(month), dayOfMonth >= 1, year >= 2000
-        else { return nil }
-        let calendar = NHSSigner.utc
-        guard let date = calendar.date(from: DateComponents(year: year, month: month, day: dayOfMonth)),
-            calendar.component(.day, from: date) == dayOfMonth
-        else { return nil }
+        guard let date = WireTime.day(day), Calendar.utc.component(.year, from: date) >= 2000 else { return nil }
         self.day = day
     }
 
@@ -157,10 +149,9 @@ package struct NHSJSONObject: @unchecked Sendable {
 /// Instants of the NHS family's JSON (`2020-08-24T21:59:00Z`).
 package enum NHSInstant {
     /// An ISO-8601 instant, with or without fractional seconds (Android's `Instant.toString()` adds them when they are
-    /// not zero); `nil` for anything else.
+    /// not zero); `nil` for anything else, an impossible day or time too.
     package static func parse(_ text: String) -> Date? {
-        (try? Date(text, strategy: .iso8601))
-            ?? (try? Date(text, strategy: Date.ISO8601FormatStyle(includingFractionalSeconds: true)))
+        WireTime.instant(text, fractionalSeconds: true)
     }
 
     /// `2020-08-24T21:59:00Z`.

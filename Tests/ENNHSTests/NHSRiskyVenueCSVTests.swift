@@ -55,6 +55,14 @@ struct NHSRiskyVenueCSVTests {
                 "VenueId must match [CDEFHJKMPRTVWXY2345689]{1,12}"
             ),
             (
+                Self.header + "CD2, 2025-02-30T10:00:00Z, 2025-11-14T23:33:03Z, M1,\n", "text/csv",
+                "Date did not conform to expected format yyyy-MM-dd'T'HH:mm:ss'Z'"
+            ),
+            (
+                Self.header + "CD2, 2025-11-04T13:60:00Z, 2025-11-14T23:33:03Z, M1,\n", "text/csv",
+                "Date did not conform to expected format yyyy-MM-dd'T'HH:mm:ss'Z'"
+            ),
+            (
                 Self.header + "CDEFHJKMPRTVW, 2025-11-04T13:33:03Z, 2025-11-14T23:33:03Z, M1,\n", "text/csv",
                 "VenueId must match [CDEFHJKMPRTVWXY2345689]{1,12}"
             ),

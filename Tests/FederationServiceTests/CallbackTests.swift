@@ -88,9 +88,10 @@ struct CallbackTests {
     func announces() async throws {
         try await self.withApp { client, store, pki in
             let callback = try pki.issueClient(commonName: "efgs-callback")
+            let day = FederationProtocol.dayString(Date().addingTimeInterval(-3 * 86_400))
             for _ in 0..<2 {
                 try await client.execute(
-                    uri: "/version/v1/callback?batchTag=20261122-1&date=2026-11-22",
+                    uri: "/version/v1/callback?batchTag=20261122-1&date=\(day)",
                     method: .get,
                     headers: try Self.headers(callback.certificateFile)
                 ) { response in
@@ -100,7 +101,7 @@ struct CallbackTests {
             }
             #expect(
                 try await store.batches(.unprocessed) == [
-                    BatchInfo(tag: "20261122-1", day: "2026-11-22", status: .unprocessed)
+                    BatchInfo(tag: "20261122-1", day: day, status: .unprocessed)
                 ]
             )
         }
@@ -111,7 +112,7 @@ struct CallbackTests {
         try await self.withApp { client, store, pki in
             let other = try pki.issueClient(commonName: "lab-a")
             let callback = try pki.issueClient(commonName: "efgs-callback")
-            let uri = "/version/v1/callback?batchTag=t&date=2026-11-22"
+            let uri = "/version/v1/callback?batchTag=t&date=\(Self.recentDay)"
             for headers in [
                 try Self.headers(other.certificateFile), try Self.headers(nil),
                 try Self.headers(callback.certificateFile, secret: String(repeating: "x", count: 40)),
@@ -124,11 +125,17 @@ struct CallbackTests {
         }
     }
 
+    /// A day the callback accepts: three days ago.
+    static let recentDay = FederationProtocol.dayString(Date().addingTimeInterval(-3 * 86_400))
+
     @Test(
-        "a missing or malformed batch tag or date is 400",
+        "a missing or malformed batch tag or date, or a day outside the retention and tomorrow, is 400",
         arguments: [
-            "", "?date=2026-11-22", "?batchTag=t", "?batchTag=&date=2026-11-22", "?batchTag=t&date=04-03-2020",
-            "?batchTag=t&date=2026-02-30", "?batchTag=\(String(repeating: "a", count: 65))&date=2026-11-22",
+            "", "?date=\(Self.recentDay)", "?batchTag=t", "?batchTag=&date=\(Self.recentDay)",
+            "?batchTag=t&date=04-03-2020", "?batchTag=t&date=2026-02-30", "?batchTag=t&date=2026-13-01",
+            "?batchTag=\(String(repeating: "a", count: 65))&date=\(Self.recentDay)", "?batchTag=t&date=9999-12-31",
+            "?batchTag=t&date=\(FederationProtocol.dayString(Date().addingTimeInterval(3 * 86_400)))",
+            "?batchTag=t&date=\(FederationProtocol.dayString(Date().addingTimeInterval(-30 * 86_400)))",
         ]
     )
     func badParameters(_ query: String) async throws {

@@ -45,6 +45,24 @@ struct NHSLabUploadTests {
         return error
     }
 
+    @Test("a test end day after tomorrow (UTC), or an impossible one, is refused; today and tomorrow are taken")
+    func testEndDateBounds() throws {
+        let now = Date(timeIntervalSince1970: 1_764_763_200)  // 2025-12-03T12:00:00Z
+        func body(_ date: String) -> NHSJSONObject {
+            NHSJSONObject(fields: ["ctaToken": "cc8f0b6z", "testEndDate": date, "testResult": "NEGATIVE"])
+        }
+        for date in ["9999-12-31T00:00:00Z", "2025-12-05T00:00:00Z", "2026-01-02T00:00:00Z", "2025-02-30T00:00:00Z"] {
+            let error = #expect(throws: NHSError.self, "\(date)") {
+                _ = try NHSLabUpload.validate(body(date), version: .v1, withToken: true, now: now)
+            }
+            #expect(error?.status == .unprocessableContent)
+        }
+        for date in ["2025-12-03T00:00:00Z", "2025-12-04T00:00:00Z", "2025-11-20T00:00:00Z"] {
+            let (_, result) = try NHSLabUpload.validate(body(date), version: .v1, withToken: true, now: now)
+            #expect(result.testEndDate.wire == date)
+        }
+    }
+
     @Test("a valid V2 upload gives its token and result")
     func validV2() throws {
         let (token, result) = try NHSLabUpload.validate(

@@ -155,6 +155,15 @@ struct NHSIsolationPaymentTests {
         #expect(try await harness.app(.post, Self.update, backwards).status == .badRequest)
         #expect(try await self.update(harness, token, days: -1).status == .badRequest, "an isolation that has ended")
         #expect(try await self.update(harness, token, days: 40).status == .badRequest, "an isolation beyond 28 days")
+        let end = NHSInstant.text(now.addingTimeInterval(5 * 86_400))
+        for encounter in [
+            "2025-02-30T10:00:00Z", String(NHSInstant.text(now).prefix(10)) + "T25:00:00Z",
+            "0001-01-01T00:00:00Z", NHSInstant.text(now.addingTimeInterval(-29 * 86_400)),
+        ] {
+            let body =
+                #"{"ipcToken":"\#(token)","riskyEncounterDate":"\#(encounter)","isolationPeriodEndDate":"\#(end)"}"#
+            #expect(try await harness.app(.post, Self.update, body).status == .badRequest, "encounter \(encounter)")
+        }
         #expect(
             try await harness.app(
                 .post,

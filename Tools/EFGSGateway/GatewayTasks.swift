@@ -2,6 +2,7 @@
 
 import AsyncHTTPClient
 import ENFederation
+import ENModels
 import ENServiceKit
 import Foundation
 import Logging

@@ -246,15 +246,7 @@ extension AppConfigurationFile {
 
     /// `yyyy-MM-dd` naming a day that exists in the Gregorian calendar.
     private static func isCalendarDate(_ text: String) -> Bool {
-        let parts = text.split(separator: "-", omittingEmptySubsequences: false)
-        let isDigits = { (part: Substring) in part.allSatisfy { $0.isASCII && $0.isWholeNumber } }
-        guard parts.count == 3, parts.map(\.count) == [4, 2, 2], parts.allSatisfy(isDigits),
-            let year = Int(parts[0]), let month = Int(parts[1]), let day = Int(parts[2])
-        else {
-            return false
-        }
-        let components = DateComponents(year: year, month: month, day: day)
-        return components.isValidDate(in: Calendar(identifier: .gregorian))
+        WireTime.day(text) != nil
     }
 
     private static func validate(_ detection: ExposureDetection, _ field: String) throws(AppConfigurationError) {

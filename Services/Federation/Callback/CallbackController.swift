@@ -1,6 +1,7 @@
 // The callback the gateway calls when it has a new batch (cwa-server §5.5).
 
 import ENFederation
+import ENModels
 import ENServiceKit
 import Foundation
 import Hummingbird
@@ -13,6 +14,9 @@ struct CallbackController: Sendable {
     let store: any FederationRepository
     let trigger: DownloadTrigger
     let metrics: FederationMetrics
+    let clock: WallClock
+    /// Announced days older than this (the keys' retention) are refused: their batches would not be kept.
+    let retentionDays: Int
 
     func addRoutes(to group: RouterGroup<CertificateRequestContext>) {
         group.get("version/v1/callback") { request, context in
@@ -28,9 +32,16 @@ struct CallbackController: Sendable {
             self.metrics.recordCallback("invalid")
             throw APIError(.badRequest, "batchTag must be 1 to 64 printable ASCII characters")
         }
-        guard let date = query["date"].map(String.init), FederationProtocol.day(parsing: date) != nil else {
+        guard let date = query["date"].map(String.init), let day = FederationProtocol.day(parsing: date) else {
             self.metrics.recordCallback("invalid")
             throw APIError(.badRequest, "date must be a day as yyyy-MM-dd")
+        }
+        let today = Calendar.utc.startOfDay(for: self.clock.now)
+        guard day <= today.addingTimeInterval(86_400),
+            day >= today.addingTimeInterval(-Double(self.retentionDays) * 86_400)
+        else {
+            self.metrics.recordCallback("invalid")
+            throw APIError(.badRequest, "date must be a day from \(self.retentionDays) days ago to tomorrow (UTC)")
         }
         try await self.store.announce(tag: tag, day: date)
         self.trigger.pull()

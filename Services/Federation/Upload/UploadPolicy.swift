@@ -1,6 +1,7 @@
 // Which pending keys go to the gateway, and in which batches (cwa-server §5.2).
 
 import ENFederation
+import ENModels
 import ENServiceKit
 import Foundation
 

@@ -93,7 +93,7 @@ struct NHSLabController: Sendable {
             context: context,
             error: .validation("unable to deserialize payload")
         )
-        return try NHSLabUpload.validate(body, version: version, withToken: withToken)
+        return try NHSLabUpload.validate(body, version: version, withToken: withToken, now: self.engine.clock.now)
     }
 
     // MARK: - Internal API

@@ -71,10 +71,13 @@ struct NHSIsolationPaymentController: Sendable {
             throw NHSError(.badRequest, "riskyEncounterDate and isolationPeriodEndDate must be ISO-8601 instants")
         }
         let now = self.clock.now
-        guard encounter <= end, encounter <= now, end > now, end <= now.addingTimeInterval(Self.longestIsolation) else {
+        guard encounter <= end, encounter <= now, encounter >= now.addingTimeInterval(-Self.longestIsolation),
+            end > now,
+            end <= now.addingTimeInterval(Self.longestIsolation)
+        else {
             throw NHSError(
                 .badRequest,
-                "the encounter must be past and the isolation must end after it, in the next 28 days"
+                "the encounter must be in the last 28 days and the isolation must end after it, in the next 28 days"
             )
         }
         let unlocked = try await self.store.unlock(
