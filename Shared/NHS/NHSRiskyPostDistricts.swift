@@ -55,7 +55,7 @@ package struct NHSRiskyPostDistricts: Sendable, Equatable {
     /// Every entry with its own problem, post districts first, each map in code order; or a problem of the whole
     /// upload. The checks that need no tier metadata, with the reference's messages (`RiskyPostCodesMapper`): both
     /// maps present (empty ones allowed), a post district non-blank and at most 20 characters with a risk indicator
-    /// of H, M or L, a local authority non-blank.
+    /// of H, M or L, a local authority non-blank; and, beyond the reference, each code of its documented shape.
     package static func decode(_ bytes: [UInt8]) -> Result<[Entry], NHSRiskyVenueCSV.Problem> {
         struct Upload: Decodable {
             var postDistricts: [String: Indicators]
@@ -72,6 +72,8 @@ package struct NHSRiskyPostDistricts: Sendable, Equatable {
                 entry.problem = "Invalid post district - no value"
             } else if code.utf16.count > 20 {  // the reference counts UTF-16 units (Java's length())
                 entry.problem = "Invalid post district longer than 20 characters: \(code)"
+            } else if !Self.isPostDistrict(code) {
+                entry.problem = "Invalid post district: \(code) is not a UK postcode district such as M1, CF10 or SW1A"
             } else if !Self.riskIndicators.contains(indicators.riskIndicator ?? "") {
                 entry.problem =
                     "Invalid risk indicator: \(indicators.riskIndicator ?? "null") for post district: \(code)"
@@ -84,10 +86,38 @@ package struct NHSRiskyPostDistricts: Sendable, Equatable {
                 code: code,
                 indicators: Indicators(tierIndicator: indicators.tierIndicator)
             )
-            if isBlank(code) { entry.problem = "Invalid local authority - no value" }
+            if isBlank(code) {
+                entry.problem = "Invalid local authority - no value"
+            } else if !Self.isLocalAuthority(code) {
+                entry.problem =
+                    "Invalid local authority: \(code.prefix(40)) is not a GSS code of a letter and 8 digits such as E07000240"
+            }
             return entry
         }
         return .success(postDistricts + localAuthorities)
+    }
+
+    /// A UK postcode district (the outward code): one or two letters, a digit, and a digit or letter or nothing
+    /// (`M1`, `CF10`, `SW1A`), in capitals. The reference checks only the length; whatever passed was published
+    /// as it came, a spreadsheet formula or a page of text too: the shape is the intent.
+    package static func isPostDistrict(_ code: String) -> Bool {
+        let bytes = Array(code.utf8)
+        let letters = bytes.prefix { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) }.count
+        guard (1...2).contains(letters), (letters + 1...letters + 2).contains(bytes.count),
+            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[letters])
+        else { return false }
+        return bytes.dropFirst(letters + 1).allSatisfy { byte in
+            (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                || (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte)
+        }
+    }
+
+    /// A GSS code of a local authority: a capital letter and eight digits (`E07000240`, `W06000015`). The reference
+    /// does not check it (nhs §6); the published list must hold only codes the apps can match.
+    package static func isLocalAuthority(_ code: String) -> Bool {
+        let bytes = Array(code.utf8)
+        return bytes.count == 9 && (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(bytes[0])
+            && bytes.dropFirst().allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
     }
 
     /// `entries` with the reference's message on every entry that had no problem yet and whose tier indicator is not

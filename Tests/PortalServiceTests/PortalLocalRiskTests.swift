@@ -89,6 +89,26 @@ struct PortalLocalRiskTests {
                 #"{"postDistricts":{},"localAuthorities":{"E07000240":{}}}"#,
                 "Invalid tier indicator: null for local authority: E07000240"
             ),
+            (
+                #"{"postDistricts":{"=cmd|' /C calc'!A0":{"riskIndicator":"H","tierIndicator":"EN.Tier1"}},"localAuthorities":{}}"#,
+                "Invalid post district: =cmd|' /C calc'!A0 is not a UK postcode district such as M1, CF10 or SW1A"
+            ),
+            (
+                #"{"postDistricts":{"m1":{"riskIndicator":"H","tierIndicator":"EN.Tier1"}},"localAuthorities":{}}"#,
+                "Invalid post district: m1 is not a UK postcode district such as M1, CF10 or SW1A"
+            ),
+            (
+                #"{"postDistricts":{"SW1AB":{"riskIndicator":"H","tierIndicator":"EN.Tier1"}},"localAuthorities":{}}"#,
+                "Invalid post district: SW1AB is not a UK postcode district such as M1, CF10 or SW1A"
+            ),
+            (
+                #"{"postDistricts":{},"localAuthorities":{"\#(String(repeating: "A", count: 5000))":{"tierIndicator":"EN.Tier1"}}}"#,
+                "Invalid local authority: \(String(repeating: "A", count: 40)) is not a GSS code of a letter and 8 digits such as E07000240"
+            ),
+            (
+                #"{"postDistricts":{},"localAuthorities":{"E0700024":{"tierIndicator":"EN.Tier1"}}}"#,
+                "Invalid local authority: E0700024 is not a GSS code of a letter and 8 digits such as E07000240"
+            ),
         ]
     )
     func districtsRefused(json: String, message: String) async throws {
