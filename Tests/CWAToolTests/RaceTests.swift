@@ -17,7 +17,8 @@ struct RaceTests {
         }
         func next() -> Reply {
             let status = self.answers.withLock { $0.isEmpty ? self.rest : $0.removeFirst() }
-            let headers: [(name: String, value: String)] = status == 503 ? [("Retry-After", "0")] : []
+            // A second's wait: every first call is made before any retry, so each 503 goes to a call of its own.
+            let headers: [(name: String, value: String)] = status == 503 ? [("Retry-After", "1")] : []
             return Reply(status: status, headers: headers, body: [], seconds: 0)
         }
     }

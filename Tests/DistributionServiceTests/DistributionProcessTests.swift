@@ -119,6 +119,14 @@ struct DistributionProcessTests {
             #expect(missing.output.contains("audit: 3 missing"), "EUR still holds them")
 
             #expect(try await Self.exitCode(["audit", "--at", "yesterday"], environment) == 2)
+            // Settings given as flags reach the service's settings, in any order with --at.
+            var flagged = environment
+            let cdn = try #require(environment["CDN_DIRECTORY"])
+            flagged["CDN_DIRECTORY"] = nil
+            #expect(try await Self.exitCode(["audit", "--cdn-directory", cdn], flagged) == 1, "the same 3 missing")
+            let at = ISO8601DateFormatter().string(from: Date(timeIntervalSince1970: Double(hour + 1) * 3600))
+            #expect(try await Self.exitCode(["audit", "--cdn-directory", cdn, "--at", at], flagged) != 2)
+            #expect(try await Self.exitCode(["audit", "--at", at, "--cdn-directory", cdn], flagged) != 2)
         } cleanup: {
             try? FileManager.default.removeItem(at: folder)
         }

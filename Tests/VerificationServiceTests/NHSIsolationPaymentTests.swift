@@ -156,8 +156,12 @@ struct NHSIsolationPaymentTests {
         #expect(try await self.update(harness, token, days: -1).status == .badRequest, "an isolation that has ended")
         #expect(try await self.update(harness, token, days: 40).status == .badRequest, "an isolation beyond 28 days")
         let end = NHSInstant.text(now.addingTimeInterval(5 * 86_400))
+        // Impossible times whose roll-over would land inside the window (yesterday 24:00 is today 00:00), an
+        // encounter in year 1, and one a day too long ago.
+        let yesterday = String(NHSInstant.text(now.addingTimeInterval(-86_400)).prefix(10))
+        let twoDaysAgo = String(NHSInstant.text(now.addingTimeInterval(-2 * 86_400)).prefix(10))
         for encounter in [
-            "2025-02-30T10:00:00Z", String(NHSInstant.text(now).prefix(10)) + "T25:00:00Z",
+            yesterday + "T24:00:00Z", twoDaysAgo + "T13:60:00Z", twoDaysAgo + "T10:00:60Z",
             "0001-01-01T00:00:00Z", NHSInstant.text(now.addingTimeInterval(-29 * 86_400)),
         ] {
             let body =

@@ -85,7 +85,8 @@ enum PageTexts {
         "password_wrong": "The current password is wrong.",
         "password_locked": "Too many failed attempts: the account is locked for a while. Try again later.",
         "password_mismatch": "The new passwords differ.",
-        "password_weak": "The new password must have 12 to 128 characters and differ from the user name.",
+        "password_weak":
+            "The new password must have 12 to 128 characters, no control characters, and differ from the user name.",
         "logout": "Log out",
         "rate_limited": "One teleTAN per 30 seconds: please wait", "seconds": "seconds",
         "server_rate_limited": "The system-wide teleTAN limit is reached. Please try again in a moment.",
@@ -156,7 +157,8 @@ enum PageTexts {
         "password_locked":
             "Zu viele Fehlversuche: das Konto ist vorübergehend gesperrt. Bitte später erneut versuchen.",
         "password_mismatch": "Die neuen Passwörter stimmen nicht überein.",
-        "password_weak": "Das neue Passwort muss 12 bis 128 Zeichen haben und sich vom Benutzernamen unterscheiden.",
+        "password_weak":
+            "Das neue Passwort muss 12 bis 128 Zeichen ohne Steuerzeichen haben und sich vom Benutzernamen unterscheiden.",
         "logout": "Abmelden",
         "rate_limited": "Die Zeitlimitierung für teleTAN-Anfragen ist aktiv, bitte warten Sie", "seconds": "Sekunden",
         "server_rate_limited": "Das systemweite teleTAN-Limit ist erreicht. Bitte warten Sie einen Moment.",
