@@ -1,4 +1,4 @@
-// NHS API keys (nhs §1): `Authorization: Bearer base64(keyName:secret)`, the secret kept as a bcrypt hash per API.
+// NHS API keys (nhs §1): `Authorization: Bearer base64(keyName:secret)`, the secret kept as its SHA-256 per API.
 
 import Crypto
 import ENCrypto
@@ -72,33 +72,84 @@ package struct NHSAPIKeyCredential: Sendable, Equatable {
     }
 }
 
-/// Where the bcrypt hashes of a service's API keys are kept.
-package protocol NHSAPIKeyStore: Sendable {
-    /// The bcrypt hash of the active key `keyName` of `api`, or `nil`.
-    func bcryptHash(api: NHSAPIName, keyName: String) async throws -> String?
+/// How a stored key's secret is checked.
+package enum NHSAPIKeyHash: Sendable, Equatable {
+    /// The SHA-256 of the secret, what `api-key add` stores. A secret is 128 random bits or more (32 bytes of
+    /// `openssl rand -hex` at least, or the 256 bits `add` makes), so its unkeyed digest cannot be searched and needs
+    /// no pepper or slow hash.
+    case sha256([UInt8])
+    /// A bcrypt hash that a key added before the digests has: checked with bcrypt once, then replaced by the SHA-256
+    /// of the secret that matched it.
+    case bcrypt(String)
 }
 
-/// Checks an `Authorization` header against the store: bcrypt on NIO's blocking pool, successes remembered for a
-/// minute (the reference caches its secret lookups as long) so a phone's requests do not each cost a bcrypt. An
-/// unknown key name is checked against a decoy hash, so its answer takes as long as a wrong secret's. At most
-/// `maxRunning` checks run at once; beyond that `NHSAPIKeyBusy` is thrown at once, so a flood of wrong keys cannot
-/// queue bcrypt work without bound (the apps' one shared `mobile` key is remembered and needs none).
+/// An active key as the store holds it.
+package struct NHSStoredAPIKey: Sendable, Equatable {
+    package let api: NHSAPIName
+    package let keyName: String
+    package let hash: NHSAPIKeyHash
+
+    package init(api: NHSAPIName, keyName: String, hash: NHSAPIKeyHash) {
+        self.api = api
+        self.keyName = keyName
+        self.hash = hash
+    }
+}
+
+/// Where a service's API keys are kept.
+package protocol NHSAPIKeyStore: Sendable {
+    /// Every active key.
+    func activeKeys() async throws -> [NHSStoredAPIKey]
+    /// Replaces the bcrypt hash `bcrypt` of the active key `keyName` of `api` by `sha256`; nothing when the key has
+    /// changed since (another replica upgraded it, an operator replaced or revoked it).
+    func upgrade(api: NHSAPIName, keyName: String, bcrypt: String, sha256: [UInt8]) async throws
+}
+
+/// Checks an `Authorization` header against the active keys, which it holds in memory: the SHA-256 of the secret
+/// compared in constant time with the stored one, so a wrong key costs a hash and a dictionary lookup and no check
+/// waits for another. The keys are read again every `refresh` in the background (requests go on with the keys
+/// they have; a store that is down leaves the last keys in force), and when a request names a key it does not know,
+/// at most once per `missRefresh`, so a key just added works within that. Only the first read is awaited: a store
+/// that is down then is a 503. A key name it does not know is compared with a decoy digest, so its answer takes as
+/// long as a wrong secret's.
+///
+/// A key stored as bcrypt is checked with bcrypt on NIO's blocking pool, at most `maxRunning` such checks at once
+/// (beyond that `NHSAPIKeyBusy`, a 503) and one per distinct header; the first success stores the secret's SHA-256
+/// in its place, so that key needs no bcrypt again.
 package final class NHSAPIKeyVerifier: Sendable {
+    private struct Keys: Sendable {
+        var hashes: [String: NHSAPIKeyHash]
+        var read: ContinuousClock.Instant
+    }
+
+    private struct State: Sendable {
+        var keys: Keys?
+        var reading: Task<Keys, any Error>?
+        var lastAttempt: ContinuousClock.Instant?
+    }
+
     private let store: any NHSAPIKeyStore
-    private let decoy: String
-    private let remembered = Mutex<[String: ContinuousClock.Instant]>([:])
-    private let memory: Duration
-    private let running = Atomic<Int>(0)
-    private let checks = Mutex<[String: Task<Bool, any Error>]>([:])
+    private let refresh: Duration
+    private let missRefresh: Duration
+    private let state = Mutex(State())
+    private let decoy = Array(SHA256.hash(data: Array("decoy-nhs-api-key-secret".utf8)))
+    private let legacyChecks = Mutex<[String: Task<Bool, any Error>]>([:])
+    private let legacyRunning = Atomic<Int>(0)
     private let maxRunning: Int
 
+    /// The cost of the bcrypt hashes the verifier still checks (keys added before the digests).
     package static let bcryptCost: UInt8 = 10
 
-    package init(store: any NHSAPIKeyStore, memory: Duration = .seconds(60), maxRunning: Int = 4) {
+    package init(
+        store: any NHSAPIKeyStore,
+        refresh: Duration = .seconds(10),
+        missRefresh: Duration = .seconds(1),
+        maxRunning: Int = 4
+    ) {
         self.store = store
-        self.memory = memory
+        self.refresh = refresh
+        self.missRefresh = missRefresh
         self.maxRunning = maxRunning
-        self.decoy = Bcrypt.hash("decoy-nhs-api-key-secret", cost: Self.bcryptCost)
     }
 
     /// Whether `authorization` holds an active key of `api`.
@@ -106,51 +157,128 @@ package final class NHSAPIKeyVerifier: Sendable {
         guard let authorization, let credential = NHSAPIKeyCredential(authorization: authorization) else {
             return false
         }
-        let memoKey = api.rawValue + ":" + SecretHash.sha256Hex(authorization)
-        if let until = self.remembered.withLock({ $0[memoKey] }), until > ContinuousClock.now { return true }
-        // Requests with the same header wait for the one check that runs for it (a lab's parallel uploads, the apps'
-        // one key after a minute): one bcrypt, and one slot of `maxRunning`, per distinct header.
-        let check = self.checks.withLock { checks in
-            if let running = checks[memoKey] { return running }
-            let check = Task { try await self.check(credential, api: api, memoKey: memoKey) }
-            checks[memoKey] = check
+        let digest = Array(SHA256.hash(data: Array(credential.secret.utf8)))
+        let name = Self.name(api, credential.keyName)
+        var stored = try await self.keys(missed: false)[name]
+        if stored == nil { stored = try await self.keys(missed: true)[name] }
+        switch stored {
+        case .sha256(let expected):
+            return ConstantTime.equals(expected, digest)
+        case .bcrypt(let hash):
+            return try await self.legacy(credential, api: api, hash: hash, digest: digest, name: name)
+        case nil:
+            _ = ConstantTime.equals(self.decoy, digest)
+            return false
+        }
+    }
+
+    /// Reads the keys again now and waits for them (after a key was added or revoked, in tests).
+    package func reload() async throws {
+        let reading = self.state.withLock { state in self.startReading(&state, now: .now) }
+        _ = try await reading.value
+    }
+
+    private static func name(_ api: NHSAPIName, _ keyName: String) -> String { api.rawValue + ":" + keyName }
+
+    private enum Next {
+        case have([String: NHSAPIKeyHash])
+        case wait(Task<Keys, any Error>)
+    }
+
+    /// The keys in memory, read (and waited for) when there are none yet. A request for a known key never waits: a
+    /// due read runs in the background. With `missed` (the key was not among them) a read is waited for when one
+    /// runs, or when the keys and the last attempt are older than `missRefresh`.
+    private func keys(missed: Bool) async throws -> [String: NHSAPIKeyHash] {
+        let now = ContinuousClock.now
+        let next: Next = self.state.withLock { state in
+            guard let keys = state.keys else { return .wait(state.reading ?? self.startReading(&state, now: now)) }
+            let age = keys.read.duration(to: now)
+            let sinceAttempt = state.lastAttempt.map { $0.duration(to: now) } ?? age
+            if missed {
+                if let reading = state.reading { return .wait(reading) }
+                guard age >= self.missRefresh, sinceAttempt >= self.missRefresh else { return .have(keys.hashes) }
+                return .wait(self.startReading(&state, now: now))
+            }
+            if age >= self.refresh, state.reading == nil, sinceAttempt >= self.missRefresh {
+                _ = self.startReading(&state, now: now)
+            }
+            return .have(keys.hashes)
+        }
+        switch next {
+        case .have(let keys):
+            return keys
+        case .wait(let reading):
+            do {
+                return try await reading.value.hashes
+            } catch {
+                // A store that is down after the first read leaves the keys read before in force.
+                if let keys = self.state.withLock({ $0.keys?.hashes }) { return keys }
+                throw error
+            }
+        }
+    }
+
+    private func startReading(_ state: inout State, now: ContinuousClock.Instant) -> Task<Keys, any Error> {
+        let task = Task {
+            defer { self.state.withLock { $0.reading = nil } }
+            let stored = try await self.store.activeKeys()
+            var hashes: [String: NHSAPIKeyHash] = [:]
+            for key in stored { hashes[Self.name(key.api, key.keyName)] = key.hash }
+            let keys = Keys(hashes: hashes, read: now)
+            self.state.withLock { state in
+                if (state.keys?.read ?? now) <= now { state.keys = keys }
+            }
+            return keys
+        }
+        state.lastAttempt = now
+        state.reading = task
+        return task
+    }
+
+    private func legacy(
+        _ credential: NHSAPIKeyCredential,
+        api: NHSAPIName,
+        hash: String,
+        digest: [UInt8],
+        name: String
+    ) async throws -> Bool {
+        // Requests with the same header wait for the one check that runs for it.
+        let memo = name + ":" + Hex.encode(digest)
+        let check = self.legacyChecks.withLock { checks in
+            if let running = checks[memo] { return running }
+            let check = Task {
+                defer {
+                    self.legacyRunning.subtract(1, ordering: .relaxed)
+                    self.legacyChecks.withLock { $0[memo] = nil }
+                }
+                guard self.legacyRunning.add(1, ordering: .relaxed).newValue <= self.maxRunning else {
+                    throw NHSAPIKeyBusy()
+                }
+                let secret = credential.secret
+                let valid = try await NIOThreadPool.singleton.runIfActive { Bcrypt.verify(secret, hash: hash) }
+                if valid {
+                    // A store that is down keeps the bcrypt hash: this replica upgrades its keys in memory and
+                    // the store is upgraded at the key's next success after a read.
+                    try? await self.store.upgrade(api: api, keyName: credential.keyName, bcrypt: hash, sha256: digest)
+                    self.state.withLock { state in
+                        if state.keys?.hashes[name] == .bcrypt(hash) { state.keys?.hashes[name] = .sha256(digest) }
+                    }
+                }
+                return valid
+            }
+            checks[memo] = check
             return check
         }
         return try await check.value
     }
-
-    private func check(_ credential: NHSAPIKeyCredential, api: NHSAPIName, memoKey: String) async throws -> Bool {
-        defer {
-            self.running.subtract(1, ordering: .relaxed)
-            self.checks.withLock { $0[memoKey] = nil }
-        }
-        guard self.running.add(1, ordering: .relaxed).newValue <= self.maxRunning else { throw NHSAPIKeyBusy() }
-        let hash = try await self.store.bcryptHash(api: api, keyName: credential.keyName)
-        let secret = credential.secret
-        let decoy = self.decoy
-        let valid = try await NIOThreadPool.singleton.runIfActive {
-            Bcrypt.verify(secret, hash: hash ?? decoy) && hash != nil
-        }
-        if valid {
-            self.remembered.withLock { memo in
-                if memo.count >= 4096 { memo.removeAll() }
-                memo[memoKey] = ContinuousClock.now.advanced(by: self.memory)
-            }
-        }
-        return valid
-    }
-
-    /// Forgets every remembered success (after a key was revoked, in tests).
-    package func forget() {
-        self.remembered.withLock { $0.removeAll() }
-    }
 }
 
-/// Too many key checks are running; the request is answered 503.
+/// Too many bcrypt checks are running; the request is answered 503.
 package struct NHSAPIKeyBusy: Error {}
 
-/// The statement of a service's keys table, `nhs_api_key`: each service's migration group creates it under its next
-/// number (`CreateNHSAPIKey` in the service's `Persistence/Migrations`).
+/// The statements of a service's keys table, `nhs_api_key`: each service's migration group creates it under its next
+/// number (`CreateNHSAPIKey` in the service's `Persistence/Migrations`) and adds the secrets' digests under a later
+/// one (`StoreNHSAPIKeyDigests`).
 package enum NHSAPIKeyTable {
     package static let statements = [
         """
@@ -162,6 +290,17 @@ package enum NHSAPIKeyTable {
             revoked_at timestamptz,
             PRIMARY KEY (api_name, key_name)
         )
+        """
+    ]
+
+    /// `secret_sha256`, the lowercase hex SHA-256 of a key's secret, which new keys have instead of `bcrypt_hash`;
+    /// every row has exactly one of the two.
+    package static let digestStatements = [
+        """
+        ALTER TABLE nhs_api_key
+            ALTER COLUMN bcrypt_hash DROP NOT NULL,
+            ADD COLUMN secret_sha256 text CHECK (secret_sha256 ~ '^[0-9a-f]{64}$'),
+            ADD CONSTRAINT nhs_api_key_one_hash CHECK ((bcrypt_hash IS NULL) <> (secret_sha256 IS NULL))
         """
     ]
 }
@@ -176,27 +315,45 @@ package struct PostgresNHSAPIKeyStore: NHSAPIKeyStore {
         self.logger = logger
     }
 
-    package func bcryptHash(api: NHSAPIName, keyName: String) async throws -> String? {
+    package func activeKeys() async throws -> [NHSStoredAPIKey] {
         let rows = try await self.database.query(
+            "SELECT api_name, key_name, secret_sha256, bcrypt_hash FROM nhs_api_key WHERE revoked_at IS NULL",
+            logger: self.logger
+        )
+        var keys: [NHSStoredAPIKey] = []
+        for row in rows {
+            let (apiName, keyName, digest, bcrypt) = try row.decode((String, String, String?, String?).self)
+            // A row of an API this build does not serve, or without a usable hash, opens nothing.
+            guard let api = NHSAPIName(rawValue: apiName) else { continue }
+            if let digest, let bytes = Hex.decode(digest), bytes.count == 32 {
+                keys.append(NHSStoredAPIKey(api: api, keyName: keyName, hash: .sha256(bytes)))
+            } else if let bcrypt {
+                keys.append(NHSStoredAPIKey(api: api, keyName: keyName, hash: .bcrypt(bcrypt)))
+            }
+        }
+        return keys
+    }
+
+    package func upgrade(api: NHSAPIName, keyName: String, bcrypt: String, sha256: [UInt8]) async throws {
+        let digest = Hex.encode(sha256)
+        try await self.database.query(
             """
-            SELECT bcrypt_hash FROM nhs_api_key
-            WHERE api_name = \(api.rawValue) AND key_name = \(keyName) AND revoked_at IS NULL
+            UPDATE nhs_api_key SET secret_sha256 = \(digest), bcrypt_hash = NULL
+            WHERE api_name = \(api.rawValue) AND key_name = \(keyName) AND bcrypt_hash = \(bcrypt) AND revoked_at IS NULL
             """,
             logger: self.logger
         )
-        return try rows.first?.decode(String.self)
     }
 
-    /// Adds (or replaces, reactivating) the key `credential.keyName` of `api` with the hash of its secret.
+    /// Adds (or replaces, reactivating) the key `credential.keyName` of `api` with the SHA-256 of its secret.
     package func add(_ credential: NHSAPIKeyCredential, api: NHSAPIName, now: Date) async throws {
         let name = credential.keyName
-        let hash = try await NIOThreadPool.singleton.runIfActive {
-            Bcrypt.hash(credential.secret, cost: NHSAPIKeyVerifier.bcryptCost)
-        }
+        let digest = SecretHash.sha256Hex(credential.secret)
         try await self.database.query(
             """
-            INSERT INTO nhs_api_key (api_name, key_name, bcrypt_hash, created_at) VALUES (\(api.rawValue), \(name), \(hash), \(now))
-            ON CONFLICT (api_name, key_name) DO UPDATE SET bcrypt_hash = EXCLUDED.bcrypt_hash, created_at = EXCLUDED.created_at, revoked_at = NULL
+            INSERT INTO nhs_api_key (api_name, key_name, secret_sha256, created_at) VALUES (\(api.rawValue), \(name), \(digest), \(now))
+            ON CONFLICT (api_name, key_name) DO UPDATE
+            SET secret_sha256 = EXCLUDED.secret_sha256, bcrypt_hash = NULL, created_at = EXCLUDED.created_at, revoked_at = NULL
             """,
             logger: self.logger
         )
@@ -229,17 +386,46 @@ package struct PostgresNHSAPIKeyStore: NHSAPIKeyStore {
 
 /// Keys in memory, for route tests.
 package final class InMemoryNHSAPIKeyStore: NHSAPIKeyStore {
-    private let hashes = Mutex<[String: String]>([:])
+    private let keys = Mutex<[String: NHSStoredAPIKey]>([:])
 
     package init() {}
 
-    /// Adds `credential` as a key of `api` (hashed at the lowest bcrypt cost, for speed).
+    /// Adds `credential` as a key of `api`, stored as the SHA-256 of its secret.
     package func add(_ credential: NHSAPIKeyCredential, api: NHSAPIName) {
-        let hash = Bcrypt.hash(credential.secret, cost: 4)
-        self.hashes.withLock { $0[api.rawValue + ":" + credential.keyName] = hash }
+        let digest = Array(SHA256.hash(data: Array(credential.secret.utf8)))
+        self.put(NHSStoredAPIKey(api: api, keyName: credential.keyName, hash: .sha256(digest)))
     }
 
-    package func bcryptHash(api: NHSAPIName, keyName: String) async throws -> String? {
-        self.hashes.withLock { $0[api.rawValue + ":" + keyName] }
+    /// Adds `credential` as a key of `api` stored as a bcrypt hash (at the lowest cost, for speed), as keys added
+    /// before the digests are.
+    package func addBcrypt(_ credential: NHSAPIKeyCredential, api: NHSAPIName) {
+        let hash = Bcrypt.hash(credential.secret, cost: 4)
+        self.put(NHSStoredAPIKey(api: api, keyName: credential.keyName, hash: .bcrypt(hash)))
+    }
+
+    /// Removes the key `keyName` of `api`.
+    package func revoke(api: NHSAPIName, keyName: String) {
+        self.keys.withLock { $0[api.rawValue + ":" + keyName] = nil }
+    }
+
+    /// The stored form of the key `keyName` of `api`.
+    package func hash(api: NHSAPIName, keyName: String) -> NHSAPIKeyHash? {
+        self.keys.withLock { $0[api.rawValue + ":" + keyName]?.hash }
+    }
+
+    package func activeKeys() async throws -> [NHSStoredAPIKey] {
+        self.keys.withLock { Array($0.values) }
+    }
+
+    package func upgrade(api: NHSAPIName, keyName: String, bcrypt: String, sha256: [UInt8]) async throws {
+        self.keys.withLock { keys in
+            let name = api.rawValue + ":" + keyName
+            guard keys[name]?.hash == .bcrypt(bcrypt) else { return }
+            keys[name] = NHSStoredAPIKey(api: api, keyName: keyName, hash: .sha256(sha256))
+        }
+    }
+
+    private func put(_ key: NHSStoredAPIKey) {
+        self.keys.withLock { $0[key.api.rawValue + ":" + key.keyName] = key }
     }
 }

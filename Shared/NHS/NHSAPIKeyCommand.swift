@@ -95,7 +95,7 @@ private struct AddKey: APIKeyAction {
     @Argument(help: "The key's name: 6 to 50 of A-Z a-z 0-9 _ -.")
     var name: String
 
-    @Flag(help: "Take the secret from standard input (to install one key in several services).")
+    @Flag(help: "Take the secret from standard input, 32 to 128 random bytes (to install one key in several services).")
     var secretStdin = false
 
     func validate() throws { try validateKeyName(self.name) }
@@ -104,8 +104,10 @@ private struct AddKey: APIKeyAction {
         let credential: NHSAPIKeyCredential
         if self.secretStdin {
             let secret = (readLine(strippingNewline: true) ?? "").trimmingCharacters(in: .whitespaces)
-            guard secret.utf8.count >= 16, secret.utf8.count <= 72, SecretText.isClean(secret) else {
-                NHSAPIKeyCommand.fail("the secret (standard input) must have 16 to 72 bytes and no control characters")
+            // At least 32 bytes: with `openssl rand -hex 16` or more, 128 random bits, which the stored SHA-256
+            // needs to stay unsearchable.
+            guard (32...128).contains(secret.utf8.count), SecretText.isClean(secret) else {
+                NHSAPIKeyCommand.fail("the secret (standard input) must have 32 to 128 bytes and no control characters")
                 return 2
             }
             credential = NHSAPIKeyCredential(keyName: self.name, secret: secret)

@@ -8,12 +8,28 @@ import HTTPTypes
 import Hummingbird
 import HummingbirdTesting
 import NIOCore
+import Synchronization
 import Testing
 
-/// A key store whose database is down.
-private struct FailingKeyStore: NHSAPIKeyStore {
+/// A key store whose database is down, or goes down after `readsBeforeDown` reads.
+private final class FailingKeyStore: NHSAPIKeyStore {
     struct Down: Error {}
-    func bcryptHash(api: NHSAPIName, keyName: String) async throws -> String? { throw Down() }
+    let keys = TestNHS.keyStore()
+    let readsLeft: Mutex<Int>
+
+    init(readsBeforeDown: Int = 0) { self.readsLeft = Mutex(readsBeforeDown) }
+
+    func activeKeys() async throws -> [NHSStoredAPIKey] {
+        guard
+            self.readsLeft.withLock({ left in
+                defer { left -= 1 }
+                return left > 0
+            })
+        else { throw Down() }
+        return try await self.keys.activeKeys()
+    }
+
+    func upgrade(api: NHSAPIName, keyName: String, bcrypt: String, sha256: [UInt8]) async throws { throw Down() }
 }
 
 @Suite("NHS API-key middleware")
@@ -57,15 +73,34 @@ struct NHSAPIKeyMiddlewareTests {
         #expect(try await Self.status(app, authorization: TestNHS.mobile.authorization) == .ok)
     }
 
-    @Test("a key store that is down, or no free check slot, is 503 with Retry-After, not a 500 or a 403")
+    @Test("a key store down at the first read, or no free bcrypt slot for a bcrypt key, is 503, not a 500 or a 403")
     func unavailable() async throws {
         let down = Self.app(NHSAPIKeyVerifier(store: FailingKeyStore()))
         #expect(try await Self.status(down, authorization: TestNHS.mobile.authorization) == .serviceUnavailable)
-        let busy = Self.app(NHSAPIKeyVerifier(store: TestNHS.keyStore(), maxRunning: 0))
+        let bcrypt = InMemoryNHSAPIKeyStore()
+        bcrypt.addBcrypt(TestNHS.mobile, api: .mobile)
+        let busy = Self.app(NHSAPIKeyVerifier(store: bcrypt, maxRunning: 0))
         #expect(try await Self.status(busy, authorization: TestNHS.mobile.authorization) == .serviceUnavailable)
         await #expect(throws: NHSAPIKeyBusy.self) {
-            try await NHSAPIKeyVerifier(store: TestNHS.keyStore(), maxRunning: 0)
-                .verify(TestNHS.mobile.authorization, api: .mobile)
+            try await NHSAPIKeyVerifier(store: bcrypt, maxRunning: 0).verify(TestNHS.mobile.authorization, api: .mobile)
         }
+        let digests = Self.app(NHSAPIKeyVerifier(store: TestNHS.keyStore(), maxRunning: 0))
+        #expect(try await Self.status(digests, authorization: TestNHS.mobile.authorization) == .ok)
+    }
+
+    @Test("a key store that goes down after the first read leaves the keys read in force")
+    func storeDownLater() async throws {
+        let verifier = NHSAPIKeyVerifier(
+            store: FailingKeyStore(readsBeforeDown: 1),
+            refresh: .zero,
+            missRefresh: .zero
+        )
+        let app = Self.app(verifier)
+        for _ in 0..<3 {
+            #expect(try await Self.status(app, authorization: TestNHS.mobile.authorization) == .ok)
+            #expect(try await Self.status(app, authorization: TestNHS.lab.authorization) == .forbidden)
+        }
+        await #expect(throws: FailingKeyStore.Down.self) { try await verifier.reload() }
+        #expect(try await Self.status(app, authorization: TestNHS.mobile.authorization) == .ok)
     }
 }

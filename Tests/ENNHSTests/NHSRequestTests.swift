@@ -1,9 +1,11 @@
 // What an NHS request carries (nhs §1, §3.3–§3.5): the API key header and its check, the app's User-Agent, and
 // the value sets of the test path.
 
+import Crypto
 import ENNHS
 import ENServiceKit
 import Foundation
+import Synchronization
 import Testing
 
 /// `Bearer ` and the Base64 of `text`.
@@ -129,14 +131,94 @@ struct NHSAPIKeyVerifierTests {
         #expect(try await !verifier.verify("", api: .mobile))
     }
 
-    @Test("a success remembered for one API does not open another")
-    func rememberedPerAPI() async throws {
+    @Test("a key of one API does not open another, also after a success")
+    func perAPI() async throws {
         let verifier = Self.verifier()
         #expect(try await verifier.verify(Self.key.authorization, api: .mobile))
         #expect(try await !verifier.verify(Self.key.authorization, api: .testResultUpload))
-        verifier.forget()
-        #expect(try await verifier.verify(Self.key.authorization, api: .mobile))
     }
+
+    @Test(
+        "a key added is accepted at once (a name not known reads the keys again); a key revoked is refused after a read"
+    )
+    func addedAndRevoked() async throws {
+        let store = InMemoryNHSAPIKeyStore()
+        store.add(Self.key, api: .mobile)
+        let verifier = NHSAPIKeyVerifier(store: store, refresh: .seconds(3600), missRefresh: .zero)
+        #expect(try await verifier.verify(Self.key.authorization, api: .mobile))
+        let added = NHSAPIKeyCredential.generate(keyName: "mobile-next")
+        store.add(added, api: .mobile)
+        #expect(try await verifier.verify(added.authorization, api: .mobile), "rotation: the new name works at once")
+        #expect(try await verifier.verify(Self.key.authorization, api: .mobile), "and the old one still does")
+        store.revoke(api: .mobile, keyName: Self.key.keyName)
+        try await verifier.reload()
+        #expect(try await !verifier.verify(Self.key.authorization, api: .mobile))
+        #expect(try await verifier.verify(added.authorization, api: .mobile))
+    }
+
+    @Test("a name not known reads the keys again at most once per missRefresh")
+    func missesThrottled() async throws {
+        let store = CountingKeyStore()
+        let verifier = NHSAPIKeyVerifier(store: store, refresh: .seconds(3600), missRefresh: .seconds(3600))
+        for index in 0..<50 {
+            let unknown = NHSAPIKeyCredential(keyName: "random-\(index)", secret: "s3cret-of-nobody-\(index)")
+            #expect(try await !verifier.verify(unknown.authorization, api: .mobile))
+        }
+        #expect(store.reads.withLock { $0 } == 1, "only the first read: later misses use the keys read")
+    }
+
+    @Test("wrong keys cost no check slot: while 200 are checked, the real key is accepted every time")
+    func floodDoesNotCrowdOut() async throws {
+        let store = InMemoryNHSAPIKeyStore()
+        store.add(Self.key, api: .mobile)
+        // No slot at all: a key stored as a digest never needs one.
+        let verifier = NHSAPIKeyVerifier(store: store, maxRunning: 0)
+        let answers = try await withThrowingTaskGroup(of: (real: Bool, valid: Bool).self) { group in
+            for index in 0..<200 {
+                group.addTask {
+                    let random = NHSAPIKeyCredential.generate(
+                        keyName: index.isMultiple(of: 2) ? "mobile-key" : "other-\(index)"
+                    )
+                    return (false, try await verifier.verify(random.authorization, api: .mobile))
+                }
+                if index.isMultiple(of: 10) {
+                    group.addTask { (true, try await verifier.verify(Self.key.authorization, api: .mobile)) }
+                }
+            }
+            return try await group.reduce(into: [(real: Bool, valid: Bool)]()) { $0.append($1) }
+        }
+        #expect(answers.filter(\.real).count == 20)
+        #expect(answers.allSatisfy { $0.real == $0.valid })
+    }
+
+    @Test("a key stored as bcrypt is checked with bcrypt once, then held and stored as its SHA-256")
+    func bcryptUpgraded() async throws {
+        let store = InMemoryNHSAPIKeyStore()
+        store.addBcrypt(Self.key, api: .mobile)
+        let verifier = NHSAPIKeyVerifier(store: store)
+        let wrong = NHSAPIKeyCredential(keyName: Self.key.keyName, secret: "wrong-secret")
+        #expect(try await !verifier.verify(wrong.authorization, api: .mobile))
+        guard case .bcrypt = store.hash(api: .mobile, keyName: Self.key.keyName) else {
+            Issue.record("a wrong secret replaced the bcrypt hash")
+            return
+        }
+        #expect(try await verifier.verify(Self.key.authorization, api: .mobile))
+        let digest = Array(SHA256.hash(data: Array(Self.key.secret.utf8)))
+        #expect(store.hash(api: .mobile, keyName: Self.key.keyName) == .sha256(digest))
+        #expect(try await !verifier.verify(wrong.authorization, api: .mobile))
+    }
+}
+
+/// A store that counts its reads and knows no key.
+private final class CountingKeyStore: NHSAPIKeyStore {
+    let reads = Mutex(0)
+
+    func activeKeys() async throws -> [NHSStoredAPIKey] {
+        self.reads.withLock { $0 += 1 }
+        return []
+    }
+
+    func upgrade(api: NHSAPIName, keyName: String, bcrypt: String, sha256: [UInt8]) async throws {}
 }
 
 @Suite("NHS User-Agent")

@@ -176,7 +176,9 @@ struct LegacyTOTPSecretTests {
         )
         let applied = try await DatabaseMigrator(group: PortalMigrations.group)
             .migrate(client: database.client, logger: database.logger)
-        try #require(applied == ["0002_seal_totp_secrets", "0003_create_nhs_api_key"])
+        try #require(
+            applied == ["0002_seal_totp_secrets", "0003_create_nhs_api_key", "0004_store_nhs_api_key_digests"]
+        )
         #expect(try await secretColumns(username).clear == secret, "the migration itself cannot seal")
         return secret
     }

@@ -295,7 +295,10 @@ struct NHSLabTests {
         }
         #expect(await run(["add", "testResultUpload", "lab-command"]) == 0)
         #expect(
-            try await database.count("nhs_api_key", where: "key_name = 'lab-command' AND bcrypt_hash LIKE '$2%'") == 1
+            try await database.count(
+                "nhs_api_key",
+                where: "key_name = 'lab-command' AND secret_sha256 ~ '^[0-9a-f]{64}$' AND bcrypt_hash IS NULL"
+            ) == 1
         )
         #expect(await run(["list"]) == 0)
         #expect(await run(["revoke", "testResultUpload", "lab-command"]) == 0)
@@ -303,5 +306,48 @@ struct NHSLabTests {
         #expect(try await database.count("nhs_api_key", where: "revoked_at IS NOT NULL") == 1)
         #expect(await run(["add", "nosuchapi", "lab-command"]) == 2)
         #expect(await run(["add", "testResultUpload", "short"]) == 2, "names have 6 to 50 characters")
+    }
+
+    @Test("a key stored as bcrypt is accepted once through bcrypt and then kept as the SHA-256 of its secret")
+    func bcryptKeyUpgraded() async throws {
+        let database = try PostgresTestDatabase.require()
+        let key = NHSAPIKeyCredential.generate(keyName: "lab-before")
+        let memory = InMemoryNHSAPIKeyStore()
+        memory.addBcrypt(key, api: .testResultUpload)
+        guard case .bcrypt(let bcrypt) = try #require(memory.hash(api: .testResultUpload, keyName: key.keyName)) else {
+            Issue.record("the in-memory store did not keep a bcrypt hash")
+            return
+        }
+        try await database.client.query(
+            """
+            INSERT INTO nhs_api_key (api_name, key_name, bcrypt_hash, created_at)
+            VALUES ('testResultUpload', \(key.keyName), \(bcrypt), now())
+            """,
+            logger: database.logger
+        )
+        let verifier = NHSAPIKeyVerifier(
+            store: PostgresNHSAPIKeyStore(client: database.client, logger: database.logger)
+        )
+        let wrong = NHSAPIKeyCredential(keyName: key.keyName, secret: key.secret + "x")
+        #expect(try await !verifier.verify(wrong.authorization, api: .testResultUpload))
+        #expect(
+            try await database.count("nhs_api_key", where: "bcrypt_hash IS NOT NULL") == 1,
+            "a wrong secret upgrades nothing"
+        )
+        #expect(try await verifier.verify(key.authorization, api: .testResultUpload))
+        let digest = SecretHash.sha256Hex(key.secret)
+        #expect(
+            try await database.count(
+                "nhs_api_key",
+                where: "key_name = 'lab-before' AND secret_sha256 = '\(digest)' AND bcrypt_hash IS NULL"
+            ) == 1
+        )
+        // A second replica reads the upgraded row: the digest, no bcrypt and no check slot.
+        let replica = NHSAPIKeyVerifier(
+            store: PostgresNHSAPIKeyStore(client: database.client, logger: database.logger),
+            maxRunning: 0
+        )
+        #expect(try await replica.verify(key.authorization, api: .testResultUpload))
+        #expect(try await !replica.verify(wrong.authorization, api: .testResultUpload))
     }
 }

@@ -125,13 +125,13 @@ struct ProcessLifecycleTests {
         let historyAfterSecond = try await self.history(database)
 
         #expect(firstStatus == 0)
-        #expect(first.output.contains("migration.applied=4"))
+        #expect(first.output.contains("migration.applied=5"))
         #expect(secondStatus == 0)
         #expect(second.output.contains("migration.applied=0"))
         #expect(
             historyAfterFirst == [
                 "0001_create_test_result", "0002_add_result_protection", "0003_create_nhs_virology_result",
-                "0004_create_nhs_api_key",
+                "0004_create_nhs_api_key", "0005_store_nhs_api_key_digests",
             ]
         )
         #expect(historyAfterSecond == historyAfterFirst)

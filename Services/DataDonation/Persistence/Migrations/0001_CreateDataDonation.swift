@@ -187,7 +187,7 @@ enum DataDonationMigrations {
         name: "datadonation",
         migrations: [
             CreateDataDonation(), CreateNHSMobileAnalytics(), CreateNHSAPIKey(),
-            GrantNHSMobileAnalytics(), RecordOTPRedemptions(),
+            GrantNHSMobileAnalytics(), RecordOTPRedemptions(), StoreNHSAPIKeyDigests(),
         ]
     )
 }

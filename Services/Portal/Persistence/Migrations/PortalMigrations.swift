@@ -8,6 +8,6 @@ import ENServiceKit
 enum PortalMigrations {
     static let group = MigrationGroup(
         name: "portal",
-        migrations: [CreatePortal(), SealTOTPSecrets(), CreateNHSAPIKey()]
+        migrations: [CreatePortal(), SealTOTPSecrets(), CreateNHSAPIKey(), StoreNHSAPIKeyDigests()]
     )
 }

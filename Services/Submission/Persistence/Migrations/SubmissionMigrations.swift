@@ -8,6 +8,6 @@ import ENServiceKit
 enum SubmissionMigrations {
     static let group = MigrationGroup(
         name: "submission",
-        migrations: [CreateNHSAPIKey(), RestrictNHSAPIKeys()]
+        migrations: [CreateNHSAPIKey(), RestrictNHSAPIKeys(), StoreNHSAPIKeyDigests()]
     )
 }

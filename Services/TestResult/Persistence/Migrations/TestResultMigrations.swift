@@ -10,7 +10,7 @@ enum TestResultMigrations {
         name: "testresult",
         migrations: [
             CreateTestResult(), AddResultProtection(), CreateNHSVirologyResult(),
-            CreateNHSAPIKey(),
+            CreateNHSAPIKey(), StoreNHSAPIKeyDigests(),
         ]
     )
 }

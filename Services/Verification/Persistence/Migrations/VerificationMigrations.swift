@@ -12,6 +12,7 @@ enum VerificationMigrations {
             CreateVerification(), PepperTeleTANs(), CountRegistrationDays(), SpendBearerTokens(),
             CreateNHSVirologyOrder(), CreateNHSAPIKey(), CreateNHSIsolationPayment(),
             CreateNHSCircuitBreaker(), SeedNHSCircuitBreakerSwitches(), RecordRedemptions(),
+            StoreNHSAPIKeyDigests(),
         ]
     )
 }
