@@ -294,12 +294,14 @@ package enum NHSAPIKeyTable {
     ]
 
     /// `secret_sha256`, the lowercase hex SHA-256 of a key's secret, which new keys have instead of `bcrypt_hash`;
-    /// every row has exactly one of the two.
+    /// every row has exactly one of the two. Like the table's creation, the statement may run twice on one database
+    /// (a test database migrated with two services' groups) and leaves the same table each time.
     package static let digestStatements = [
         """
         ALTER TABLE nhs_api_key
             ALTER COLUMN bcrypt_hash DROP NOT NULL,
-            ADD COLUMN secret_sha256 text CHECK (secret_sha256 ~ '^[0-9a-f]{64}$'),
+            ADD COLUMN IF NOT EXISTS secret_sha256 text CHECK (secret_sha256 ~ '^[0-9a-f]{64}$'),
+            DROP CONSTRAINT IF EXISTS nhs_api_key_one_hash,
             ADD CONSTRAINT nhs_api_key_one_hash CHECK ((bcrypt_hash IS NULL) <> (secret_sha256 IS NULL))
         """
     ]
