@@ -32,9 +32,10 @@ help: ## List the targets
 build: ## Build every product (debug; CONFIG=release for release)
 	$(BUILD_PRODUCTS)
 
-test: lint db-start ## The lint gate, PostgreSQL if needed, build, the whole suite, the browser test, the end-to-end journeys (loopback, two federating countries, containers), the drills, deploy-check
+test: lint db-start ## The lint gate, PostgreSQL if needed, moto for the S3 tests, build, the whole suite, the browser test, the end-to-end journeys (loopback, two federating countries, containers), the drills, deploy-check
 	database_env="$$($(PG) env)"; eval "$$database_env"; \
-	export EN_REQUIRE_DB=1; \
+	moto_python="$$(deploy/local/moto.sh)"; \
+	export EN_REQUIRE_DB=1 EN_REQUIRE_S3=1 EN_MOTO_PYTHON="$$moto_python"; \
 	$(SWIFT) build --build-tests; \
 	$(SWIFT) test --skip-build
 	$(MAKE) test-browser SKIP_BUILD=1

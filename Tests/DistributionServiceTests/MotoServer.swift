@@ -1,4 +1,4 @@
-// A moto server (`python3 -m moto.server`) on a free local port: a real S3-protocol endpoint for the store's tests.
+// A moto server (`python3 -m moto.server`, or `EN_MOTO_PYTHON -m moto.server`) on a free local port: a real S3-protocol endpoint for the store's tests.
 
 import AsyncHTTPClient
 import Crypto
@@ -21,15 +21,24 @@ final class MotoServer: Sendable {
         self.endpoint = endpoint
     }
 
-    /// Whether `python3 -c "import moto.server"` works here, checked once. With `EN_REQUIRE_S3=1` the tests run
-    /// regardless, so a machine that should have moto fails instead of skipping.
+    /// The Python that runs moto: `EN_MOTO_PYTHON` (what `deploy/local/moto.sh` prints, which `make test` sets), else
+    /// `python3` from the `PATH`.
+    private static var python: (executable: URL, arguments: [String]) {
+        if let path = ProcessInfo.processInfo.environment["EN_MOTO_PYTHON"], !path.isEmpty {
+            return (URL(fileURLWithPath: path), [])
+        }
+        return (URL(fileURLWithPath: "/usr/bin/env"), ["python3"])
+    }
+
+    /// Whether that Python can `import moto.server`, checked once. With `EN_REQUIRE_S3=1` the tests run regardless,
+    /// so a machine that should have moto fails instead of skipping.
     static let isAvailable: Bool = {
         if ProcessInfo.processInfo.environment["EN_REQUIRE_S3"] == "1" {
             return true
         }
         let probe = Process()
-        probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        probe.arguments = ["python3", "-c", "import moto.server"]
+        probe.executableURL = MotoServer.python.executable
+        probe.arguments = MotoServer.python.arguments + ["-c", "import moto.server"]
         probe.standardOutput = FileHandle.nullDevice
         probe.standardError = FileHandle.nullDevice
         do {
@@ -46,8 +55,8 @@ final class MotoServer: Sendable {
         var environment = ProcessInfo.processInfo.environment
         environment["PYTHONUNBUFFERED"] = "1"
         let process = try ServiceProcess.start(
-            URL(fileURLWithPath: "/usr/bin/env"),
-            arguments: ["python3", "-m", "moto.server", "-H", "127.0.0.1", "-p", "0"],
+            Self.python.executable,
+            arguments: Self.python.arguments + ["-m", "moto.server", "-H", "127.0.0.1", "-p", "0"],
             environment: environment
         )
         let deadline = ContinuousClock.now + .seconds(60)
