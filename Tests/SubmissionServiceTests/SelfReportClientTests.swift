@@ -53,7 +53,12 @@ struct SelfReportClientTests {
                 baseURL: "http://127.0.0.1:\(port)/",
                 policy: policy,
                 serviceToken: TestServiceKeys.signer("submission-service"),
-                logger: Logger(label: "test", factory: { _ in logs })
+                logger: {
+                    // Every level, so that a test that looks for a secret in the logs sees all they hold.
+                    var logger = Logger(label: "test", factory: { _ in logs })
+                    logger.logLevel = .trace
+                    return logger
+                }()
             )
             try await withCleanup {
                 try await body(client, calls)
@@ -88,6 +93,8 @@ struct SelfReportClientTests {
             )
             #expect(try verifier.verify(call.token, now: Date()) == "submission-service")
         }
+        // The call was logged (so the check below looks at something), and the OTP is in no entry.
+        #expect(logs.entries.contains { $0.level == .debug && $0.message == "data-donation-service answered" })
         #expect(!logs.entries.contains { "\($0.message) \($0.metadata)".contains(Self.otp) })
     }
 

@@ -164,6 +164,11 @@ package final class UpstreamClient: Service, Sendable {
             let failure: String
             switch await self.attempt(url, json, headers: headers) {
             case .answer(let response):
+                // The status and the attempt only: the URL, the body and the answer may hold a secret.
+                self.logger.debug(
+                    "\(self.peer) answered",
+                    metadata: ["upstream.status": "\(response.status)", "upstream.attempts": "\(attempt)"]
+                )
                 if response.status == 401 || response.status == 403 {
                     // The peer refused this service (its service token or, for the portal, the officer's bearer
                     // token): the caller answers 503, so the reason is only here. Our services' error bodies name the
