@@ -357,6 +357,7 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
             ],
             path: "Tests/Support",
             swiftSettings: swiftSettings

@@ -106,6 +106,20 @@ struct HealthAndLoggingTests {
         }
     }
 
+    @Test(
+        "en_db_pool_lease_timeouts_total is exported at 0 by a router with the standard middleware, before any timeout"
+    )
+    func leaseTimeoutsStartAtZero() {
+        let environment = ServiceEnvironment.testing()
+        #expect(environment.metricSamples("en_db_pool_lease_timeouts_total").isEmpty)
+        let router = Router()
+        router.addStandardMiddleware(maxBodyBytes: 1024, metricsFactory: environment.metricsFactory)
+        #expect(
+            environment.metricSamples("en_db_pool_lease_timeouts_total")
+                == [MetricSample(name: "en_db_pool_lease_timeouts_total", labels: [:], value: 0)]
+        )
+    }
+
     @Test("METRICS_PORT must differ from the service's other ports; port 0 is always allowed")
     func metricsPort() throws {
         let clash = SettingsReader(values: ["METRICS_PORT": "8001"])

@@ -7,8 +7,12 @@ import Metrics
 struct DistributionMetrics: Sendable {
     private let factory: any MetricsFactory
 
+    /// Registers `en_distribution_audit_failures_total` at 0, which `DistributionAuditFailing`
+    /// (deploy/observability/alerts.yaml) reads with `increase()`: had it first appeared at 1, a first run whose audit
+    /// failed would not fire it.
     init(factory: any MetricsFactory) {
         self.factory = factory
+        _ = Counter(label: "en_distribution_audit_failures_total", factory: factory)
     }
 
     func runFinished(_ outcome: String, seconds: Double) {

@@ -7,22 +7,33 @@ import Metrics
 struct TestResultMetrics: Sendable {
     private let factory: any MetricsFactory
 
+    /// Registers every label set of the stored results at 0: a counter that first appeared at 1 would show no
+    /// `increase()`, and `LabUploadsStopped` (deploy/observability/alerts.yaml) would go on firing after the first
+    /// upload.
     init(factory: any MetricsFactory) {
         self.factory = factory
+        for kind in TestKind.allCases {
+            for outcome in Self.storeOutcomes {
+                _ = self.storedCounter(kind: kind, outcome: outcome)
+            }
+        }
+    }
+
+    private static let storeOutcomes = ["inserted", "updated", "unchanged"]
+
+    private func storedCounter(kind: TestKind, outcome: String) -> Counter {
+        Counter(
+            label: "en_testresult_results_stored_total",
+            dimensions: [("kind", Self.label(kind)), ("outcome", outcome)],
+            factory: self.factory
+        )
     }
 
     /// Results received in batch uploads, by kind and whether they were inserted, updated or left (redeemed).
     func recordStore(_ outcome: StoreOutcome, kind: TestKind) {
-        let kindLabel = Self.label(kind)
-        for (name, count) in [
-            ("inserted", outcome.inserted), ("updated", outcome.updated), ("unchanged", outcome.unchanged),
-        ] where count > 0 {
-            Counter(
-                label: "en_testresult_results_stored_total",
-                dimensions: [("kind", kindLabel), ("outcome", name)],
-                factory: self.factory
-            )
-            .increment(by: count)
+        for (name, count) in zip(Self.storeOutcomes, [outcome.inserted, outcome.updated, outcome.unchanged])
+        where count > 0 {
+            self.storedCounter(kind: kind, outcome: name).increment(by: count)
         }
     }
 

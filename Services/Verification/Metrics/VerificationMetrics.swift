@@ -5,8 +5,16 @@ import Metrics
 struct VerificationMetrics: Sendable {
     private let factory: any MetricsFactory
 
+    /// Registers every label set of the registrations at 0, which `RegistrationsNearDailyCap` and
+    /// `RegistrationsCapped` (deploy/observability/alerts.yaml) read with `increase()`: a counter that first appeared
+    /// at 1 would hide the first capped registration.
     init(factory: any MetricsFactory) {
         self.factory = factory
+        for keyType in ["guid", "teletan"] {
+            for outcome in ["created", "rejected", "capped"] {
+                self.count("en_verification_registrations_total", [("key_type", keyType), ("outcome", outcome)], by: 0)
+            }
+        }
     }
 
     /// A registration attempt by key type (`guid`, `teletan`) and outcome (`created`, `rejected`, `capped`: refused
@@ -59,7 +67,7 @@ struct VerificationMetrics: Sendable {
         }
     }
 
-    private func count(_ label: String, _ dimensions: [(String, String)]) {
-        Counter(label: label, dimensions: dimensions, factory: self.factory).increment()
+    private func count(_ label: String, _ dimensions: [(String, String)], by amount: Int = 1) {
+        Counter(label: label, dimensions: dimensions, factory: self.factory).increment(by: amount)
     }
 }

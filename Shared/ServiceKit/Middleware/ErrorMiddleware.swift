@@ -23,9 +23,11 @@ package import Metrics
 package struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     private let metrics: any MetricsFactory
 
-    /// `metrics` receives `en_db_pool_lease_timeouts_total` (nowhere by default).
+    /// `metrics` receives `en_db_pool_lease_timeouts_total` (nowhere by default), registered here at 0 so that
+    /// `increase()` in `DatabasePoolSaturated` (deploy/observability/alerts.yaml) sees the first lease timeout.
     package init(metrics: any MetricsFactory = NOOPMetricsHandler.instance) {
         self.metrics = metrics
+        _ = Counter(label: DatabaseMetrics.leaseTimeouts, factory: metrics)
     }
 
     package func handle(_ request: Request, context: Context, next: MiddlewareNext<Context>) async throws -> Response {
