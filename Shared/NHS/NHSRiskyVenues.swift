@@ -58,7 +58,7 @@ package struct NHSRiskyVenueRow: Sendable, Equatable {
 ///
 /// Checked whole before anything is published, with the reference's messages (`validation error: …`, the first
 /// failure wins) and the contract's rules that the reference left out: unique venue ids, windows that start
-/// yesterday or before, and (for any message type that would take one) a parameter of at most 32 characters.
+/// yesterday or before. A parameter is refused for M1 and M2 whatever its length.
 package enum NHSRiskyVenueCSV {
     package static let header = ["venue_id", "start_time", "end_time", "message_type", "optional_parameter"]
     package static let maxBytes = 1_048_576
@@ -129,14 +129,10 @@ package enum NHSRiskyVenueCSV {
         // The reference says "<=" and checks "<": a window must not be empty.
         guard from < until else { return .failure(Problem("Start date must be <= end date")) }
         guard fields[3] == "M1" || fields[3] == "M2" else { return .failure(Problem("Message Type must match M[1-2]")) }
+        // Neither M1 nor M2 takes a parameter, so the type's rule is the first a parameter fails; the contract's
+        // 32-character limit would apply to a type that took one.
         guard fields[4].isEmpty else {
-            return .failure(
-                Problem(
-                    fields[4].count > 32
-                        ? "Optional parameter must be at most 32 characters"
-                        : "Message type \(fields[3]) does not support optional parameter"
-                )
-            )
+            return .failure(Problem("Message type \(fields[3]) does not support optional parameter"))
         }
         guard !seen.contains(fields[0]) else { return .failure(Problem("Duplicate venue id \(fields[0])")) }
         guard from < startOfToday else { return .failure(Problem("Start date must be yesterday or before")) }

@@ -87,6 +87,11 @@ struct NHSRiskyVenueCSVTests {
                 "Message type M1 does not support optional parameter"
             ),
             (
+                Self.header + "CD2, 2025-11-04T13:33:03Z, 2025-11-14T23:33:03Z, M1, "
+                    + String(repeating: "7", count: 40) + "\n",
+                "text/csv", "Message type M1 does not support optional parameter"
+            ),
+            (
                 Self.header
                     + "CD2, 2025-11-04T13:33:03Z, 2025-11-14T23:33:03Z, M1,\nCD2, 2025-11-05T13:33:03Z, 2025-11-15T23:33:03Z, M2,\n",
                 "text/csv", "Duplicate venue id CD2"
