@@ -68,6 +68,25 @@ struct PortalRiskyVenueUploadTests {
         }
     }
 
+    @Test("a list over 1 MB is 422 in the contract's words after the API key, for venues and post districts")
+    func overOneMegabyte() async throws {
+        try await PortalHarness.run(["NHS_ENABLED": "true"]) { harness in
+            let large = Self.csv + String(repeating: "x", count: NHSRiskyVenueCSV.maxBytes)
+            let venues = try await self.upload(harness, large)
+            #expect(venues.status == .unprocessableContent)
+            #expect(venues.text == "validation error: Csv content is more than 1MB")
+            #expect(try await self.upload(harness, large, key: nil).status == .forbidden)
+            let districts = try await harness.app.post(
+                "/upload/high-risk-postal-districts",
+                headers: [.contentType: "application/json", .authorization: TestNHS.postDistricts.authorization],
+                body: ByteBuffer(string: String(repeating: " ", count: NHSRiskyPostDistricts.maxBytes + 1))
+            )
+            #expect(districts.status == .unprocessableContent)
+            #expect(districts.text == "validation error: payload is more than 1MB")
+            #expect(await harness.lists.published.isEmpty)
+        }
+    }
+
     @Test("without NHS_ENABLED the route does not exist")
     func off() async throws {
         try await PortalHarness.run { (harness: PortalHarness) async throws in

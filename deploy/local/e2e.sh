@@ -217,6 +217,14 @@ if [ "$nhs" = on ]; then
     "$(date -u -d '3 days ago' +%Y-%m-%dT10:00:00Z)" "$(date -u -d '3 days ago' +%Y-%m-%dT14:00:00Z)" >"$work/venues.csv"
   expect "a venue with a bad id is refused whole (422, the reason named)" "HTTP 422 validation error: VenueId must match" \
     "$cwa" nhs upload-venues - <<<"$(sed 's/4WT59M5Y/AB1/' "$work/venues.csv")"
+  # Over the 1 MB limit and under the gateway's 3 MB: the portal answers, after the API key, in the contract's words.
+  { head -n 1 "$work/venues.csv"; yes "$(tail -n 1 "$work/venues.csv")" | head -c 1100000; } >"$work/venues-large.csv"
+  expect "a list over 1 MB gets the portal's 422 through the gateway, not nginx's 413" \
+    "^HTTP 422 validation error: Csv content is more than 1MB$" "$cwa" nhs upload-venues "$work/venues-large.csv"
+  expect "a list over 1 MB without the API key is 403" "^HTTP 403" \
+    "$cwa" nhs upload-venues --venues-key wrong "$work/venues-large.csv"
+  expect "a list file that does not exist is named, and nothing is sent" "cannot read $work/absent.csv" \
+    "$cwa" nhs upload-venues "$work/absent.csv"
   expect "the list of risky venues is uploaded with the API key (202)" "^HTTP 202 successfully uploaded$" \
     "$cwa" nhs upload-venues "$work/venues.csv"
   expect "the venue is on the CDN at once, signed (/distribution/risky-venues)" '"id":"4WT59M5Y".*"messageType":"M2"' \
@@ -247,6 +255,8 @@ if [ "$nhs" = on ]; then
     verify_document risky-venues
   check "the officer's publication is in the portal's audit trail" \
     test "$(sql portal "SELECT count(*) FROM audit_event WHERE action = 'risky_venues_published' AND details = 'venues=1 source=portal'")" = 1
+  check "the officer commands back to back never sent a spent TOTP code (no totp_failed in the portal's audit)" \
+    test "$(sql portal "SELECT count(*) FROM audit_event WHERE action = 'totp_failed'")" = 0
 
   # ---- risky post districts (§6): uploaded with the API key, published as v1 and v2 (with the tier metadata) ----
   printf '{"postDistricts":{"AL1":{"riskIndicator":"H","tierIndicator":"EN.Tier3"}},"localAuthorities":{"E07000240":{"tierIndicator":"EN.Tier3"}}}' \
@@ -339,6 +349,9 @@ check "health and metrics are not routed (404), nor is the internal TAN check (P
     [ \"\$(curl -s -o /dev/null -w '%{http_code}' --cacert '$CWA_CA_FILE' --interface $client_address \"\$url\")\" = 404 ] || exit 1
   done
   case \"\$(curl -s -o /dev/null -w '%{http_code}' --cacert '$CWA_CA_FILE' --interface $client_address -X POST -H 'Content-Type: application/json' -d '{}' '$CWA_APP_URL/version/v1/tan/verify')\" in 403|404) ;; *) exit 1 ;; esac"
+expect "a portal path that is no page gets the portal's own page (in the officer's language), not nginx's, nor metrics" \
+  "<title>Fehler · Corona-Warn-App-Portal</title>" \
+  curl -s --cacert "$CWA_CA_FILE" --interface "$client_address" -H 'Accept-Language: de' "$CWA_PORTAL_URL/metrics"
 if in_containers; then
   # in_container SERVICE METHOD PATH PORT [HOST]: the status line of a request made from inside SERVICE's container, with
   # bash alone (the images have no curl); the body is `{}`. Fails when the connection does.

@@ -28,10 +28,9 @@ struct NHSUploadController: Sendable {
     }
 
     func upload(_ list: NHSLocalRisk.List, _ request: Request, context: PortalRequestContext) async throws -> Response {
-        let body = try await request.body.collect(upTo: NHSRiskyVenueCSV.maxBytes + 1)
         switch await self.localRisk.publish(
             list,
-            Array(body.readableBytesView),
+            try await Self.head(of: request.body, bytes: NHSRiskyVenueCSV.maxBytes + 1),
             contentType: request.headers[.contentType],
             logger: context.logger
         ) {
@@ -46,5 +45,15 @@ struct NHSUploadController: Sendable {
             try await self.engine.audit("nhs-api", list.auditAction, "\(details) source=api")
             return NHSResponse.text(.accepted, "successfully uploaded")
         }
+    }
+
+    /// The body's first `bytes` bytes; the rest is read and dropped (the router's body limit bounds it). A list one
+    /// byte over its limit is so answered in the contract's words (422 `… more than 1MB`), not with a 413.
+    static func head(of body: RequestBody, bytes limit: Int) async throws -> [UInt8] {
+        var head: [UInt8] = []
+        for try await buffer in body where head.count < limit {
+            head.append(contentsOf: buffer.readableBytesView.prefix(limit - head.count))
+        }
+        return head
     }
 }

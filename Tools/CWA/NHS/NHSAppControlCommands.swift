@@ -224,9 +224,15 @@ extension NHSCommand {
         contentType: String,
         gateway: GatewayOptions
     ) async throws {
-        let data =
-            file == "-"
-            ? FileHandle.standardInput.readDataToEndOfFile() : try Data(contentsOf: URL(fileURLWithPath: file))
+        let data: Data
+        if file == "-" {
+            data = FileHandle.standardInput.readDataToEndOfFile()
+        } else {
+            guard let contents = FileManager.default.contents(atPath: file) else {
+                throw ClientFailure("cannot read \(file)")
+            }
+            data = contents
+        }
         let reply = try await withGateway(try gateway.client()) { client in
             try await client.send(
                 .POST,
