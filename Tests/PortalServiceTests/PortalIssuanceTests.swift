@@ -34,7 +34,10 @@ struct PortalIssuanceTests {
                 #expect(result.content(ofID: "teletan") == PortalHarness.teleTAN)
                 #expect(result.headers[.cacheControl] == "no-store")
                 let validity = try #require(result.content(ofID: "validity"))
-                #expect(validity == ISO8601DateFormatter().string(from: harness.clock.now.addingTimeInterval(3600)))
+                let until = harness.clock.now.addingTimeInterval(3600)
+                #expect(validity == Pages.instant(until, language: .en))
+                #expect(result.text.contains(#"datetime="\#(ISO8601DateFormatter().string(from: until))""#))
+                #expect(result.text.contains("<title>teleTAN · Corona-Warn-App portal</title>"))
             }
             #expect(await harness.issuer.calls.map(\.kind) == [.test])
             let audit = try await harness.audit().filter { $0.action == "teletan_issued" }
@@ -62,7 +65,7 @@ struct PortalIssuanceTests {
                 #expect(result.content(ofID: "teletan") == PortalHarness.teleTAN)
                 #expect(
                     result.content(ofID: "validity")
-                        == ISO8601DateFormatter().string(from: harness.clock.now.addingTimeInterval(2 * 86_400))
+                        == Pages.instant(harness.clock.now.addingTimeInterval(2 * 86_400), language: .en)
                 )
             }
             #expect(await harness.issuer.calls.map(\.kind) == [.event])

@@ -33,12 +33,34 @@ struct Pages: Sendable {
         language: Language,
         values: [String: Any] = [:]
     ) -> Response {
+        let html = self.html(template, language: language, values: values)
+        let headers: HTTPFields = [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"]
+        return Response(status: status, headers: headers, body: .init(byteBuffer: .init(string: html)))
+    }
+
+    /// The page's HTML: the template with the words of `language` and the page's name in its title.
+    func html(_ template: String, language: Language, values: [String: Any] = [:]) -> String {
         var context = values
         context["t"] = PageTexts.table(language)
         context["lang"] = language.rawValue
-        let html = self.library.render(context, withTemplate: template) ?? "<!doctype html><title>Error</title>"
-        let headers: HTTPFields = [.contentType: "text/html; charset=utf-8", .cacheControl: "no-store"]
-        return Response(status: status, headers: headers, body: .init(byteBuffer: .init(string: html)))
+        if let key = Self.titles[template], let name = PageTexts.table(language)[key] { context["page_title"] = name }
+        return self.library.render(context, withTemplate: template) ?? "<!doctype html><title>Error</title>"
+    }
+
+    /// Each page's name (a text key), before the portal's in the window title; the start page has none.
+    static let titles: [String: String] = [
+        "login": "login", "totp": "second_factor", "teletan": "teletan", "ratelimit": "teletan",
+        "password": "change_password", "circuitbreakers": "cb_title", "localrisk": "lr_title",
+        "localriskpreview": "lr_preview_title", "error": "error",
+    ]
+
+    /// An instant as an officer reads it: day, month in words, year and minute, in UTC and saying so.
+    static func instant(_ date: Date, language: Language) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: language == .de ? "de_DE" : "en_GB")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = language == .de ? "d. MMMM yyyy, HH:mm 'UTC'" : "d MMMM yyyy, HH:mm 'UTC'"
+        return formatter.string(from: date)
     }
 
     /// A friendly error page.
@@ -66,7 +88,7 @@ enum PageTexts {
     }
 
     static let english: [String: String] = [
-        "title": "Corona-Warn-App teleTAN portal",
+        "title": "Corona-Warn-App portal", "error": "Error",
         "login": "Log in", "username": "User name", "password": "Password",
         "login_failed": "Login failed. After 5 failed attempts an account is locked for 15 minutes.",
         "second_factor": "Second factor", "code": "6-digit code from your authenticator app", "confirm": "Confirm",
@@ -77,7 +99,9 @@ enum PageTexts {
         "no_roles": "Your account has no role that allows issuing teleTANs.",
         "issue_test": "Issue a TEST teleTAN", "issue_event": "Issue an EVENT teleTAN", "authority": "Health authority",
         "choose": "Choose…", "teletan": "teleTAN", "valid_until": "Valid until",
-        "teletan_hint": "Tell the caller this teleTAN; it is shown only now and is not stored.",
+        "teletan_hint":
+            "Tell the caller this teleTAN. It is shown only now: the portal keeps no copy, and verification-service "
+            + "keeps only a keyed hash (HMAC) of it, so nobody can show it again.",
         "back": "Back to the start page",
         "change_password": "Change password", "current_password": "Current password",
         "new_password": "New password (at least 12 characters)",
@@ -133,7 +157,7 @@ enum PageTexts {
     ]
 
     static let german: [String: String] = [
-        "title": "Corona-Warn-App teleTAN-Portal",
+        "title": "Corona-Warn-App-Portal", "error": "Fehler",
         "login": "Anmelden", "username": "Benutzername", "password": "Passwort",
         "login_failed": "Anmeldung fehlgeschlagen. Nach 5 Fehlversuchen wird ein Konto für 15 Minuten gesperrt.",
         "second_factor": "Zweiter Faktor", "code": "6-stelliger Code aus Ihrer Authenticator-App",
@@ -147,7 +171,9 @@ enum PageTexts {
         "authority": "Gesundheitsamt",
         "choose": "Bitte wählen…", "teletan": "teleTAN", "valid_until": "Gültig bis",
         "teletan_hint":
-            "Nennen Sie der anrufenden Person diese teleTAN; sie wird nur jetzt angezeigt und nicht gespeichert.",
+            "Nennen Sie der anrufenden Person diese teleTAN. Sie wird nur jetzt angezeigt: das Portal behält keine "
+            + "Kopie, und der Verifikationsdienst speichert nur einen geheimen Prüfwert (HMAC), daher kann sie niemand "
+            + "erneut anzeigen.",
         "back": "Zurück zur Startseite",
         "change_password": "Passwort ändern", "current_password": "Aktuelles Passwort",
         "new_password": "Neues Passwort (mindestens 12 Zeichen)",

@@ -220,7 +220,8 @@ struct PortalController: Sendable {
                 session: session,
                 officer: officer,
                 values: [
-                    "teletan": teleTAN, "validUntil": ISO8601DateFormatter().string(from: validUntil),
+                    "teletan": teleTAN, "validUntil": Pages.instant(validUntil, language: language),
+                    "validUntilISO": ISO8601DateFormatter().string(from: validUntil),
                     "event": kind == .event,
                 ]
             )
