@@ -191,16 +191,19 @@ struct OfficerLogin: ParsableArguments {
             of: self.passwordFileOption ?? environment("CWA_OFFICER_PASSWORD_FILE"),
             what: "--password-file (or CWA_OFFICER_PASSWORD_FILE)"
         )
-        let uri = try Self.firstLine(
-            of: self.totpFileOption ?? environment("CWA_OFFICER_TOTP_FILE"),
-            what: "--totp-file (or CWA_OFFICER_TOTP_FILE)"
-        )
+        let totpFile = self.totpFileOption ?? environment("CWA_OFFICER_TOTP_FILE")
+        let uri = try Self.firstLine(of: totpFile, what: "--totp-file (or CWA_OFFICER_TOTP_FILE)")
         guard let totp = TOTP(uri: uri) else {
             throw ClientFailure("the second-factor file does not hold an otpauth://totp/ URI with a secret")
         }
         return try await withGateway(try gateway.client()) { client in
             let session = PortalBrowserSession(client: client, base: self.portalURL.trimmingSuffix("/"))
-            try await session.logIn(user: user, password: password, totp: totp)
+            try await session.logIn(
+                user: user,
+                password: password,
+                totp: totp,
+                usedSteps: totpFile.map { UsedTOTPSteps(file: $0 + ".used") }
+            )
             let result = try await body(session)
             try await session.logOut()
             return result
@@ -228,23 +231,33 @@ final class PortalBrowserSession {
         self.base = base
     }
 
-    func logIn(user: String, password: String, totp: TOTP) async throws {
+    /// Logs in with the password and the current TOTP code. A code works once per 30-second step, so a step the
+    /// last command used (`usedSteps`) is waited out first, and a refused code is tried once more in the next step;
+    /// each wait is said on standard error.
+    func logIn(user: String, password: String, totp: TOTP, usedSteps: UsedTOTPSteps? = nil) async throws {
+        if let used = usedSteps?.last, used >= TOTP.step(at: Date()) {
+            try await Self.waitForNextStep("the current second-factor code was used by the last command")
+        }
         try await self.page("/login")
         let afterPassword = try await self.post("/login", ["username": user, "password": password])
         guard afterPassword.header("Location") == "/totp" else {
             throw ClientFailure("the portal refused the user name or password")
         }
-        // A code works once per 30-second step: a second try waits for the next step.
         for attempt in 0..<2 {
             try await self.page("/totp")
-            let afterCode = try await self.post("/totp", ["code": totp.code(step: TOTP.step(at: Date()))])
+            let step = TOTP.step(at: Date())
+            let afterCode = try await self.post("/totp", ["code": totp.code(step: step)])
+            usedSteps?.record(step)
             if afterCode.header("Location") == "/" { return }
-            if attempt == 0 {
-                let wait = TOTP.stepSeconds - Int64(Date().timeIntervalSince1970) % TOTP.stepSeconds + 1
-                try await Task.sleep(for: .seconds(wait))
-            }
+            if attempt == 0 { try await Self.waitForNextStep("the portal refused the second-factor code") }
         }
         throw ClientFailure("the portal refused the second-factor code")
+    }
+
+    private static func waitForNextStep(_ reason: String) async throws {
+        let wait = TOTP.stepSeconds - Int64(Date().timeIntervalSince1970) % TOTP.stepSeconds + 1
+        FileHandle.standardError.write(Data("cwa: \(reason); waiting \(wait) s for the next one\n".utf8))
+        try await Task.sleep(for: .seconds(wait))
     }
 
     func issue(type: TeleTANType, authority: String?) async throws -> String {
@@ -449,5 +462,21 @@ final class PortalBrowserSession {
                 charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~"
             )
         ) ?? ""
+    }
+}
+
+/// The last TOTP step this client sent, kept in a file beside the second-factor file (`<totp-file>.used`), so that
+/// the next command does not send the same, spent code. A file that cannot be read or written is no step.
+struct UsedTOTPSteps {
+    let file: String
+
+    var last: Int64? {
+        (try? String(contentsOfFile: self.file, encoding: .utf8)).flatMap {
+            Int64($0.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+    }
+
+    func record(_ step: Int64) {
+        try? "\(step)\n".write(toFile: self.file, atomically: true, encoding: .utf8)
     }
 }
