@@ -742,7 +742,13 @@ Federation ($country, the EFGS protocol; Services/Federation/README.md):
 fi
 prometheus_info=""
 if [ "$prometheus" = on ]; then
-  prometheus_info="  Prometheus            http://127.0.0.1:$port_prometheus (targets: /targets, alerts: /alerts; rules of deploy/observability)
+  # Debian's Prometheus ships without the new web UI: its pages are under /classic/ there.
+  prometheus_pages=""
+  if ! http_ok "http://127.0.0.1:$port_prometheus/targets" \
+    && http_ok "http://127.0.0.1:$port_prometheus/classic/targets"; then
+    prometheus_pages=/classic
+  fi
+  prometheus_info="  Prometheus            http://127.0.0.1:$port_prometheus (targets: $prometheus_pages/targets, alerts: $prometheus_pages/alerts; rules of deploy/observability)
 "
 fi
 if [ ${#selected[@]} -lt ${#services[@]} ] || [ "${EN_GATEWAY:-on}" = off ]; then
