@@ -234,3 +234,61 @@ enum PageTexts {
             "Der Verteildienst ist nicht erreichbar; nichts wurde veröffentlicht. Bitte versuchen Sie es gleich erneut.",
     ]
 }
+
+extension PageTexts {
+    /// A problem of a local-risk list as the officer's page shows it. The parsers speak the reference's English (the
+    /// API answers in its words); a German page shows each in German, with the codes and values it names.
+    static func problem(_ message: String, language: Pages.Language) -> String {
+        guard language == .de else { return message }
+        let range = NSRange(message.startIndex..., in: message)
+        for (pattern, german) in Self.germanProblems
+        where pattern.firstMatch(in: message, range: range) != nil {
+            return pattern.stringByReplacingMatches(in: message, range: range, withTemplate: german)
+        }
+        return message
+    }
+
+    /// The area kind of a post-district entry (`NHSRiskyPostDistricts.Entry.Kind`'s raw value) in the page's words.
+    static func areaKind(_ kind: String, language: Pages.Language) -> String {
+        guard language == .de else { return kind }
+        return ["post district": "Postbezirk", "local authority": "Verwaltungsbezirk"][kind] ?? kind
+    }
+
+    /// Every message of `NHSRiskyVenueCSV` and `NHSRiskyPostDistricts`, anchored, with its German template.
+    private static let germanProblems: [(NSRegularExpression, String)] = [
+        (#"No payload"#, "Keine Datei"),
+        (#"Content type is not text/csv"#, "Der Inhaltstyp ist nicht text/csv"),
+        (#"Csv content is more than 1MB"#, "Die CSV-Datei ist größer als 1 MB"),
+        (#"Csv content is not UTF-8"#, "Die CSV-Datei ist nicht in UTF-8 geschrieben"),
+        (#"Invalid header\. Expected (.*)"#, "Ungültige Kopfzeile, erwartet: $1"),
+        (#"Invalid data in row (\d+)"#, "Ungültige Daten in Zeile $1"),
+        (#"VenueId must match (.*)"#, "Die Orts-ID muss $1 entsprechen"),
+        (#"Date did not conform to expected format (.*)"#, "Ein Datum hat nicht das Format $1"),
+        (#"Start date must be <= end date"#, "Der Beginn muss vor dem Ende liegen"),
+        (#"Message Type must match M\[1-2\]"#, "Der Meldungstyp muss M1 oder M2 sein"),
+        (#"Message type (\S+) does not support optional parameter"#, "Der Meldungstyp $1 erlaubt keinen Parameter"),
+        (#"Duplicate venue id (.*)"#, "Doppelte Orts-ID $1"),
+        (#"Start date must be yesterday or before"#, "Der Beginn muss gestern oder früher liegen"),
+        (#"payload is more than 1MB"#, "Die Datei ist größer als 1 MB"),
+        (#"unable to deserialize payload"#, "Die Datei ist kein JSON mit postDistricts und localAuthorities"),
+        (#"Invalid post district - no value"#, "Ungültiger Postbezirk: leer"),
+        (#"Invalid post district longer than 20 characters: (.*)"#, "Ungültiger Postbezirk, länger als 20 Zeichen: $1"),
+        (
+            #"Invalid post district: (.*) is not a UK postcode district such as M1, CF10 or SW1A"#,
+            "Ungültiger Postbezirk: $1 ist kein britischer Postbezirk wie M1, CF10 oder SW1A"
+        ),
+        (#"Invalid risk indicator: (.*) for post district: (.*)"#, "Ungültige Risikostufe $1 für den Postbezirk $2"),
+        (#"Invalid tier indicator: (.*) for post district: (.*)"#, "Ungültige Stufe $1 für den Postbezirk $2"),
+        (#"Invalid tier indicator: (.*) for local authority: (.*)"#, "Ungültige Stufe $1 für den Verwaltungsbezirk $2"),
+        (#"Invalid local authority - no value"#, "Ungültiger Verwaltungsbezirk: leer"),
+        (
+            #"Invalid local authority: (.*) is not a GSS code of a letter and 8 digits such as E07000240"#,
+            "Ungültiger Verwaltungsbezirk: $1 ist kein GSS-Code aus einem Buchstaben und 8 Ziffern wie E07000240"
+        ),
+    ].compactMap { pattern, german in
+        // Constants: the suite translates a message of each, so a pattern that does not compile fails it.
+        (try? NSRegularExpression(pattern: "^" + pattern + "$", options: [.dotMatchesLineSeparators])).map {
+            ($0, german)
+        }
+    }
+}

@@ -55,12 +55,15 @@ extension PortalController {
             // The officer chose the CSV form: the browser's guess of the file's type does not matter.
             switch NHSRiskyVenueCSV.rows(bytes, contentType: "text/csv", now: localRisk.clock.now) {
             case .failure(let problem):
-                values["uploadProblem"] = problem.message
+                values["uploadProblem"] = PageTexts.problem(problem.message, language: language)
                 rows = []
                 problems = 1
             case .success(let checked):
                 rows = checked.map { row in
-                    ["number": row.number, "cells": ["\(row.number)"] + row.fields, "problem": row.problem ?? false]
+                    [
+                        "number": row.number, "cells": ["\(row.number)"] + row.fields,
+                        "problem": row.problem.map { PageTexts.problem($0, language: language) } ?? false,
+                    ]
                 }
                 problems = checked.count { $0.problem != nil }
             }
@@ -72,16 +75,18 @@ extension PortalController {
             }
             switch NHSRiskyPostDistricts.entries(bytes, tiers: tiers) {
             case .failure(let problem):
-                values["uploadProblem"] = problem.message
+                values["uploadProblem"] = PageTexts.problem(problem.message, language: language)
                 rows = []
                 problems = 1
             case .success(let entries):
                 rows = entries.enumerated().map { index, entry in
                     let cells = [
-                        "\(index + 1)", entry.kind.rawValue, entry.code, entry.indicators.riskIndicator ?? "",
+                        "\(index + 1)", PageTexts.areaKind(entry.kind.rawValue, language: language), entry.code,
+                        entry.indicators.riskIndicator ?? "",
                         entry.indicators.tierIndicator ?? "",
                     ]
-                    return ["number": index + 1, "cells": cells, "problem": entry.problem ?? false]
+                    let problem = entry.problem.map { PageTexts.problem($0, language: language) }
+                    return ["number": index + 1, "cells": cells, "problem": problem ?? false]
                 }
                 problems = entries.count { $0.problem != nil }
             }
