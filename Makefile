@@ -16,12 +16,13 @@ PROTOC_GEN_SWIFT := .build-protoc/debug/protoc-gen-swift
 PROTO_OUT := Shared/Models/Generated
 PROTO_OPTS := Visibility=Package,FileNaming=PathToUnderscores,UseAccessLevelOnImports=true
 # Our products, built one by one: a plain `swift build` also builds the executables of dependencies (swift-protobuf's
-# C++ protoc among them, minutes on 2 cores).
+# C++ protoc among them, minutes on 2 cores). deploy/local/build-products.sh skips them when no source changed since
+# they were last built.
 PRODUCTS := test-result-service verification-service submission-service portal-service distribution-service \
             federation-service efgs-gateway data-donation-service cwa
 # With SKIP_BUILD=1 (what `make test` passes to its sub-makes, after its own `swift build --build-tests` built every
 # product) the builds are skipped: each no-op `swift build` still costs seconds of package loading and planning.
-build_products = $(if $(SKIP_BUILD),:,for product in $(1); do $(SWIFT) build -c $(2) --product $$product; done)
+build_products = $(if $(SKIP_BUILD),:,SWIFT="$(SWIFT)" deploy/local/build-products.sh $(2) $(1))
 BUILD_PRODUCTS = $(call build_products,$(PRODUCTS),$(CONFIG))
 
 .PHONY: help build lint format test test-unit test-browser e2e drills observability-pictures observability-rules e2e-federation bench-federation bench-peak images e2e-containers run stop db-start db-stop db-status protos protos-check protoc-tools bench privacy-check bench-distribution distribute deploy-check clean
