@@ -10,7 +10,7 @@
 #                           rate limits, which nothing else knows (the containers make theirs in client-key.envsh)
 #   GATEWAY_CLIENT_KEY_JS   client-key.js next to this script
 #   GATEWAY_SIGNED_FILES_JS signed-files.js next to this script
-#   the per-client and registration budgets: the values of compose and Kubernetes (deploy/README.md, "The gateway")
+#   the per-client, registration and circuit-breaker budgets: the values of compose and Kubernetes (deploy/README.md, "The gateway")
 set -euo pipefail
 here="$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")"
 template="${1:-$here/gateway.conf.template}"
@@ -20,8 +20,10 @@ template="${1:-$here/gateway.conf.template}"
 : "${GATEWAY_APP_CLIENT_RATE:=10r/s}" "${GATEWAY_APP_CLIENT_BURST:=50}"
 : "${GATEWAY_REGISTRATION_RATE:=2r/m}" "${GATEWAY_REGISTRATION_BURST:=5}"
 : "${GATEWAY_PORTAL_CLIENT_RATE:=2r/s}" "${GATEWAY_PORTAL_CLIENT_BURST:=20}"
+: "${GATEWAY_CIRCUIT_BREAKER_RATE:=1r/m}" "${GATEWAY_CIRCUIT_BREAKER_BURST:=5}"
 export GATEWAY_CLIENT_KEY GATEWAY_CLIENT_KEY_JS GATEWAY_SIGNED_FILES_JS GATEWAY_APP_CLIENT_RATE GATEWAY_APP_CLIENT_BURST \
-  GATEWAY_REGISTRATION_RATE GATEWAY_REGISTRATION_BURST GATEWAY_PORTAL_CLIENT_RATE GATEWAY_PORTAL_CLIENT_BURST
+  GATEWAY_REGISTRATION_RATE GATEWAY_REGISTRATION_BURST GATEWAY_PORTAL_CLIENT_RATE GATEWAY_PORTAL_CLIENT_BURST \
+  GATEWAY_CIRCUIT_BREAKER_RATE GATEWAY_CIRCUIT_BREAKER_BURST
 # The secrets are written into quoted values: letters, digits, '_' and '-' only, so they can neither end the string
 # nor be read as an nginx variable.
 if [ -n "${GATEWAY_SECRET:-}" ] && ! [[ $GATEWAY_SECRET =~ ^[A-Za-z0-9_-]{32,}$ ]]; then

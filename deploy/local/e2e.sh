@@ -12,7 +12,8 @@
 #   signature checked), phone M finds the exposure to N; a token-API result reaches phone T by CTA exchange; internal
 #   routes, health and metrics are not routed; the internal ports refuse calls
 #   without a valid service token or off the caller's allowlist; a client over its own rate budget
-#   (from 127.0.0.8) gets 429 while another client (127.0.0.9) still gets through, on the portal and on registrations;
+#   (from 127.0.0.8) gets 429 while another client (127.0.0.9) still gets through, on the portal, on registrations
+#   and (NHS) on circuit-breaker approvals, so one client's flood does not make the spike rule hold the next phone's;
 #   afterwards no log line and no table of any database holds any of the clients' addresses, a TAN or an NHS token.
 #
 # Prints one line per check and `N passed, M failed`; exits 1 when a check failed. The fleet is stopped at the end;
@@ -48,8 +49,9 @@ export EN_PROMETHEUS=on EN_PROMETHEUS_INTERVAL=2s   # the loopback fleet's Prome
 # exceed in a dozen requests; the app's per-client and global budgets stay make run's (deploy/README.md, "The gateway").
 export GATEWAY_PORTAL_RATE=20r/s GATEWAY_PORTAL_BURST=40 GATEWAY_PORTAL_CLIENT_RATE=2r/s GATEWAY_PORTAL_CLIENT_BURST=20
 export GATEWAY_REGISTRATION_RATE=2r/m GATEWAY_REGISTRATION_BURST=5
-# The circuit breakers' spike rule holds the 4th request of an hour (a fresh fleet has no history: the median is 0).
-export NHS_CB_SPIKE_MINIMUM=3
+# The circuit breakers' spike rule holds the 4th request of an hour (a fresh fleet has no history: the median is 0),
+# and one client's approval requests count for at most 2 a minute (1 and a burst of 1), so it cannot reach that alone.
+export NHS_CB_SPIKE_MINIMUM=3 GATEWAY_CIRCUIT_BREAKER_RATE=1r/m GATEWAY_CIRCUIT_BREAKER_BURST=1
 pg="$root/deploy/local/postgres.sh"
 cwa="$root/.build/$CONFIG/cwa"
 client_address=127.0.0.7
@@ -177,8 +179,9 @@ if [ "$nhs" = on ]; then
     "$cwa" nhs ipc create --api-key "$CWA_NHS_IPC_KEY"
 
   # ---- NHS circuit breakers (§7): the spike rule holds a request (the fleet runs with NHS_CB_SPIKE_MINIMUM=3), an
-  # officer releases it at the portal ----
-  for _ in 1 2 3; do "$cwa" nhs circuit-breaker --kind venue >>"$log" 2>&1; done
+  # officer releases it at the portal. Four phones ask: two others, then N twice (its circuit_breaker budget) ----
+  for address in 127.0.0.11 127.0.0.12; do CWA_SOURCE_ADDRESS=$address "$cwa" nhs circuit-breaker --kind venue >>"$log" 2>&1; done
+  "$cwa" nhs circuit-breaker --kind venue >>"$log" 2>&1
   "$cwa" nhs circuit-breaker --kind venue >"$work/cb" 2>&1; cat "$work/cb" >>"$log"; cp "$work/cb" "$work/out"
   cb_token="$(grep -Eo '^[0-9A-Za-z]{50} ' "$work/cb" | tr -d ' ')"
   if [ -n "$cb_token" ] && grep -q "^$cb_token pending$" "$work/cb" && grep -q "signature verified" "$work/cb"; then
@@ -193,6 +196,21 @@ if [ "$nhs" = on ]; then
   expect "the held token now resolves to yes (signed)" "^yes$" "$cwa" nhs circuit-breaker --kind venue --token "${cb_token:-none}"
   cb_rows="$(sql verification "SELECT count(*) FROM nhs_circuit_breaker_request WHERE kind = 'venue' AND approval = 'yes'")"
   check "verification holds 4 approved venue requests, by token hash only ($cb_rows)" test "$cb_rows" = 4
+  # One client cannot hold every phone's alerts: of its 20 exposure approval requests the gateway lets 2 through (its
+  # circuit_breaker budget) and refuses the rest with 429, so the next phone's request is the 3rd of the hour and is
+  # approved. Without the budget all 20 would count, and the rule would hold the next phone's from the 4th on.
+  for _ in $(seq 1 20); do CWA_SOURCE_ADDRESS="$noisy_address" "$cwa" nhs circuit-breaker >>"$work/cb-flood" 2>&1; done
+  cat "$work/cb-flood" >>"$log"
+  cb_answered="$(grep -Ec '^[0-9A-Za-z]{50} (yes|pending)$' "$work/cb-flood")"
+  cb_refused="$(grep -c 'HTTP 429' "$work/cb-flood")"
+  CWA_SOURCE_ADDRESS="$other_address" "$cwa" nhs circuit-breaker >"$work/cb-next" 2>&1
+  cat "$work/cb-next" >>"$log"; cp "$work/cb-next" "$work/out"
+  cb_next="$(grep -Eo '^[0-9A-Za-z]{50} [a-z]+$' "$work/cb-next" | cut -d' ' -f2)"
+  if [ "$cb_answered" -le 2 ] && [ "$((cb_answered + cb_refused))" = 20 ] && [ "$cb_next" = yes ]; then
+    pass "20 exposure approval requests from one client: $cb_answered reach verification, $cb_refused get 429; the next phone is approved (yes)"
+  else
+    flunk "one client's 20 exposure approval requests leave the next phone approved ($cb_answered answered, $cb_refused refused, next: ${cb_next:-none})"
+  fi
 
   # ---- the signed static documents (§9), published by distribution: the kill switch (availability) among them ----
   expect "the 7 signed documents are on the CDN and each verifies (cwa nhs documents)" "^tier-metadata: .*signature verified" \

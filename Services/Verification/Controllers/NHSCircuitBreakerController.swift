@@ -18,6 +18,29 @@ struct NHSCircuitBreakerController: Sendable {
     let clock: WallClock
     let metrics: any MetricsFactory
 
+    /// Registers every request outcome of every kind at 0: `CircuitBreakerHeldByRule`
+    /// (deploy/observability/alerts.yaml) reads `held_by_rule` with `increase()`, which a counter that first appeared
+    /// at 1 would hide.
+    init(
+        store: any NHSCircuitBreakerRepository,
+        settings: NHSCircuitBreakerSettings,
+        clock: WallClock,
+        metrics: any MetricsFactory
+    ) {
+        self.store = store
+        self.settings = settings
+        self.clock = clock
+        self.metrics = metrics
+        for kind in NHSCircuitBreakerKind.allCases {
+            for outcome in Self.requestOutcomes {
+                self.count(kind, "request", outcome, by: 0)
+            }
+        }
+    }
+
+    /// What `en_verification_nhs_circuit_breaker_total{action="request"}` counts: the answer, or `held_by_rule`.
+    static let requestOutcomes = NHSApproval.allCases.map(\.rawValue) + ["held_by_rule"]
+
     var rule: NHSCircuitBreakerRule {
         NHSCircuitBreakerRule(multiple: self.settings.spikeMultiple, minimum: self.settings.spikeMinimum)
     }
@@ -203,12 +226,12 @@ struct NHSCircuitBreakerController: Sendable {
         )
     }
 
-    private func count(_ kind: NHSCircuitBreakerKind, _ action: String, _ outcome: String) {
+    private func count(_ kind: NHSCircuitBreakerKind, _ action: String, _ outcome: String, by amount: Int = 1) {
         Counter(
             label: "en_verification_nhs_circuit_breaker_total",
             dimensions: [("kind", kind.rawValue), ("action", action), ("outcome", outcome)],
             factory: self.metrics
-        ).increment()
+        ).increment(by: amount)
     }
 }
 

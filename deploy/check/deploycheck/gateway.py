@@ -287,8 +287,12 @@ def gateway_template_problems(template: str) -> list[str]:
             problems.append(f"template: {where} has no global ceiling")
         if "registrationToken" in where and "registration" not in used:
             problems.append(f"template: {where} lacks the registration budget (teleTAN guessing)")
-    if "registration" in zones and zones["registration"] != "gateway_client":
-        problems.append("template: the registration zone is not per client")
+        if "circuit-breaker" in where and "/request" in where and "circuit_breaker" not in used:
+            problems.append(f"template: {where} lacks the circuit_breaker budget (one client could hold every "
+                            "phone's alerts)")
+    for zone in ("registration", "circuit_breaker"):
+        if zone in zones and zones[zone] != "gateway_client":
+            problems.append(f"template: the {zone} zone is not per client")
     return problems
 
 
@@ -317,7 +321,20 @@ def gateway_rate_problems(env: dict[str, str]) -> list[str]:
     below("GATEWAY_APP_CLIENT_RATE", "GATEWAY_APP_RATE", "one client could spend every phone's budget")
     below("GATEWAY_PORTAL_CLIENT_RATE", "GATEWAY_PORTAL_RATE", "one client could spend every officer's budget")
     below("GATEWAY_REGISTRATION_RATE", "GATEWAY_APP_CLIENT_RATE", "registrations would have no budget of their own")
+    # The spike rule of verification's circuit breakers holds every phone's alerts above NHS_CB_SPIKE_MINIMUM (100 by
+    # default) approval requests an hour: one client must not reach it alone at one replica (deploy/README.md, "The
+    # gateway", says what R replicas need).
+    rate, burst = rates.get("GATEWAY_CIRCUIT_BREAKER_RATE"), env.get("GATEWAY_CIRCUIT_BREAKER_BURST", "")
+    if rate is not None and burst.isdigit() and rate * 3600 + int(burst) >= CIRCUIT_BREAKER_SPIKE_MINIMUM:
+        problems.append(f"GATEWAY_CIRCUIT_BREAKER_RATE ({env['GATEWAY_CIRCUIT_BREAKER_RATE']}) and _BURST ({burst}) "
+                        f"let one client send {round(rate * 3600) + int(burst)} approval requests an hour, not below "
+                        f"NHS_CB_SPIKE_MINIMUM ({CIRCUIT_BREAKER_SPIKE_MINIMUM}): one client could hold every phone's "
+                        "alerts")
     return problems
+
+
+# verification-service's default NHS_CB_SPIKE_MINIMUM (Services/Verification/Domain/NHSCircuitBreakerSettings.swift).
+CIRCUIT_BREAKER_SPIKE_MINIMUM = 100
 
 
 def nginx_test(ctx: Context, label: str, env: dict[str, str]) -> list[str]:

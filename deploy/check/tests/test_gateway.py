@@ -137,7 +137,9 @@ def test_a_zone_is_keyed_per_client():
      "template: location ~ ^/local-risk(/preview|/publish)?$ has no global ceiling"),
     ("location = /version/v1/registrationToken {", "registration",
      "template: location = /version/v1/registrationToken lacks the registration budget (teleTAN guessing)"),
-], ids=["app-client", "app", "verification-client", "portal-client", "portal", "registration"])
+    ("location ~ ^/circuit-breaker/(exposure-notification|venue)/request$ {", "circuit_breaker",
+     "template: location ~ ^/circuit-breaker/(exposure-notification|venue)/request$ lacks the circuit_breaker budget"),
+], ids=["app-client", "app", "verification-client", "portal-client", "portal", "registration", "circuit-breaker"])
 def test_every_proxied_location_is_limited(location, zone, fragment):
     assert not fires(gateway_template_problems(TEMPLATE), fragment)
     lines = TEMPLATE[TEMPLATE.index(location):].splitlines()
@@ -153,11 +155,12 @@ def test_a_new_proxied_location_needs_both_limits():
     assert fires(problems, "template: location = /new has no global ceiling")
 
 
-def test_the_registration_zone_is_per_client():
-    fragment = "template: the registration zone is not per client"
+@pytest.mark.parametrize("zone", ["registration", "circuit_breaker"])
+def test_the_tight_zones_are_per_client(zone):
+    fragment = f"template: the {zone} zone is not per client"
     assert not fires(gateway_template_problems(TEMPLATE), fragment)
-    broken = edit(TEMPLATE, "limit_req_zone $gateway_client zone=registration:",
-                  "limit_req_zone $server_port zone=registration:")
+    broken = edit(TEMPLATE, f"limit_req_zone $gateway_client zone={zone}:",
+                  f"limit_req_zone $server_port zone={zone}:")
     assert fires(gateway_template_problems(broken), fragment)
 
 
@@ -218,7 +221,13 @@ def test_committed_rates_pass(env):
      "GATEWAY_PORTAL_CLIENT_RATE (1200r/m) is not below GATEWAY_PORTAL_RATE (20r/s): one client could spend every"),
     ("GATEWAY_REGISTRATION_RATE", "600r/m",
      "GATEWAY_REGISTRATION_RATE (600r/m) is not below GATEWAY_APP_CLIENT_RATE (10r/s): registrations would have"),
-], ids=["rate-unit", "rate-space", "burst-suffix", "burst-empty", "app-client", "portal-client", "registration"])
+    ("GATEWAY_CIRCUIT_BREAKER_RATE", "2r/m",
+     "GATEWAY_CIRCUIT_BREAKER_RATE (2r/m) and _BURST (5) let one client send 125 approval requests an hour, not "
+     "below NHS_CB_SPIKE_MINIMUM (100)"),
+    ("GATEWAY_CIRCUIT_BREAKER_BURST", "40",
+     "GATEWAY_CIRCUIT_BREAKER_RATE (1r/m) and _BURST (40) let one client send 100 approval requests an hour"),
+], ids=["rate-unit", "rate-space", "burst-suffix", "burst-empty", "app-client", "portal-client", "registration",
+        "circuit-breaker-rate", "circuit-breaker-burst"])
 def test_gateway_rates(env, key, value, fragment):
     assert not fires(gateway_rate_problems(env), fragment)
     env[key] = value
