@@ -14,6 +14,7 @@ package struct DatabasePool: Sendable {
     /// that stops answering (a backend left behind by a crashed server, a connection whose peer vanished) costs the
     /// client a 503 before the gateway gives up, never a hung request. Past it, `withConnection` throws
     /// `DatabaseDeadlineExceeded` and closes the connection the work was using; nil (jobs, migrations): no deadline.
+    /// ServiceKit's `UpstreamClient` keeps calls to peer services within it too.
     @TaskLocal package static var deadline: ContinuousClock.Instant?
 
     /// The pool, for what runs it (`run()` as a service) and for jobs that may wait (publication, retention).

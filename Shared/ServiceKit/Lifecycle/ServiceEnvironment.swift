@@ -9,7 +9,8 @@ package struct ServiceEnvironment: Sendable {
     package var logger: Logger
     package var metricsRegistry: PrometheusCollectorRegistry
     package var metricsFactory: any MetricsFactory
-    /// How long after a request's arrival its database work may run (`DatabasePool.deadline`); nil: no deadline.
+    /// How long after a request's arrival its database work and its calls to peers may run (`DatabasePool.deadline`);
+    /// nil: no deadline.
     package var databaseDeadline: Duration?
 
     /// A request's database work ends 20 s after its arrival, below the gateway's 30 s `proxy_read_timeout`.

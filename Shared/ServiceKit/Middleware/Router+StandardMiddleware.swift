@@ -62,9 +62,9 @@ extension Logger {
     }
 }
 
-/// Gives the request's database work a deadline (`DatabasePool.deadline`): `deadline` after the request arrived (20 s
-/// in a service), so a database that stops answering gets the client a 503 (`Retry-After: 5`) before the gateway's
-/// `proxy_read_timeout` (30 s) would answer 504.
+/// Gives the request's database work and its calls to peer services a deadline (`DatabasePool.deadline`): `deadline`
+/// after the request arrived (20 s in a service), so a database or a peer that stops answering gets the client a 503
+/// (`Retry-After: 5`) before the gateway's `proxy_read_timeout` (30 s) would answer 504.
 struct DatabaseDeadlineMiddleware<Context: RequestContext>: RouterMiddleware {
     let deadline: Duration
 

@@ -2,6 +2,7 @@
 
 import AsyncHTTPClient
 package import ENCrypto
+import ENPersistence
 import Foundation
 import HTTPTypes
 package import Logging
@@ -149,7 +150,10 @@ package final class UpstreamClient: Service, Sendable {
         try await self.call(url, nil, headers: [], retries: .allFailures)
     }
 
-    /// A POST of `json`, or a GET when it is `nil`, repeated as `retries` admits.
+    /// A POST of `json`, or a GET when it is `nil`, repeated as `retries` admits, within the request's deadline
+    /// (`DatabasePool.deadline`, which ServiceKit sets for every request): an attempt waits at most until then, and
+    /// none starts after it, so a peer that hangs costs the caller a 503 before the gateway's timeout, as a database
+    /// that hangs does. Jobs (no deadline) wait for the policy's timeouts only.
     private func call(
         _ url: String,
         _ json: String?,
@@ -159,10 +163,17 @@ package final class UpstreamClient: Service, Sendable {
         var generator = SystemRandomNumberGenerator()
         var backoff = self.policy.backoff
         var attempt = 0
+        let deadline = DatabasePool.deadline
         while true {
             attempt += 1
             let failure: String
-            switch await self.attempt(url, json, headers: headers) {
+            var timeout = self.policy.connectTimeout + self.policy.readTimeout
+            if let deadline {
+                let left = ContinuousClock.now.duration(to: deadline)
+                guard left > .zero else { throw self.pastDeadline(attempts: attempt - 1) }
+                timeout = min(timeout, left)
+            }
+            switch await self.attempt(url, json, headers: headers, timeout: timeout) {
             case .answer(let response):
                 // The status and the attempt only: the URL, the body and the answer may hold a secret.
                 self.logger.debug(
@@ -202,6 +213,9 @@ package final class UpstreamClient: Service, Sendable {
             }
             let wait = backoff * Double.random(in: 0...1, using: &generator)
             backoff = backoff * 2
+            if let deadline, ContinuousClock.now.advanced(by: wait) >= deadline {
+                throw self.pastDeadline(attempts: attempt)
+            }
             do { try await Task.sleep(for: wait) } catch { throw UpstreamUnavailable("the call was cancelled") }
         }
     }
@@ -213,7 +227,21 @@ package final class UpstreamClient: Service, Sendable {
         case cancelled
     }
 
-    private func attempt(_ url: String, _ json: String?, headers: [(String, String)]) async -> Attempt {
+    /// The request's deadline passed before a usable answer: logged with the attempts made, then unavailable.
+    private func pastDeadline(attempts: Int) -> UpstreamUnavailable {
+        self.logger.warning(
+            "\(self.peer) unavailable within the request's deadline",
+            metadata: ["upstream.attempts": "\(attempts)"]
+        )
+        return UpstreamUnavailable("no answer within the request's deadline")
+    }
+
+    private func attempt(
+        _ url: String,
+        _ json: String?,
+        headers: [(String, String)],
+        timeout: Duration
+    ) async -> Attempt {
         var request = HTTPClientRequest(url: url)
         request.method = json == nil ? .GET : .POST
         if json != nil { request.headers.add(name: "Content-Type", value: "application/json") }
@@ -228,7 +256,7 @@ package final class UpstreamClient: Service, Sendable {
         do {
             response = try await self.http.execute(
                 request,
-                timeout: TimeAmount(self.policy.connectTimeout + self.policy.readTimeout)
+                timeout: TimeAmount(timeout)
             )
             body = try await response.body.collect(upTo: Self.maxBodyBytes)
         } catch let error as HTTPClientError where error == .cancelled {
