@@ -134,7 +134,7 @@ bench: ## Measure test-result, verification and submission throughput against th
 	$(SWIFT) build -c release --product submission-service
 	deploy/local/bench.sh
 
-privacy-check: ## Dummy vs real submissions through the gateway: 10 runs of 500 + 500 (release), K of 10 not distinguishable
+privacy-check: ## Dummy vs real submissions through the gateway: 10 runs of 500 + 500 (release), K of 10 not distinguishable, then pooled (KS test and a classifier)
 	$(call build_products,$(PRODUCTS),release)
 	CONFIG=release deploy/local/privacy-check.sh
 

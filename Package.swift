@@ -453,6 +453,7 @@ let package = Package(
                 "CWATool",
                 "ENModels",
                 "ENCrypto",
+                "ENTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "SwiftProtobuf", package: "swift-protobuf"),
             ],

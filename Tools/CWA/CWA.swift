@@ -15,7 +15,7 @@ struct CWA: AsyncParsableCommand {
             """,
         subcommands: [
             LabCommand.self, PhoneCommand.self, OfficerCommand.self, NHSCommand.self, VerifyArchiveCommand.self,
-            LoadCommand.self, PrivacyCheck.self, DrillCommand.self,
+            LoadCommand.self, PrivacyCheck.self, PrivacyPool.self, DrillCommand.self,
         ]
     )
 }

@@ -8,8 +8,11 @@
 #   PRIVACY_RUNS (10), PRIVACY_REQUESTS (500), PRIVACY_TARGET (8): the runs, the submissions of each kind per run, and
 #   how many runs must find the latencies not distinguishable (p > 0.05). CONFIG (release) chooses the binaries.
 #
-# Prints each run's summary and `privacy-check: K of RUNS runs not distinguishable (p > 0.05)`; exits 1 when K is
-# below the target or a run found different answer sizes or statuses. Each run's samples are in .data/privacy/run-N.csv.
+# Prints each run's summary and `privacy-check: K of RUNS runs not distinguishable (p > 0.05)`, then every run pooled
+# (`cwa privacy-pool`: one Kolmogorov–Smirnov test of all latencies, and a logistic-regression classifier of each
+# latency against the 48 before it, 10-fold cross-validated); exits 1 when K is below the target, when the pooled test
+# or the classifier tells dummies apart (p ≤ 0.05), or when a run found different answer sizes or statuses. Each run's
+# samples are in .data/privacy/run-N.csv.
 # The fleet is stopped at the end; its logs stay in
 # .data/privacy/logs until the next run.
 set -uo pipefail
@@ -63,4 +66,9 @@ done
 
 echo "privacy-check: $indistinguishable of $runs runs not distinguishable (p > 0.05); target $target"
 [ "$broken" -eq 0 ] || fail "$broken runs failed or found different answers"
+# Every run together, as an observer who watched them all: the pooled test, and a classifier of each latency against
+# the 48 before it, cross-validated.
+pooled=0
+"$cwa" privacy-pool "$EN_DATA_DIR"/run-*.csv || pooled=$?
 [ "$indistinguishable" -ge "$target" ] || exit 1
+[ "$pooled" -eq 0 ] || exit 1
