@@ -38,9 +38,7 @@ struct PrivacyCheck: AsyncParsableCommand {
             return try await self.send(order: order, tans: tans, app: app)
         }
         if let file = self.samples {
-            let lines =
-                ["kind,status,bytes,seconds"]
-                + samples.map { "\($0.real ? "real" : "dummy"),\($0.status),\($0.size),\($0.seconds)" }
+            let lines = [Sample.csvHeader] + samples.map(\.csvLine)
             guard
                 FileManager.default.createFile(
                     atPath: file,
@@ -70,7 +68,7 @@ struct PrivacyCheck: AsyncParsableCommand {
                 format: "  Kolmogorov–Smirnov: D = %.4f, p = %.4f → %@",
                 test.statistic,
                 test.pValue,
-                test.pValue > 0.05 ? "not distinguishable at the 5 % level" : "DISTINGUISHABLE at the 5 % level"
+                test.verdict
             )
         )
         guard realStatuses.keys.allSatisfy({ $0 == 200 }), fakeStatuses.keys.allSatisfy({ $0 == 200 }),
@@ -83,6 +81,11 @@ struct PrivacyCheck: AsyncParsableCommand {
         var status: Int
         var size: Int
         var seconds: Double
+
+        /// The first line of a `--samples` file; each sample is a line of these columns (`csvLine`).
+        static let csvHeader = "kind,status,bytes,seconds"
+        static func kind(real: Bool) -> String { real ? "real" : "dummy" }
+        var csvLine: String { "\(Self.kind(real: self.real)),\(self.status),\(self.size),\(self.seconds)" }
     }
 
     private func send(order: [Bool], tans: [String], app: GatewayClient) async throws -> [Sample] {
@@ -151,6 +154,11 @@ struct KolmogorovSmirnov {
         let effective = Double(a.count * b.count) / Double(a.count + b.count)
         let lambda = (effective.squareRoot() + 0.12 + 0.11 / effective.squareRoot()) * distance
         self.pValue = Self.kolmogorovTail(lambda)
+    }
+
+    /// The test's answer at the 5 % level, as the privacy checks print it.
+    var verdict: String {
+        self.pValue > 0.05 ? "not distinguishable at the 5 % level" : "DISTINGUISHABLE at the 5 % level"
     }
 
     /// Q(λ) = 2 Σ_{k≥1} (−1)^{k−1} e^{−2k²λ²}, which is 1 at λ = 0.

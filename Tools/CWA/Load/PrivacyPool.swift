@@ -50,25 +50,23 @@ struct PrivacyPool: ParsableCommand {
 struct PrivacySamples: Equatable {
     var real: [Bool]
     var seconds: [Double]
+}
 
-    init(real: [Bool], seconds: [Double]) {
-        self.real = real
-        self.seconds = seconds
-    }
-
-    /// The CSV of `cwa privacy-check --samples`: a header `kind,status,bytes,seconds`, then `real|dummy,…`.
+extension PrivacySamples {
+    /// The CSV of `cwa privacy-check --samples` (`PrivacyCheck.Sample.csvHeader`, then a line per sample).
     init(csv: String) throws(ClientFailure) {
+        typealias Sample = PrivacyCheck.Sample
         var lines = csv.split(whereSeparator: \.isNewline).map(String.init)
-        guard lines.first == "kind,status,bytes,seconds" else { throw ClientFailure("not a privacy-check sample file") }
+        guard lines.first == Sample.csvHeader else { throw ClientFailure("not a privacy-check sample file") }
         lines.removeFirst()
-        self.real = []
-        self.seconds = []
+        self.init(real: [], seconds: [])
         for (number, line) in lines.enumerated() {
             let fields = line.split(separator: ",", omittingEmptySubsequences: false)
-            guard fields.count == 4, fields[0] == "real" || fields[0] == "dummy", let seconds = Double(fields[3]),
-                seconds.isFinite, seconds >= 0
-            else { throw ClientFailure("line \(number + 2) is not kind,status,bytes,seconds") }
-            self.real.append(fields[0] == "real")
+            let kind = fields.first.map(String.init)
+            guard fields.count == 4, kind == Sample.kind(real: true) || kind == Sample.kind(real: false),
+                let seconds = Double(fields[3]), seconds.isFinite, seconds >= 0
+            else { throw ClientFailure("line \(number + 2) is not \(Sample.csvHeader)") }
+            self.real.append(kind == Sample.kind(real: true))
             self.seconds.append(seconds)
         }
         guard self.real.contains(true), self.real.contains(false) else {
@@ -107,7 +105,7 @@ struct PrivacyPoolReport {
                 format: "  Kolmogorov–Smirnov, pooled: D = %.4f, p = %.4g → %@",
                 self.test.statistic,
                 self.test.pValue,
-                self.test.pValue > 0.05 ? "not distinguishable at the 5 % level" : "DISTINGUISHABLE at the 5 % level"
+                self.test.verdict
             ),
             String(
                 format:
